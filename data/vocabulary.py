@@ -1,0 +1,65 @@
+"""Vocabulary built from the training split only, and token encoding.
+
+Ids: 0 is padding, 1 is the shared unknown word; real words follow in order of
+decreasing training count (ties broken alphabetically), so a vocabulary is a pure
+function of the training texts and the config.
+"""
+import collections
+import dataclasses
+from typing import Iterable, List, Sequence, Tuple
+
+import numpy as np
+
+PAD, UNK = '<pad>', '<unk>'
+PAD_ID, UNK_ID = 0, 1
+OOV_POLICIES = ('unk', 'delete')
+
+
+def tokenize(text: str, lowercase: bool) -> List[str]:
+  """Splits pre-tokenised text on ASCII spaces only.
+
+  Splitting on Unicode whitespace would break tokens that contain a no-break space
+  (three SST leaves do).
+  """
+  if lowercase:
+    text = text.lower()
+  return [t for t in text.split(' ') if t and t != '\n']
+
+
+@dataclasses.dataclass(frozen=True)
+class Vocabulary:
+  words: Tuple[str, ...]  # index -> word; words[0] == PAD, words[1] == UNK
+
+  @classmethod
+  def build(cls, token_lists: Iterable[Sequence[str]], min_count: int = 1):
+    counts = collections.Counter(t for tokens in token_lists for t in tokens)
+    kept = sorted((w for w, c in counts.items() if c >= min_count),
+                  key=lambda w: (-counts[w], w))
+    return cls((PAD, UNK, *kept))
+
+  def __len__(self):
+    return len(self.words)
+
+  @property
+  def index(self):
+    return {w: i for i, w in enumerate(self.words)}
+
+  def encode(self, token_lists: Sequence[Sequence[str]], oov: str = 'unk'):
+    """Token lists -> (ids int32 [n, max_len], lengths int32 [n]), right-padded.
+
+    ``oov='unk'`` maps unknown words to ``UNK_ID``; ``oov='delete'`` drops them.
+    """
+    if oov not in OOV_POLICIES:
+      raise ValueError(f'config.data.oov={oov!r}; expected one of {OOV_POLICIES}')
+    index = self.index
+    rows = []
+    for tokens in token_lists:
+      ids = [index.get(t, UNK_ID) for t in tokens]
+      if oov == 'delete':
+        ids = [i for i in ids if i != UNK_ID]
+      rows.append(ids)
+    lengths = np.array([len(r) for r in rows], np.int32)
+    out = np.zeros((len(rows), max(1, lengths.max(initial=0))), np.int32)
+    for i, r in enumerate(rows):
+      out[i, :len(r)] = r
+    return out, lengths

@@ -1,0 +1,61 @@
+"""The shared base of every experiment config; experiment files override it.
+
+Not an experiment itself (no ``get_config``): see ``demo.py`` for the pattern.
+"""
+import ml_collections
+from ml_collections import config_dict
+
+PAPER_SEEDS = tuple(range(1, 11))
+
+
+def get_base_config() -> ml_collections.ConfigDict:
+  config = ml_collections.ConfigDict()
+  config.seeds = PAPER_SEEDS  # the vmap axis; never a sweep axis
+
+  config.data = ml_collections.ConfigDict()
+  config.data.name = 'demo'       # a key of data.REGISTRY
+  config.data.lowercase = True
+  config.data.min_count = 1       # vocabulary: training words seen at least this often
+  config.data.oov = 'unk'         # 'unk' (shared unknown id) or 'delete'
+  config.data.num_buckets = 4     # length buckets (= train-step compilations)
+  config.data.bucket_multiple = 8  # padded lengths are multiples of this
+  config.data.tfds_dir = ''       # '' = $SEEDSWEEP_TFDS_DIR or ~/.cache/seedsweep/tfds
+
+  config.model = ml_collections.ConfigDict()
+  config.model.name = 'bilstm'    # a key of models.REGISTRY; other fields go to it
+
+  config.optimizer = ml_collections.ConfigDict()
+  config.optimizer.name = 'adam'  # sgd | adagrad | adadelta | rmsprop | adam
+  config.optimizer.learning_rate = 1e-3
+  # Optimiser-specific fields; unset ones keep optax's defaults.
+  config.optimizer.momentum = config_dict.placeholder(float)   # sgd, rmsprop
+  config.optimizer.nesterov = False                            # sgd
+  config.optimizer.initial_accumulator_value = config_dict.placeholder(float)  # adagrad
+  config.optimizer.eps = config_dict.placeholder(float)   # adagrad adadelta rmsprop adam
+  config.optimizer.rho = config_dict.placeholder(float)   # adadelta
+  config.optimizer.decay = config_dict.placeholder(float)  # rmsprop
+  config.optimizer.centered = False                       # rmsprop
+  config.optimizer.b1 = config_dict.placeholder(float)    # adam
+  config.optimizer.b2 = config_dict.placeholder(float)    # adam
+  config.optimizer.clip_global_norm = 0.0  # 0 = off
+  config.optimizer.clip_value = 0.0        # 0 = off
+
+  config.l2 = ml_collections.ConfigDict()
+  config.l2.coef = 0.0            # loss += coef * sum ||W||^2 over ...
+  config.l2.params = ('kernel',)  # ... parameters whose path matches a regex here
+
+  config.train = ml_collections.ConfigDict()
+  config.train.num_epochs = 10
+  config.train.batch_size = 50
+  config.train.eval_batch_size = 500
+  config.train.selection = 'best_dev'  # 'best_dev' or 'last' (epoch whose params count)
+  config.train.seed_parallel = 'auto'  # 'vmap', 'map' or 'auto' (map on CPU, else vmap)
+  config.train.checkpoint_every = 1    # epochs between checkpoints (and the last one)
+  config.train.progress = True         # progress bar on the terminal
+
+  # The number the paper reports for this row (filled by paper experiments).
+  config.paper = ml_collections.ConfigDict()
+  config.paper.source = ''
+  config.paper.metric = 'test_accuracy'
+  config.paper.value = config_dict.placeholder(float)  # None: not reported
+  return config

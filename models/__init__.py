@@ -1,0 +1,36 @@
+"""Models, found by name: ``build_model(config.model, vocab_size=..., num_classes=...)``.
+
+To add a model: write a Flax module that maps a batch dict to logits and names its word
+embedding ``embedding``, then add one line to ``REGISTRY`` (name -> (class, fixed
+fields)). Config fields under ``config.model`` other than ``name`` become the module's
+dataclass fields.
+"""
+import dataclasses
+from typing import Any, Dict, Tuple, Type
+
+import flax.linen as nn
+
+from models import baselines
+
+REGISTRY: Dict[str, Tuple[Type[nn.Module], Dict[str, Any]]] = {
+    'lstm': (baselines.RecurrentClassifier, {'bidirectional': False}),
+    'bilstm': (baselines.RecurrentClassifier, {'bidirectional': True}),
+    'bow': (baselines.BagOfWords, {}),
+}
+
+
+def build_model(model_config, *, vocab_size: int, num_classes: int) -> nn.Module:
+  """Instantiates ``config.model`` (a ConfigDict or dict with a ``name`` key)."""
+  fields = dict(model_config)
+  name = fields.pop('name', None)
+  if name not in REGISTRY:
+    raise ValueError(f'config.model.name={name!r} is not a registered model; '
+                     f'expected one of {sorted(REGISTRY)} (models/__init__.py)')
+  cls, fixed = REGISTRY[name]
+  allowed = {f.name for f in dataclasses.fields(cls)} - {
+      'vocab_size', 'num_classes', 'parent', 'name'} - set(fixed)
+  unknown = sorted(set(fields) - allowed)
+  if unknown:
+    raise ValueError(f'config.model has field(s) {unknown} that model {name!r} '
+                     f'({cls.__name__}) does not take; it takes {sorted(allowed)}')
+  return cls(vocab_size=vocab_size, num_classes=num_classes, **fixed, **fields)

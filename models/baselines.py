@@ -1,0 +1,78 @@
+"""Baseline sentence classifiers the papers compare with.
+
+* ``RecurrentClassifier``: embedding -> (Bi-)LSTM -> masked last/mean/max pooling ->
+  dropout -> dense; registered as ``lstm`` and ``bilstm``.
+* ``BagOfWords``: embedding -> masked mean -> dense (order-blind reference point).
+
+Every model maps a batch ``{'tokens': int32 [batch, time], 'lengths': int32 [batch]}``
+to logits ``[batch, classes]`` and names its word embedding module ``embedding``.
+"""
+import flax.linen as nn
+import jax
+import jax.numpy as jnp
+
+from models import pooling
+from models import recurrent
+
+def symmetric_uniform(scale: float):
+  """Initialiser drawing from U(-scale, scale)."""
+  def init(key, shape, dtype=jnp.float32):
+    return jax.random.uniform(key, shape, dtype, -scale, scale)
+  return init
+
+
+def _embed(vocab_size: int, dim: int, tokens):
+  """Word vectors ``[batch, time, dim]``, initialised from U(-0.25, 0.25) (Kim 2014)."""
+  return nn.Embed(vocab_size, dim, name='embedding',
+                  embedding_init=symmetric_uniform(0.25))(tokens)
+
+
+class RecurrentClassifier(nn.Module):
+  """LSTM or Bi-LSTM sentence classifier (one recurrent layer)."""
+  vocab_size: int
+  num_classes: int
+  embed_dim: int = 300
+  hidden: int = 150
+  bidirectional: bool = True
+  pooling: str = 'last'
+  dropout: float = 0.5
+  embed_dropout: float = 0.0
+  unroll: int = 1
+
+  @nn.compact
+  def __call__(self, batch, *, train: bool):
+    tokens = batch['tokens']
+    mask = pooling.length_mask(batch['lengths'], tokens.shape[1])
+    x = _embed(self.vocab_size, self.embed_dim, tokens)
+    x = nn.Dropout(self.embed_dropout, deterministic=not train)(x)
+    if self.bidirectional:
+      h = recurrent.BiLSTM(self.hidden, self.unroll, name='encoder')(x, mask)
+      if self.pooling == 'last':
+        # Forward half at the last real token, backward half at the first token:
+        # both directions' summaries of the whole sentence.
+        fwd = pooling.last_real(h[..., :self.hidden], mask)
+        pooled = jnp.concatenate([fwd, h[:, 0, self.hidden:]], axis=-1)
+      else:
+        pooled = pooling.pool(self.pooling, h, mask)
+    else:
+      h, _ = recurrent.LSTM(self.hidden, self.unroll, name='encoder')(x, mask)
+      pooled = pooling.pool(self.pooling, h, mask)
+    pooled = nn.Dropout(self.dropout, deterministic=not train)(pooled)
+    return nn.Dense(self.num_classes, name='classifier')(pooled)
+
+
+class BagOfWords(nn.Module):
+  """Mean of word vectors -> dense: ignores word order entirely."""
+  vocab_size: int
+  num_classes: int
+  embed_dim: int = 300
+  dropout: float = 0.0
+
+  @nn.compact
+  def __call__(self, batch, *, train: bool):
+    tokens = batch['tokens']
+    mask = pooling.length_mask(batch['lengths'], tokens.shape[1])
+    x = _embed(self.vocab_size, self.embed_dim, tokens)
+    pooled = pooling.masked_mean(x, mask)
+    pooled = nn.Dropout(self.dropout, deterministic=not train)(pooled)
+    return nn.Dense(self.num_classes, name='classifier')(pooled)

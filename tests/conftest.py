@@ -1,0 +1,38 @@
+"""Shared fixtures: a small demo config and the JAX compilation cache."""
+import os
+import subprocess
+import sys
+
+import pytest
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+if REPO not in sys.path:
+  sys.path.insert(0, REPO)
+
+from experiments import demo  # pylint: disable=g-import-not-at-top,wrong-import-position
+from training import runtime  # pylint: disable=g-import-not-at-top,wrong-import-position
+
+runtime.enable_compilation_cache()
+
+
+def small_config(seeds=(1, 2), epochs=2, **train):
+  """The demo's quick Bi-LSTM with few seeds, no progress bar."""
+  config = demo.get_config('quick')
+  config.seeds = tuple(seeds)
+  config.train.num_epochs = epochs
+  config.train.progress = False
+  for k, v in train.items():
+    config.train[k] = v
+  return config
+
+
+def run_launch(*args, env=None, timeout=600):
+  """Runs ``python launch.py ARGS`` from the repo root; returns CompletedProcess."""
+  return subprocess.run([sys.executable, os.path.join(REPO, 'launch.py'), *args],
+                        cwd=REPO, capture_output=True, text=True, timeout=timeout,
+                        env=dict(os.environ, **(env or {})), check=False)
+
+
+@pytest.fixture
+def config():
+  return small_config()

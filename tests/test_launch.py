@@ -1,0 +1,134 @@
+"""launch.py end to end, as a user runs it (subprocesses on the real demo data)."""
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from tests.conftest import REPO, run_launch
+
+SMALL = ['--config=experiments/demo.py:quick', "--config.seeds=(1,2)",
+         '--config.train.progress=False', '--config.data.num_buckets=2']
+
+
+def _snapshot(workdir):
+  """{relative path: bytes} of every file in a workdir."""
+  out = {}
+  for root, _, files in os.walk(workdir):
+    for f in files:
+      p = os.path.join(root, f)
+      with open(p, 'rb') as fh:
+        out[os.path.relpath(p, workdir)] = (fh.read(), os.stat(p).st_mtime_ns)
+  return out
+
+
+def _metric_rows(workdir):
+  with open(os.path.join(workdir, 'metrics.jsonl')) as f:
+    rows = [json.loads(line) for line in f]
+  for r in rows:
+    r.pop('wall_time')
+  return rows
+
+
+def _results(workdir):
+  with open(os.path.join(workdir, 'results.json')) as f:
+    return json.load(f)
+
+
+def test_describe_json_counts_parameters():
+  proc = run_launch('--config=experiments/demo.py', '--mode=describe', '--json')
+  assert proc.returncode == 0, proc.stderr[-3000:]
+  info = json.loads(proc.stdout)
+  assert info['params_total'] == sum(m['params'] for m in info['modules'])
+  emb = info['vocab_size'] * info['config']['model']['embed_dim']
+  assert info['params_without_embeddings'] == info['params_total'] - emb
+  # Bi-LSTM, hidden h, input e, 2 classes: 2 * 4h(e + h + 1) + (2h * 2 + 2).
+  h, e = info['config']['model']['hidden'], info['config']['model']['embed_dim']
+  assert info['params_without_embeddings'] == 2 * 4 * h * (e + h + 1) + 2 * h * 2 + 2
+
+
+def test_describe_prints_a_table():
+  proc = run_launch('--config=experiments/demo.py:lstm', '--mode=describe')
+  assert proc.returncode == 0, proc.stderr[-3000:]
+  assert 'without embeddings' in proc.stdout and 'encoder/forward' in proc.stdout
+
+
+@pytest.mark.parametrize('args,expected', [
+    (['--config=experiments/demo.py', '--config.train.nonexistent=3'],
+     "config.train has no field 'nonexistent'"),
+    (['--config=experiments/demo.py', '--config.trian.num_epochs=3'],
+     "config has no field 'trian'"),
+    (['--config=experiments/nope.py'], 'experiments/nope.py'),
+    (['--config=experiments/demo.py:quack'], "unknown argument(s) ['quack']"),
+    (['--config=experiments/demo.py', '--config.optimizer.name=lamb'],
+     "config.optimizer.name='lamb'"),
+    (['--config=experiments/demo.py', "--config.seeds=(1,1)"], 'repeats a seed'),
+])
+def test_bad_config_is_a_clear_error(tmp_path, args, expected):
+  proc = run_launch(*args, f'--workdir={tmp_path / "w"}')
+  assert proc.returncode != 0
+  assert expected in proc.stderr, proc.stderr[-3000:]
+  assert 'Traceback' not in proc.stderr, proc.stderr[-3000:]
+
+
+def test_finished_run_is_left_alone_and_other_configs_are_refused(tmp_path):
+  workdir = str(tmp_path / 'run')
+  proc = run_launch(*SMALL, f'--workdir={workdir}')
+  assert proc.returncode == 0, proc.stderr[-3000:]
+  results = _results(workdir)
+  assert results['seeds'] == [1, 2]
+  assert set(results['metrics']) >= {'test_accuracy', 'dev_accuracy', 'best_epoch'}
+  assert len(results['metrics']['test_accuracy']) == 2
+  assert set(results['summary']['test_accuracy']) == {'mean', 'std', 'min', 'max'}
+  prov = results['provenance']
+  assert prov['versions']['jax'] and prov['data']['checksums']['train']
+  assert os.listdir(os.path.join(workdir, 'tensorboard')) == ['seed_1', 'seed_2'] or \
+      sorted(os.listdir(os.path.join(workdir, 'tensorboard'))) == ['seed_1', 'seed_2']
+  before = _snapshot(workdir)
+
+  again = run_launch(*SMALL, f'--workdir={workdir}')
+  assert again.returncode == 0, again.stderr[-3000:]
+  assert 'nothing to do' in again.stdout
+  assert _snapshot(workdir) == before
+
+  other = run_launch(*SMALL[:1], "--config.seeds=(3,)", *SMALL[2:],
+                     f'--workdir={workdir}')
+  assert other.returncode != 0
+  assert 'holds a run of another config' in other.stderr
+  assert 'seeds: [1, 2] != [3]' in other.stderr
+  assert _snapshot(workdir) == before
+
+  evaluated = run_launch(*SMALL, '--mode=eval', f'--workdir={workdir}')
+  assert evaluated.returncode == 0, evaluated.stderr[-3000:]
+  assert _results(workdir)['metrics'] == results['metrics']
+
+
+def test_killed_and_resumed_run_ends_exactly_like_an_uninterrupted_one(tmp_path):
+  args = [*SMALL, '--config.train.num_epochs=4']
+  straight, killed = str(tmp_path / 'straight'), str(tmp_path / 'killed')
+  proc = run_launch(*args, f'--workdir={straight}')
+  assert proc.returncode == 0, proc.stderr[-3000:]
+
+  # Kill -9 as soon as the first checkpoint is final (orbax renames it into place).
+  child = subprocess.Popen([sys.executable, os.path.join(REPO, 'launch.py'), *args,
+                            f'--workdir={killed}'], cwd=REPO,
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+  first = os.path.join(killed, 'checkpoints', '1')
+  deadline = time.time() + 600
+  while not os.path.isdir(first) and child.poll() is None and time.time() < deadline:
+    time.sleep(0.02)
+  child.send_signal(signal.SIGKILL)
+  child.wait()
+  assert not os.path.exists(os.path.join(killed, 'results.json')), 'run was not killed'
+  # Pretend the kill came after epoch 2's rows were logged but before its checkpoint.
+  with open(os.path.join(killed, 'metrics.jsonl'), 'a') as f:
+    f.write(json.dumps({'epoch': 2, 'seed': 1, 'train_loss': 0.0}) + '\n')
+
+  resumed = run_launch(*args, f'--workdir={killed}')
+  assert resumed.returncode == 0, resumed.stderr[-3000:]
+  assert 'resuming after epoch' in resumed.stdout
+  assert _results(killed)['metrics'] == _results(straight)['metrics']
+  assert _metric_rows(killed) == _metric_rows(straight)

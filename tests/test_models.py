@@ -1,0 +1,131 @@
+import subprocess
+import sys
+import textwrap
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import models
+from models import pooling
+from models import recurrent
+from tests.conftest import REPO
+
+
+def _sigmoid(z):
+  return 1 / (1 + np.exp(-z))
+
+
+def numpy_lstm(x, w_x, b, w_h, length):
+  """The LSTM equations, one time step at a time: gates [i, f, g, o]."""
+  hidden = w_h.shape[0]
+  h, c, out = np.zeros(hidden), np.zeros(hidden), []
+  for t in range(length):
+    z = x[t] @ w_x + b + h @ w_h
+    i, f, g, o = np.split(z, 4)
+    c = _sigmoid(f) * c + _sigmoid(i) * np.tanh(g)
+    h = _sigmoid(o) * np.tanh(c)
+    out.append(h)
+  return np.array(out), h, c
+
+
+def _inputs(batch=3, time=7, features=5, seed=0):
+  rng = np.random.default_rng(seed)
+  x = rng.normal(size=(batch, time, features)).astype(np.float32)
+  lengths = np.array([7, 3, 5])[:batch]
+  return x, lengths
+
+
+def test_lstm_matches_numpy_equations():
+  x, lengths = _inputs()
+  mask = pooling.length_mask(jnp.asarray(lengths), x.shape[1])
+  layer = recurrent.LSTM(hidden=4)
+  params = layer.init(jax.random.key(0), x, mask)
+  p = jax.tree.map(np.asarray, params['params']['forward'])
+  # Random non-zero biases so that the bias path is checked too.
+  p['input']['bias'] = np.random.default_rng(1).normal(size=16).astype(np.float32)
+  hs, (h_last, c_last) = layer.apply({'params': {'forward': p}}, x, mask)
+  for b, n in enumerate(lengths):
+    ref, h_ref, c_ref = numpy_lstm(x[b].astype(np.float64), p['input']['kernel'],
+                                   p['input']['bias'], p['recurrent'], n)
+    np.testing.assert_allclose(hs[b, :n], ref, rtol=1e-5, atol=1e-6)
+    np.testing.assert_array_equal(hs[b, n:], 0.0)
+    np.testing.assert_allclose(h_last[b], h_ref, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(c_last[b], c_ref, rtol=1e-5, atol=1e-6)
+
+
+def test_bilstm_backward_direction_reads_each_sentence_reversed_within_its_length():
+  x, lengths = _inputs()
+  mask = pooling.length_mask(jnp.asarray(lengths), x.shape[1])
+  layer = recurrent.BiLSTM(hidden=4)
+  params = layer.init(jax.random.key(0), x, mask)
+  out = np.asarray(layer.apply(params, x, mask))
+  p = jax.tree.map(np.asarray, params['params'])
+  for b, n in enumerate(lengths):
+    fwd, _, _ = numpy_lstm(x[b], p['forward']['input']['kernel'],
+                           p['forward']['input']['bias'], p['forward']['recurrent'], n)
+    bwd, _, _ = numpy_lstm(x[b, :n][::-1], p['backward']['input']['kernel'],
+                           p['backward']['input']['bias'], p['backward']['recurrent'], n)
+    np.testing.assert_allclose(out[b, :n, :4], fwd, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(out[b, :n, 4:], bwd[::-1], rtol=1e-5, atol=1e-6)
+
+
+def test_reverse_within_length_is_an_involution_that_keeps_padding():
+  x = jnp.arange(12).reshape(2, 6)[..., None]
+  mask = pooling.length_mask(jnp.array([4, 6]), 6)
+  rev = recurrent.reverse_within_length(x, mask)[..., 0]
+  np.testing.assert_array_equal(rev, [[3, 2, 1, 0, 4, 5], [11, 10, 9, 8, 7, 6]])
+  np.testing.assert_array_equal(recurrent.reverse_within_length(
+      recurrent.reverse_within_length(x, mask), mask), x)
+
+
+@pytest.mark.parametrize('name,pool', [('bilstm', 'last'), ('bilstm', 'mean'),
+                                       ('lstm', 'last'), ('lstm', 'max'),
+                                       ('bow', None)])
+def test_padding_never_changes_logits(name, pool):
+  fields = {'name': name, 'embed_dim': 8}
+  if pool:
+    fields.update(hidden=6, pooling=pool)
+  model = models.build_model(fields, vocab_size=50, num_classes=3)
+  rng = np.random.default_rng(0)
+  lengths = np.array([5, 2, 7])
+  short = np.zeros((3, 7), np.int32)
+  for b, n in enumerate(lengths):
+    short[b, :n] = rng.integers(2, 50, n)
+  # Longer padding, filled with garbage ids that must be ignored.
+  long = np.concatenate([short, np.zeros((3, 9), np.int32)], axis=1)
+  for b, n in enumerate(lengths):
+    long[b, n:] = rng.integers(2, 50, long.shape[1] - n)
+  params = model.init(jax.random.key(0), {'tokens': short, 'lengths': lengths},
+                      train=False)
+  a = model.apply(params, {'tokens': short, 'lengths': lengths}, train=False)
+  b = model.apply(params, {'tokens': long, 'lengths': lengths}, train=False)
+  assert a.shape == (3, 3)
+  np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-6)
+
+
+def test_build_model_errors_name_the_config_key():
+  with pytest.raises(ValueError, match=r"config.model.name='gru'.*expected one of"):
+    models.build_model({'name': 'gru'}, vocab_size=5, num_classes=2)
+  with pytest.raises(ValueError, match=r"\['hiden'\].*bilstm"):
+    models.build_model({'name': 'bilstm', 'hiden': 3}, vocab_size=5, num_classes=2)
+
+
+def test_vmapped_init_over_seed_keys_terminates():
+  """jit(vmap(init)) hung for flax's OptimizedLSTMCell; every model must init so."""
+  script = textwrap.dedent(f'''
+      import sys; sys.path.insert(0, {REPO!r})
+      import jax, jax.numpy as jnp
+      import models
+      from training import state
+      for name in sorted(models.REGISTRY):
+        model = models.build_model({{'name': name, 'embed_dim': 4}},
+                                   vocab_size=10, num_classes=2)
+        out = jax.jit(jax.vmap(lambda s: state.init_params(model, s)))(jnp.arange(3))
+        jax.block_until_ready(out)
+      print('ok')
+  ''')
+  proc = subprocess.run([sys.executable, '-c', script], capture_output=True, text=True,
+                        timeout=300, check=False)
+  assert proc.returncode == 0 and 'ok' in proc.stdout, proc.stderr[-2000:]

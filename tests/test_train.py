@@ -1,0 +1,105 @@
+"""The seed-parallel engine: per-seed independence, training steps, selection."""
+import jax
+import numpy as np
+import pytest
+
+from tests.conftest import small_config
+from training import loop
+from training import outputs
+
+
+def _run_steps(config, n_steps):
+  """State after the first ``n_steps`` batches of epoch 1."""
+  exp = loop.Experiment(config)
+  state = exp.init_state()
+  orders = exp.steps.epoch_orders(exp.seeds_device, 1)
+  for position, (slot, length) in enumerate(exp.plan.schedule(1)[:n_steps]):
+    state, _ = exp.steps.train_step(state, exp.seeds_device, exp.arrays,
+                                    orders, slot, 1, position, length=length)
+  return exp, state
+
+
+def _one_bucket(seeds, mode):
+  config = small_config(seeds=seeds, seed_parallel=mode)
+  config.data.num_buckets = 1  # one compilation per (mode, number of seeds)
+  return config
+
+
+@pytest.mark.parametrize('mode', ['map', 'vmap'])
+def test_one_train_step_changes_every_parameter_of_every_seed(mode):
+  exp, before = _run_steps(_one_bucket((1, 2), mode), 0)
+  _, after = _run_steps(_one_bucket((1, 2), mode), 1)
+  flat_before = jax.tree_util.tree_flatten_with_path(before.params)[0]
+  flat_after = jax.tree.leaves(after.params)
+  for (path, b), a in zip(flat_before, flat_after):
+    for seed in range(2):
+      assert not np.array_equal(b[seed], a[seed]), (
+          f'{jax.tree_util.keystr(path)} of seed {exp.seeds[seed]} did not change')
+  np.testing.assert_array_equal(after.step, [1, 1])
+
+
+def test_seeds_start_and_end_differently():
+  _, state = _run_steps(_one_bucket((1, 2), 'map'), 3)
+  for leaf in jax.tree.leaves(state.params):
+    assert not np.array_equal(leaf[0], leaf[1])
+
+
+def _seed_3(seeds, mode, steps):
+  _, state = _run_steps(_one_bucket(seeds, mode), steps)
+  return [leaf[list(seeds).index(3)] for leaf in jax.tree.leaves(state.params)]
+
+
+def test_seed_alone_equals_the_same_seed_inside_a_group_bitwise_with_map():
+  """``map`` (the CPU default): each seed's step has single-seed shapes."""
+  group, alone = _seed_3((7, 3, 5), 'map', 20), _seed_3((3,), 'map', 20)
+  for g, a in zip(group, alone):
+    np.testing.assert_array_equal(g, a)
+
+
+def test_seed_alone_equals_the_same_seed_inside_a_vmapped_group():
+  """Tolerance (WORKSPACE_NOTES.md, determinism): 1e-5 relative on CPU, per
+  parameter array (``|g - a| / |a|`` in the Euclidean norm).
+
+  XLA runs a batch of one seed through unbatched kernels whose float rounding differs
+  from the batched ones; groups of two or more give bitwise the same numbers.
+  """
+  group = _seed_3((7, 3, 5), 'vmap', 5)
+  for g, a in zip(group, _seed_3((3,), 'vmap', 5)):
+    assert np.linalg.norm(g - a) <= 1e-5 * np.linalg.norm(a)
+  for g, a in zip(group, _seed_3((3, 9), 'vmap', 5)):
+    np.testing.assert_array_equal(g, a)
+
+
+def test_vmap_and_map_give_the_same_numbers():
+  _, mapped = _run_steps(_one_bucket((1, 2), 'map'), 5)
+  _, vmapped = _run_steps(_one_bucket((1, 2), 'vmap'), 5)
+  for m, v in zip(jax.tree.leaves(mapped.params), jax.tree.leaves(vmapped.params)):
+    assert np.linalg.norm(m - v) <= 1e-5 * np.linalg.norm(m)
+
+
+def test_results_take_each_seed_at_its_best_dev_epoch(tmp_path):
+  config = small_config(seeds=(1, 2), epochs=3)
+  config.data.num_buckets = 2
+  results = loop.train(config, str(tmp_path), echo=lambda *_: None)
+  rows = outputs.MetricsLog(str(tmp_path)).rows()
+  assert [(r['epoch'], r['seed']) for r in rows] == [
+      (e, s) for e in (1, 2, 3) for s in (1, 2)]
+  for i, seed in enumerate(results['seeds']):
+    mine = [r for r in rows if r['seed'] == seed]
+    best = max(mine, key=lambda r: (r['dev_accuracy'], -r['epoch']))  # first best
+    assert results['metrics']['best_epoch'][i] == best['epoch']
+    assert results['metrics']['dev_accuracy'][i] == best['dev_accuracy']
+    assert results['metrics']['test_accuracy'][i] == best['test_accuracy']
+  summary = results['summary']['test_accuracy']
+  values = results['metrics']['test_accuracy']
+  assert summary['mean'] == pytest.approx(np.mean(values))
+  assert summary['std'] == pytest.approx(np.std(values, ddof=1))
+
+
+def test_selection_last_reports_the_final_epoch(tmp_path):
+  config = small_config(seeds=(1,), epochs=2, selection='last')
+  config.data.num_buckets = 2
+  results = loop.train(config, str(tmp_path), echo=lambda *_: None)
+  last = [r for r in outputs.MetricsLog(str(tmp_path)).rows() if r['epoch'] == 2][0]
+  assert results['metrics']['test_accuracy'] == [last['test_accuracy']]
+  assert 'best_epoch' not in results['metrics']

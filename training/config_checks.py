@@ -1,0 +1,70 @@
+"""Validation of a resolved config, and comparison with the config a workdir holds.
+
+Errors name the config key, the value found and what was expected.
+"""
+import json
+from typing import Dict, List
+
+from training.errors import UserError
+from training.steps import SEED_PARALLEL_MODES
+
+SELECTIONS = ('best_dev', 'last')
+# Keys that never change a number a run produces; a workdir may be resumed with
+# other values for them.
+NON_SEMANTIC = ('train.progress', 'data.tfds_dir')
+
+
+def to_dict(config) -> dict:
+  """The config as plain JSON data (tuples become lists)."""
+  return json.loads(config.to_json_best_effort())
+
+
+def flatten(d: dict, prefix: str = '') -> Dict[str, object]:
+  out = {}
+  for k, v in d.items():
+    key = f'{prefix}{k}'
+    if isinstance(v, dict):
+      out.update(flatten(v, key + '.'))
+    else:
+      out[key] = v
+  return out
+
+
+def differences(a: dict, b: dict) -> List[str]:
+  """``'key: a_value != b_value'`` for every semantic key where two configs differ."""
+  fa, fb = flatten(a), flatten(b)
+  keys = sorted((set(fa) | set(fb)) - set(NON_SEMANTIC))
+  missing = '<absent>'
+
+  def same(x, y):  # JSON text equality: NaN equals NaN, 1 equals 1.0 only if typed so
+    return json.dumps(x, sort_keys=True) == json.dumps(y, sort_keys=True)
+
+  return [f'{k}: {fa.get(k, missing)!r} != {fb.get(k, missing)!r}'
+          for k in keys if not same(fa.get(k, missing), fb.get(k, missing))]
+
+
+def validate(config) -> None:
+  seeds = config.seeds
+  if (not isinstance(seeds, (tuple, list)) or not seeds
+      or not all(isinstance(s, int) and not isinstance(s, bool) for s in seeds)):
+    raise UserError(f'config.seeds={seeds!r}; expected a non-empty tuple of ints, '
+                    f"e.g. --config.seeds='(1,2,3)'")
+  if len(set(seeds)) != len(seeds):
+    raise UserError(f'config.seeds={tuple(seeds)!r} repeats a seed; each seed must '
+                    f'appear once')
+  if any(not 0 <= s < 2**31 for s in seeds):
+    raise UserError(f'config.seeds={tuple(seeds)!r}; seeds must be in [0, 2**31)')
+  t = config.train
+  if t.selection not in SELECTIONS:
+    raise UserError(f'config.train.selection={t.selection!r}; expected one of '
+                    f'{SELECTIONS}')
+  if t.seed_parallel not in SEED_PARALLEL_MODES + ('auto',):
+    raise UserError(f'config.train.seed_parallel={t.seed_parallel!r}; expected one '
+                    f'of {SEED_PARALLEL_MODES + ("auto",)}')
+  for key in ('num_epochs', 'batch_size', 'eval_batch_size', 'checkpoint_every'):
+    if not isinstance(t[key], int) or t[key] < 1:
+      raise UserError(f'config.train.{key}={t[key]!r}; expected a positive int')
+  if config.data.num_buckets < 1 or config.data.bucket_multiple < 1:
+    raise UserError('config.data.num_buckets and config.data.bucket_multiple must be '
+                    f'positive; got {config.data.num_buckets}, '
+                    f'{config.data.bucket_multiple}')

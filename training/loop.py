@@ -1,0 +1,299 @@
+"""One experiment end to end: build, train every seed at once, resume, evaluate.
+
+``train(config, workdir)`` and ``evaluate(config, workdir)`` are what ``launch.py``
+dispatches to. An epoch is: every seed draws its batch order, the jitted seed-parallel
+step runs over the batch slots, dev and test are evaluated (vmapped too), each seed
+keeps its best-dev parameters inside jit, rows go to metrics.jsonl and TensorBoard, and
+the whole stacked state is checkpointed.
+"""
+import os
+import time
+from typing import Dict, Optional
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from absl import logging
+from jax.sharding import Mesh, NamedSharding, PartitionSpec
+
+import data as data_lib
+import models
+from data import pipeline
+from training import checkpoints as ckpt_lib
+from training import config_checks
+from training import objectives
+from training import optimizers
+from training import outputs
+from training import provenance
+from training import state as state_lib
+from training import steps as steps_lib
+from training.errors import UserError
+
+EVAL_SPLITS = ('dev', 'test')
+
+
+def resolve_seed_parallel(mode: str, n_devices: int) -> str:
+  """``auto``: ``map`` on a single CPU (measured faster there), else ``vmap``."""
+  if mode != 'auto':
+    return mode
+  return 'map' if jax.default_backend() == 'cpu' and n_devices == 1 else 'vmap'
+
+
+def seed_mesh(n_seeds: int) -> Optional[Mesh]:
+  """A 1-D mesh over the largest number of local devices that divides the seeds."""
+  n = max(d for d in range(1, jax.device_count() + 1) if n_seeds % d == 0)
+  return Mesh(np.array(jax.devices()[:n]), ('seeds',)) if n > 1 else None
+
+
+class Experiment:
+  """Everything static about a run: data on device, model, optimiser, compiled steps."""
+
+  def __init__(self, config):
+    config_checks.validate(config)
+    self.config = config
+    self.seeds = np.asarray(config.seeds, np.int32)
+    self.data = data_lib.load_dataset(config.data)
+    self.eval_splits = tuple(s for s in EVAL_SPLITS if s in self.data.splits)
+    if config.train.selection == 'best_dev' and 'dev' not in self.data.splits:
+      raise UserError(f'config.train.selection=best_dev but dataset '
+                      f'{self.data.name!r} has no dev split; use "last" or a '
+                      f'held-out dev split')
+    self.model = models.build_model(config.model, vocab_size=len(self.data.vocab),
+                                    num_classes=self.data.num_classes)
+    self.tx = optimizers.make_optimizer(config.optimizer)
+
+    train = self.data.splits['train']
+    max_len = max(int(s.lengths.max(initial=1)) for s in self.data.splits.values())
+    self.boundaries = pipeline.bucket_boundaries(
+        train.lengths, config.data.num_buckets, config.data.bucket_multiple, max_len)
+
+    self.mesh = seed_mesh(len(self.seeds))
+    n_devices = 1 if self.mesh is None else self.mesh.size
+    self.mode = resolve_seed_parallel(config.train.seed_parallel, n_devices)
+    if self.mesh is not None:
+      self.mode = 'vmap'  # lax.map would serialise the sharded seed axis
+      self.seed_sharding = NamedSharding(self.mesh, PartitionSpec('seeds'))
+      replicated = NamedSharding(self.mesh, PartitionSpec())
+    else:
+      self.seed_sharding = replicated = None
+    # All splits in one device array (train first), so that dev and test batches of
+    # one padded length share a compiled eval step.
+    width = self.boundaries[-1]
+    names = list(self.data.splits)
+    sizes = [len(self.data.splits[n]) for n in names]
+    self.offsets = dict(zip(names, np.cumsum([0] + sizes[:-1]).tolist()))
+    parts = [self.data.splits[n] for n in names]
+    self.arrays = jax.device_put({
+        'tokens': np.concatenate([np.pad(p.tokens, ((0, 0), (0, width - p.tokens.shape[1])))
+                                  for p in parts]),
+        'lengths': np.concatenate([p.lengths for p in parts]),
+        'labels': np.concatenate([p.labels for p in parts])}, replicated)
+    self.seeds_device = jax.device_put(self.seeds, self.seed_sharding)
+    self.plan = pipeline.TrainPlan.build(train.lengths, self.boundaries,
+                                         config.train.batch_size,
+                                         offset=self.offsets['train'])
+    self.eval_plans = {
+        s: pipeline.EvalPlan.build(self.data.splits[s].lengths, self.boundaries,
+                                   config.train.eval_batch_size, offset=self.offsets[s])
+        for s in self.eval_splits}
+
+    abstract = jax.eval_shape(lambda: state_lib.init_params(self.model, 0))
+    l2_mask = optimizers.l2_mask(abstract, config.l2.params)
+    self.steps = steps_lib.Steps(self.model, self.tx, l2_mask, config.l2.coef,
+                                 self.mode, self.plan)
+
+  def init_state(self) -> state_lib.TrainState:
+    state = state_lib.create_train_state(self.model, self.tx, self.seeds)
+    return jax.device_put(state, self.seed_sharding) if self.mesh else state
+
+  def train_epoch(self, state, epoch: int, on_step=None):
+    """One epoch for every seed: ``(state, mean train loss [seeds])``."""
+    orders = self.steps.epoch_orders(self.seeds_device, epoch)
+    total = jnp.zeros((len(self.seeds),), jnp.float32)
+    for position, (slot, length) in enumerate(self.plan.schedule(epoch)):
+      state, loss = self.steps.train_step(state, self.seeds_device, self.arrays,
+                                          orders, slot, epoch, position, length=length)
+      total = total + loss
+      if on_step is not None:
+        on_step()
+    return state, np.asarray(total, np.float64) / self.plan.steps_per_epoch
+
+  def evaluate_split(self, params, split: str) -> Dict[str, np.ndarray]:
+    """``{'accuracy', 'loss'}``, each ``[seeds]``, of stacked ``params`` on ``split``."""
+    total = None
+    for length, chunks in self.eval_plans[split].chunks.items():
+      for chunk in chunks:
+        sums = self.steps.eval_batch(params, self.arrays, chunk, length=length)
+        total = sums if total is None else jax.tree.map(jnp.add, total, sums)
+    return objectives.finalize(total)
+
+  def evaluate_all(self, params) -> Dict[str, np.ndarray]:
+    """``{'dev_accuracy', 'dev_loss', 'test_accuracy', ...}`` each ``[seeds]``."""
+    out = {}
+    for split in self.eval_splits:
+      for name, value in self.evaluate_split(params, split).items():
+        out[f'{split}_{name}'] = value
+    return out
+
+  def selected_params(self, state):
+    if self.config.train.selection == 'best_dev':
+      return state.best_params
+    return state.params
+
+  def results(self, state, epochs_completed: int) -> dict:
+    metrics = self.evaluate_all(self.selected_params(state))
+    if self.config.train.selection == 'best_dev':
+      metrics['best_epoch'] = np.asarray(state.best_epoch)
+    return outputs.build_results(
+        self.seeds, metrics, selection=self.config.train.selection,
+        epochs_completed=epochs_completed, paper=self.config.paper.to_dict(),
+        provenance=self.provenance())
+
+  def provenance(self) -> dict:
+    return {'config': config_checks.to_dict(self.config),
+            'seeds': [int(s) for s in self.seeds],
+            'data': {'name': self.data.name, 'checksums': self.data.checksums,
+                     'vocab_size': len(self.data.vocab),
+                     'sizes': {k: len(v) for k, v in self.data.splits.items()}},
+            'versions': provenance.library_versions(),
+            'git_commit': provenance.git_commit(),
+            'devices': provenance.devices(),
+            'seed_parallel': self.mode}
+
+
+def check_workdir(config, workdir: str) -> bool:
+  """Refuses a workdir holding another config; True if it holds this one."""
+  path = os.path.join(workdir, outputs.CONFIG)
+  if not os.path.exists(path):
+    return False
+  try:
+    stored = outputs.read_json(path)
+  except ValueError as e:
+    raise UserError(f'{path} is not valid JSON ({e}); expected the config.json a '
+                    f'run of seedsweep wrote') from e
+  diff = config_checks.differences(stored, config_checks.to_dict(config))
+  if diff:
+    raise UserError(
+        f'workdir {workdir} holds a run of another config (stored != requested):\n  '
+        + '\n  '.join(diff)
+        + '\nUse another --workdir, or delete this one to start afresh.')
+  return True
+
+
+def _epoch_rows(seeds, epoch, train_loss, evals, wall_time):
+  rows = []
+  for i, seed in enumerate(seeds):
+    row = {'epoch': epoch, 'seed': int(seed), 'train_loss': float(train_loss[i])}
+    row.update({k: float(v[i]) for k, v in evals.items()})
+    row['wall_time'] = round(wall_time, 3)
+    rows.append(row)
+  return rows
+
+
+def _epoch_summary(epoch, num_epochs, rows) -> str:
+  parts = [f'epoch {epoch}/{num_epochs}']
+  for key in ('train_loss', 'dev_accuracy', 'test_accuracy'):
+    if key in rows[0]:
+      v = np.array([r[key] for r in rows])
+      parts.append(f'{key} {v.mean():.4g}±{v.std():.2g}')
+  return '  '.join(parts)
+
+
+def train(config, workdir: str, echo=print, on_epoch_end=None) -> dict:
+  """Trains every seed of ``config`` in ``workdir``, resuming from its checkpoints.
+
+  Returns the results dict (also written to ``workdir/results.json``). A finished run
+  is left untouched. ``on_epoch_end(epoch, rows)`` is called after each epoch's
+  checkpoint has been handed to orbax.
+  """
+  from tqdm import tqdm  # pylint: disable=g-import-not-at-top
+  os.makedirs(workdir, exist_ok=True)
+  known = check_workdir(config, workdir)
+  results_path = os.path.join(workdir, outputs.RESULTS)
+  num_epochs = config.train.num_epochs
+  ckpts = ckpt_lib.Checkpoints(workdir)
+  tensorboard = bar = None
+  try:
+    latest = ckpts.latest_epoch() or 0
+    if latest and not known:
+      raise UserError(f'{ckpts.directory} holds checkpoints but {workdir} has no '
+                      f'{outputs.CONFIG}; cannot tell which config wrote them. Use '
+                      f'another --workdir, or delete this one.')
+    if latest >= num_epochs and os.path.exists(results_path):
+      results = outputs.read_json(results_path)
+      echo(f'{workdir}: finished run found ({latest} epochs); nothing to do.')
+      echo(outputs.format_table(results))
+      return results
+
+    exp = Experiment(config)
+    if not known:
+      outputs.write_json(os.path.join(workdir, outputs.CONFIG),
+                         config_checks.to_dict(config))
+    state = exp.init_state()
+    elapsed = 0.0
+    if latest:
+      state, meta = ckpts.restore(latest, state)
+      elapsed = float(meta.get('elapsed', 0.0))
+      echo(f'{workdir}: resuming after epoch {latest}/{num_epochs}.')
+    log = outputs.MetricsLog(workdir)
+    log.keep_epochs_up_to(latest)
+    tensorboard = outputs.TensorBoard(workdir, exp.seeds)
+
+    steps = exp.plan.steps_per_epoch
+    bar = tqdm(total=num_epochs * steps, initial=latest * steps, unit='step',
+               disable=not config.train.progress, dynamic_ncols=True)
+    started = time.perf_counter()
+    examples_per_epoch = len(exp.data.splits['train']) * len(exp.seeds)
+    for epoch in range(latest + 1, num_epochs + 1):
+      epoch_start = time.perf_counter()
+      state, train_loss = exp.train_epoch(state, epoch, on_step=lambda: bar.update(1))
+      evals = exp.evaluate_all(state.params)
+      if 'dev_accuracy' in evals:
+        state = exp.steps.select_best(
+            state, jnp.asarray(evals['dev_accuracy'], jnp.float32), epoch)
+      wall = elapsed + time.perf_counter() - started
+      rows = _epoch_rows(exp.seeds, epoch, train_loss, evals, wall)
+      log.append(rows)
+      tensorboard.write(rows)
+      rate = examples_per_epoch / (time.perf_counter() - epoch_start)
+      bar.set_postfix_str(f'{rate:,.0f} ex/s (all seeds)')
+      bar.write(_epoch_summary(epoch, num_epochs, rows))
+      if epoch % config.train.checkpoint_every == 0 or epoch == num_epochs:
+        ckpts.save(epoch, state, {'epoch': epoch, 'elapsed': wall,
+                                  **exp.provenance()})
+      if on_epoch_end is not None:
+        on_epoch_end(epoch, rows)
+    bar.close()
+    results = exp.results(state, num_epochs)
+    results['wall_time'] = elapsed + time.perf_counter() - started
+    outputs.write_json(results_path, results)
+    echo(outputs.format_table(results))
+    return results
+  finally:
+    if bar is not None:
+      bar.close()
+    if tensorboard is not None:
+      tensorboard.close()
+    ckpts.close()
+
+
+def evaluate(config, workdir: str, echo=print) -> dict:
+  """Re-evaluates the newest checkpoint of ``workdir`` and rewrites results.json."""
+  if not check_workdir(config, workdir):
+    raise UserError(f'{workdir} holds no {outputs.CONFIG}; expected the workdir of '
+                    f'a run (python launch.py --mode=train ... first)')
+  exp = Experiment(config)
+  ckpts = ckpt_lib.Checkpoints(workdir)
+  try:
+    latest = ckpts.latest_epoch()
+    if not latest:
+      raise UserError(f'{ckpts.directory} holds no checkpoint to evaluate')
+    state, meta = ckpts.restore(latest, exp.init_state())
+    results = exp.results(state, latest)
+    results['wall_time'] = meta.get('elapsed')
+    outputs.write_json(os.path.join(workdir, outputs.RESULTS), results)
+    echo(f'{workdir}: re-evaluated the checkpoint of epoch {latest}.')
+    echo(outputs.format_table(results))
+    return results
+  finally:
+    ckpts.close()

@@ -1,0 +1,64 @@
+"""Optimisers and L2 penalties from ``config.optimizer`` and ``config.l2``.
+
+``config.optimizer.name`` is one of :data:`OPTIMIZERS`; each reads only the fields it
+needs (listed there). Optional clipping (``clip_global_norm``, ``clip_value``; 0 = off)
+comes first in the chain. L2 is a loss term ``coef * sum ||W||^2`` over the parameters
+whose '/'-joined path matches one of ``config.l2.params`` (regular expressions), as
+MODELS.md §0 prescribes, so it interacts with adaptive optimisers as in the papers.
+"""
+import re
+from typing import Callable, Dict, Tuple
+
+import jax
+import jax.numpy as jnp
+import optax
+from flax import traverse_util
+
+from training.errors import UserError
+
+OPTIMIZERS: Dict[str, Tuple[Callable, Tuple[str, ...]]] = {
+    'sgd': (optax.sgd, ('momentum', 'nesterov')),
+    # The papers' AdaGrad starts from a zero accumulator: set initial_accumulator_value.
+    'adagrad': (optax.adagrad, ('initial_accumulator_value', 'eps')),
+    'adadelta': (optax.adadelta, ('rho', 'eps')),
+    'rmsprop': (optax.rmsprop, ('decay', 'eps', 'momentum', 'centered')),
+    'adam': (optax.adam, ('b1', 'b2', 'eps')),
+}
+
+
+def make_optimizer(opt_config) -> optax.GradientTransformation:
+  name = opt_config.name
+  if name not in OPTIMIZERS:
+    raise UserError(f'config.optimizer.name={name!r} is not an optimizer; expected '
+                    f'one of {sorted(OPTIMIZERS)} (training/optimizers.py)')
+  factory, fields = OPTIMIZERS[name]
+  kwargs = {f: opt_config[f] for f in fields
+            if f in opt_config and opt_config[f] is not None}
+  chain = []
+  if opt_config.get('clip_global_norm'):
+    chain.append(optax.clip_by_global_norm(opt_config.clip_global_norm))
+  if opt_config.get('clip_value'):
+    chain.append(optax.clip(opt_config.clip_value))
+  chain.append(factory(opt_config.learning_rate, **kwargs))
+  return optax.chain(*chain)
+
+
+def l2_mask(params, patterns) -> dict:
+  """Boolean pytree like ``params``: True where a path matches one of ``patterns``."""
+  regexes = []
+  for p in patterns:
+    try:
+      regexes.append(re.compile(p))
+    except re.error as e:
+      raise UserError(f'config.l2.params: {p!r} is not a regular expression ({e})')
+  flat = traverse_util.flatten_dict(params, sep='/')
+  return traverse_util.unflatten_dict(
+      {k: any(r.search(k) for r in regexes) for k in flat}, sep='/')
+
+
+def l2_penalty(params, mask, coef: float):
+  """``coef * sum ||W||^2`` over the masked parameters (0 when ``coef`` is 0)."""
+  if not coef:
+    return jnp.zeros((), jnp.float32)
+  terms = jax.tree.map(lambda p, m: jnp.sum(p * p) if m else 0.0, params, mask)
+  return coef * sum(jax.tree.leaves(terms))

@@ -1,0 +1,109 @@
+"""Files a run writes in its workdir, each written so that a crash never leaves
+half a file: ``config.json``, ``metrics.jsonl``, ``results.json``, TensorBoard events.
+
+``results.json``::
+
+  {"seeds": [1, ...],
+   "metrics": {"test_accuracy": [per seed, in the order of seeds], ...},
+   "summary": {"test_accuracy": {"mean", "std", "min", "max"}, ...},
+   "selection": "best_dev", "paper": {...}, "provenance": {...}}
+
+``std`` is the sample standard deviation over seeds (ddof=1; 0 for one seed).
+"""
+import json
+import os
+from typing import Dict, List, Sequence
+
+import numpy as np
+
+CONFIG, METRICS, RESULTS = 'config.json', 'metrics.jsonl', 'results.json'
+
+
+def write_json(path: str, obj) -> None:
+  """Writes JSON atomically (temp file + rename)."""
+  tmp = path + '.tmp'
+  with open(tmp, 'w') as f:
+    json.dump(obj, f, indent=1, sort_keys=False, allow_nan=True)
+    f.write('\n')
+  os.replace(tmp, path)
+
+
+def read_json(path: str):
+  with open(path) as f:
+    return json.load(f)
+
+
+class MetricsLog:
+  """``metrics.jsonl``: one row per (epoch, seed)."""
+
+  def __init__(self, workdir: str):
+    self.path = os.path.join(workdir, METRICS)
+
+  def rows(self) -> List[dict]:
+    if not os.path.exists(self.path):
+      return []
+    with open(self.path) as f:
+      return [json.loads(line) for line in f if line.strip()]
+
+  def keep_epochs_up_to(self, epoch: int) -> None:
+    """Drops rows of epochs after ``epoch`` (written after the last checkpoint)."""
+    rows = [r for r in self.rows() if r['epoch'] <= epoch]
+    tmp = self.path + '.tmp'
+    with open(tmp, 'w') as f:
+      f.writelines(json.dumps(r) + '\n' for r in rows)
+    os.replace(tmp, self.path)
+
+  def append(self, rows: Sequence[dict]) -> None:
+    with open(self.path, 'a') as f:
+      f.writelines(json.dumps(r) + '\n' for r in rows)
+      f.flush()
+      os.fsync(f.fileno())
+
+
+def summarize(values: Sequence[float]) -> Dict[str, float]:
+  v = np.asarray(values, np.float64)
+  return {'mean': float(v.mean()), 'std': float(v.std(ddof=1)) if len(v) > 1 else 0.0,
+          'min': float(v.min()), 'max': float(v.max())}
+
+
+def build_results(seeds, metrics: Dict[str, Sequence[float]], **extra) -> dict:
+  metrics = {k: [float(x) for x in v] for k, v in metrics.items()}
+  return {'seeds': [int(s) for s in seeds], 'metrics': metrics,
+          'summary': {k: summarize(v) for k, v in metrics.items()}, **extra}
+
+
+def format_table(results: dict) -> str:
+  """Mean ± std table of a results dict, one line per metric."""
+  n = len(results['seeds'])
+  lines = [f'{"metric":<16} {"mean ± std":>18} {"min":>8} {"max":>8}   ({n} seeds)']
+  for name, s in results['summary'].items():
+    lines.append(f'{name:<16} {s["mean"]:>9.2f} ± {s["std"]:<6.2f} '
+                 f'{s["min"]:>8.2f} {s["max"]:>8.2f}')
+  paper = results.get('paper') or {}
+  value = paper.get('value')
+  if value is not None:
+    lines.append(f'paper ({paper.get("source", "")}): {paper.get("metric")} = {value}')
+  return '\n'.join(lines)
+
+
+class TensorBoard:
+  """One event-file folder per seed: ``workdir/tensorboard/seed_<k>``."""
+
+  def __init__(self, workdir: str, seeds):
+    from tensorboardX import SummaryWriter  # pylint: disable=g-import-not-at-top
+    self.writers = {int(s): SummaryWriter(os.path.join(workdir, 'tensorboard',
+                                                       f'seed_{int(s)}'))
+                    for s in seeds}
+
+  def write(self, rows: Sequence[dict]) -> None:
+    for row in rows:
+      w = self.writers[row['seed']]
+      for k, v in row.items():
+        if k not in ('epoch', 'seed'):
+          w.add_scalar(k, v, row['epoch'])
+    for w in self.writers.values():
+      w.flush()
+
+  def close(self):
+    for w in self.writers.values():
+      w.close()
