@@ -13,11 +13,7 @@ from absl import flags
 from absl import logging
 from ml_collections import config_flags
 
-# XLA:CPU allocates large per-step buffers; glibc's default malloc returns them to the
-# kernel and faults them in again. These settings keep them (1.5-1.7x faster on CPU).
-# They must be set before the process starts, so launch.py re-executes itself once.
-GLIBC_TUNABLES = ('glibc.malloc.hugetlb=1:glibc.malloc.arena_max=1:'
-                  'glibc.malloc.mmap_max=0:glibc.malloc.trim_threshold=68719476736')
+from training import runtime
 
 MODES = ('train', 'eval', 'describe')
 _CONFIG = config_flags.DEFINE_config_file(
@@ -36,7 +32,6 @@ def main(argv):
   # Imported here so that `--help` and flag errors stay fast.
   from training import describe  # pylint: disable=g-import-not-at-top
   from training import loop  # pylint: disable=g-import-not-at-top
-  from training import runtime  # pylint: disable=g-import-not-at-top
   from training.errors import UserError  # pylint: disable=g-import-not-at-top
 
   runtime.enable_compilation_cache()
@@ -113,17 +108,6 @@ def parse_flags(argv):
     sys.exit(f'error: {message or e}')
 
 
-def reexec_with_malloc_tunables():
-  """Restarts this process once with GLIBC_TUNABLES set (Linux/glibc only).
-
-  Set SEEDSWEEP_NO_REEXEC=1 (or GLIBC_TUNABLES yourself) to opt out.
-  """
-  if (sys.platform.startswith('linux') and 'GLIBC_TUNABLES' not in os.environ
-      and not os.environ.get('SEEDSWEEP_NO_REEXEC')):
-    env = dict(os.environ, GLIBC_TUNABLES=GLIBC_TUNABLES)
-    os.execve(sys.executable, [sys.executable] + sys.argv, env)
-
-
 if __name__ == '__main__':
-  reexec_with_malloc_tunables()
+  runtime.reexec_with_malloc_tunables()  # before jax is imported
   app.run(main, flags_parser=parse_flags)

@@ -1,5 +1,4 @@
 import jax.numpy as jnp
-import ml_collections
 import numpy as np
 import optax
 import pytest

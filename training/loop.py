@@ -13,7 +13,6 @@ from typing import Dict, Optional
 import jax
 import jax.numpy as jnp
 import numpy as np
-from absl import logging
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
 import data as data_lib
@@ -51,6 +50,7 @@ class Experiment:
   def __init__(self, config):
     config_checks.validate(config)
     self.config = config
+    self._provenance = None
     self.seeds = np.asarray(config.seeds, np.int32)
     self.data = data_lib.load_dataset(config.data)
     self.eval_splits = tuple(s for s in EVAL_SPLITS if s in self.data.splits)
@@ -150,6 +150,11 @@ class Experiment:
         provenance=self.provenance())
 
   def provenance(self) -> dict:
+    if self._provenance is None:
+      self._provenance = self._describe_provenance()
+    return self._provenance
+
+  def _describe_provenance(self) -> dict:
     return {'config': config_checks.to_dict(self.config),
             'seeds': [int(s) for s in self.seeds],
             'data': {'name': self.data.name, 'checksums': self.data.checksums,
@@ -199,12 +204,11 @@ def _epoch_summary(epoch, num_epochs, rows) -> str:
   return '  '.join(parts)
 
 
-def train(config, workdir: str, echo=print, on_epoch_end=None) -> dict:
+def train(config, workdir: str, echo=print) -> dict:
   """Trains every seed of ``config`` in ``workdir``, resuming from its checkpoints.
 
   Returns the results dict (also written to ``workdir/results.json``). A finished run
-  is left untouched. ``on_epoch_end(epoch, rows)`` is called after each epoch's
-  checkpoint has been handed to orbax.
+  is left untouched.
   """
   from tqdm import tqdm  # pylint: disable=g-import-not-at-top
   os.makedirs(workdir, exist_ok=True)
@@ -261,8 +265,6 @@ def train(config, workdir: str, echo=print, on_epoch_end=None) -> dict:
       if epoch % config.train.checkpoint_every == 0 or epoch == num_epochs:
         ckpts.save(epoch, state, {'epoch': epoch, 'elapsed': wall,
                                   **exp.provenance()})
-      if on_epoch_end is not None:
-        on_epoch_end(epoch, rows)
     bar.close()
     results = exp.results(state, num_epochs)
     results['wall_time'] = elapsed + time.perf_counter() - started

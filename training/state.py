@@ -4,7 +4,6 @@ from typing import Any
 import flax
 import jax
 import jax.numpy as jnp
-import numpy as np
 
 from training import rngs
 

@@ -1,0 +1,60 @@
+"""The seed axis sharded over several devices (4 CPU devices forced by XLA_FLAGS)."""
+import os
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+
+from tests.conftest import REPO
+
+SCRIPT = textwrap.dedent('''
+    import sys
+    sys.path.insert(0, {repo!r})
+    import jax, numpy as np
+    from tests.conftest import small_config
+    from tests.test_train import _run_steps
+    config = small_config(seeds=(1, 2, 3, 4), seed_parallel='vmap')
+    config.data.num_buckets = 1
+    exp, state = _run_steps(config, 5)
+    leaf = jax.tree.leaves(state.params)[0]
+    print('devices', jax.device_count(), 'mesh', 0 if exp.mesh is None else exp.mesh.size,
+          'shards', len(leaf.addressable_shards), 'mode', exp.mode)
+    dev = exp.evaluate_split(state.params, 'dev')['accuracy']
+    np.savez({out!r}, dev=dev, *[np.asarray(x) for x in jax.tree.leaves(state.params)])
+''')
+
+
+def _run(out, devices):
+  env = dict(os.environ)
+  env['XLA_FLAGS'] = f'--xla_force_host_platform_device_count={devices}'
+  proc = subprocess.run([sys.executable, '-c', SCRIPT.format(repo=REPO, out=out)],
+                        capture_output=True, text=True, env=env, timeout=600,
+                        check=False)
+  assert proc.returncode == 0, proc.stderr[-3000:]
+  return proc.stdout, np.load(out)
+
+
+def test_seed_axis_is_sharded_over_devices_with_the_same_numbers(tmp_path):
+  out4, sharded = _run(str(tmp_path / 'four.npz'), 4)
+  assert 'devices 4 mesh 4 shards 4 mode vmap' in out4
+  out1, single = _run(str(tmp_path / 'one.npz'), 1)
+  assert 'devices 1 mesh 0 shards 1' in out1
+  np.testing.assert_array_equal(sharded['dev'], single['dev'])
+  for key in single.files:
+    if key != 'dev':
+      a, b = sharded[key], single[key]
+      assert np.linalg.norm(a - b) <= 1e-5 * np.linalg.norm(b), key
+
+
+def test_seeds_not_divisible_by_devices_use_a_dividing_mesh():
+  script = textwrap.dedent(f'''
+      import sys; sys.path.insert(0, {REPO!r})
+      from training import loop
+      print([0 if m is None else m.size for m in map(loop.seed_mesh, (10, 3, 4, 7))])
+  ''')
+  env = dict(os.environ, XLA_FLAGS='--xla_force_host_platform_device_count=4')
+  proc = subprocess.run([sys.executable, '-c', script], capture_output=True, text=True,
+                        env=env, timeout=300, check=False)
+  assert proc.returncode == 0, proc.stderr[-3000:]
+  assert '[2, 3, 4, 0]' in proc.stdout
