@@ -8,9 +8,11 @@ To add a dataset: write a ``tfds.core.GeneratorBasedBuilder`` whose examples car
 ``text`` (space-separated tokens), ``label`` (ClassLabel) and ``index`` (position in the
 original file), then add a :class:`DatasetSpec` to ``REGISTRY``.
 """
+import contextlib
 import dataclasses
 import hashlib
 import os
+import sys
 from typing import Callable, Dict, Optional, Tuple, Type
 
 import numpy as np
@@ -110,8 +112,10 @@ def load_dataset(data_config) -> EncodedDataset:
   builder = spec.builder(data_dir=tfds_dir(data_config), file_format='array_record')
   if not builder.is_prepared():
     tfds.disable_progress_bar()
-    builder.download_and_prepare(
-        download_config=tfds.download.DownloadConfig(try_download_gcs=False))
+    # TFDS prints its progress on stdout; keep stdout for results (describe --json).
+    with contextlib.redirect_stdout(sys.stderr):
+      builder.download_and_prepare(
+          download_config=tfds.download.DownloadConfig(try_download_gcs=False))
   sources = builder.as_data_source()
   raw = {split: _read_split(sources[split]) for split in spec.splits}
   lowercase = data_config.get('lowercase', True)

@@ -114,6 +114,26 @@ class EvalPlan:
     return cls({k: np.stack(v) for k, v in sorted(groups.items())})
 
 
+def concatenate_splits(splits, width: int):
+  """All splits as one set of arrays (in the order given, train first), and offsets.
+
+  Returns ``({'tokens': int32 [n_total, width], 'lengths', 'labels': [n_total]},
+  {split: index of its first row})``. One array for every split means dev and test
+  batches of one padded length share a compiled eval step.
+  """
+  names = list(splits)
+  sizes = [len(splits[n]) for n in names]
+  offsets = dict(zip(names, np.cumsum([0] + sizes[:-1]).tolist()))
+  parts = [splits[n] for n in names]
+  arrays = {
+      'tokens': np.concatenate([
+          np.pad(p.tokens, ((0, 0), (0, width - p.tokens.shape[1]))) for p in parts]),
+      'lengths': np.concatenate([p.lengths for p in parts]),
+      'labels': np.concatenate([p.labels for p in parts]),
+  }
+  return arrays, offsets
+
+
 def gather_batch(split: Dict[str, jax.Array], idx: jax.Array, length: int):
   """Batch of ``idx`` (any shape ``[..., batch]``) cut to ``length`` columns.
 

@@ -38,8 +38,10 @@ def _results(workdir):
     return json.load(f)
 
 
-def test_describe_json_counts_parameters():
-  proc = run_launch('--config=experiments/demo.py', '--mode=describe', '--json')
+def test_describe_json_counts_parameters(tmp_path):
+  # A fresh TFDS dir: building the dataset must not print on stdout.
+  proc = run_launch('--config=experiments/demo.py', '--mode=describe', '--json',
+                    env={'SEEDSWEEP_TFDS_DIR': str(tmp_path)})
   assert proc.returncode == 0, proc.stderr[-3000:]
   info = json.loads(proc.stdout)
   assert info['params_total'] == sum(m['params'] for m in info['modules'])
@@ -48,6 +50,18 @@ def test_describe_json_counts_parameters():
   # Bi-LSTM, hidden h, input e, 2 classes: 2 * 4h(e + h + 1) + (2h * 2 + 2).
   h, e = info['config']['model']['hidden'], info['config']['model']['embed_dim']
   assert info['params_without_embeddings'] == 2 * 4 * h * (e + h + 1) + 2 * h * 2 + 2
+
+
+def test_config_overrides_reach_the_model_and_the_seeds():
+  proc = run_launch('--config=experiments/demo.py:lstm', '--mode=describe', '--json',
+                    '--config.model.hidden=7', "--config.seeds=(4,2)",
+                    '--config.optimizer.learning_rate=0.5')
+  assert proc.returncode == 0, proc.stderr[-3000:]
+  info = json.loads(proc.stdout)
+  assert info['config']['seeds'] == [4, 2]
+  assert info['config']['optimizer']['learning_rate'] == 0.5
+  shapes = {m['module']: m['shapes'] for m in info['modules']}
+  assert shapes['encoder/forward']['recurrent'] == [7, 28]
 
 
 def test_describe_prints_a_table():

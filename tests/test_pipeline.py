@@ -93,3 +93,16 @@ def test_vocabulary_comes_from_training_tokens_only_and_encodes_oov():
 def test_tokenize_splits_on_ascii_space_only():
   assert vocabulary.tokenize('8\u00a01\\/2 Film', lowercase=True) == ['8\u00a01\\/2',
                                                                       'film']
+
+
+def test_concatenated_splits_keep_each_split_at_its_offset():
+  import data as data_lib  # pylint: disable=g-import-not-at-top
+  a = data_lib.Split(np.array([[5, 6, 0]], np.int32), np.array([2], np.int32),
+                     np.array([1], np.int32))
+  b = data_lib.Split(np.array([[7], [8]], np.int32), np.array([1, 1], np.int32),
+                     np.array([0, 1], np.int32))
+  arrays, offsets = pipeline.concatenate_splits({'train': a, 'test': b}, width=8)
+  assert offsets == {'train': 0, 'test': 1}
+  assert arrays['tokens'].shape == (3, 8)
+  np.testing.assert_array_equal(arrays['tokens'][1:, :2], [[7, 0], [8, 0]])
+  np.testing.assert_array_equal(arrays['labels'], [1, 0, 1])

@@ -76,18 +76,9 @@ class Experiment:
       replicated = NamedSharding(self.mesh, PartitionSpec())
     else:
       self.seed_sharding = replicated = None
-    # All splits in one device array (train first), so that dev and test batches of
-    # one padded length share a compiled eval step.
-    width = self.boundaries[-1]
-    names = list(self.data.splits)
-    sizes = [len(self.data.splits[n]) for n in names]
-    self.offsets = dict(zip(names, np.cumsum([0] + sizes[:-1]).tolist()))
-    parts = [self.data.splits[n] for n in names]
-    self.arrays = jax.device_put({
-        'tokens': np.concatenate([np.pad(p.tokens, ((0, 0), (0, width - p.tokens.shape[1])))
-                                  for p in parts]),
-        'lengths': np.concatenate([p.lengths for p in parts]),
-        'labels': np.concatenate([p.labels for p in parts])}, replicated)
+    arrays, self.offsets = pipeline.concatenate_splits(self.data.splits,
+                                                       self.boundaries[-1])
+    self.arrays = jax.device_put(arrays, replicated)
     self.seeds_device = jax.device_put(self.seeds, self.seed_sharding)
     self.plan = pipeline.TrainPlan.build(train.lengths, self.boundaries,
                                          config.train.batch_size,
