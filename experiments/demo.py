@@ -37,4 +37,5 @@ def get_config(arg: str = ''):
   config.train.num_epochs = 10
   if 'quick' in args:
     config.train.num_epochs = 2
+    config.data.num_buckets = 2  # fewer compilations for a smoke test
   return config

@@ -21,10 +21,16 @@ def symmetric_uniform(scale: float):
   return init
 
 
-def _embed(vocab_size: int, dim: int, tokens):
-  """Word vectors ``[batch, time, dim]``, initialised from U(-0.25, 0.25) (Kim 2014)."""
-  return nn.Embed(vocab_size, dim, name='embedding',
-                  embedding_init=symmetric_uniform(0.25))(tokens)
+def embed_batch(batch, vocab_size: int, dim: int):
+  """``(word vectors [batch, time, dim], mask [batch, time])`` of a batch.
+
+  The table is the module ``embedding``, initialised from U(-0.25, 0.25) (Kim 2014).
+  """
+  tokens = batch['tokens']
+  mask = pooling.length_mask(batch['lengths'], tokens.shape[1])
+  table = nn.Embed(vocab_size, dim, name='embedding',
+                   embedding_init=symmetric_uniform(0.25))
+  return table(tokens), mask
 
 
 class RecurrentClassifier(nn.Module):
@@ -41,9 +47,7 @@ class RecurrentClassifier(nn.Module):
 
   @nn.compact
   def __call__(self, batch, *, train: bool):
-    tokens = batch['tokens']
-    mask = pooling.length_mask(batch['lengths'], tokens.shape[1])
-    x = _embed(self.vocab_size, self.embed_dim, tokens)
+    x, mask = embed_batch(batch, self.vocab_size, self.embed_dim)
     x = nn.Dropout(self.embed_dropout, deterministic=not train)(x)
     if self.bidirectional:
       h = recurrent.BiLSTM(self.hidden, self.unroll, name='encoder')(x, mask)
@@ -70,9 +74,7 @@ class BagOfWords(nn.Module):
 
   @nn.compact
   def __call__(self, batch, *, train: bool):
-    tokens = batch['tokens']
-    mask = pooling.length_mask(batch['lengths'], tokens.shape[1])
-    x = _embed(self.vocab_size, self.embed_dim, tokens)
+    x, mask = embed_batch(batch, self.vocab_size, self.embed_dim)
     pooled = pooling.masked_mean(x, mask)
     pooled = nn.Dropout(self.dropout, deterministic=not train)(pooled)
     return nn.Dense(self.num_classes, name='classifier')(pooled)
