@@ -11,6 +11,8 @@ from typing import Any, Dict, Tuple, Type
 import flax.linen as nn
 
 from models import baselines
+from models import pooling
+from training.errors import UserError
 
 REGISTRY: Dict[str, Tuple[Type[nn.Module], Dict[str, Any]]] = {
     'lstm': (baselines.RecurrentClassifier, {'bidirectional': False}),
@@ -24,13 +26,16 @@ def build_model(model_config, *, vocab_size: int, num_classes: int) -> nn.Module
   fields = dict(model_config)
   name = fields.pop('name', None)
   if name not in REGISTRY:
-    raise ValueError(f'config.model.name={name!r} is not a registered model; '
+    raise UserError(f'config.model.name={name!r} is not a registered model; '
                      f'expected one of {sorted(REGISTRY)} (models/__init__.py)')
   cls, fixed = REGISTRY[name]
   allowed = {f.name for f in dataclasses.fields(cls)} - {
       'vocab_size', 'num_classes', 'parent', 'name'} - set(fixed)
   unknown = sorted(set(fields) - allowed)
   if unknown:
-    raise ValueError(f'config.model has field(s) {unknown} that model {name!r} '
+    raise UserError(f'config.model has field(s) {unknown} that model {name!r} '
                      f'({cls.__name__}) does not take; it takes {sorted(allowed)}')
+  if 'pooling' in fields and fields['pooling'] not in pooling.POOLINGS:
+    raise UserError(f'config.model.pooling={fields["pooling"]!r}; expected one of '
+                    f'{sorted(pooling.POOLINGS)}')
   return cls(vocab_size=vocab_size, num_classes=num_classes, **fixed, **fields)

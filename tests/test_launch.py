@@ -80,6 +80,12 @@ def test_describe_prints_a_table():
     (['--config=experiments/demo.py', '--config.optimizer.name=lamb'],
      "config.optimizer.name='lamb'"),
     (['--config=experiments/demo.py', "--config.seeds=(1,1)"], 'repeats a seed'),
+    (['--config=experiments/demo.py', '--config.model.name=gru'],
+     "config.model.name='gru'"),
+    (['--config=experiments/demo.py', '--config.model.pooling=median'],
+     "config.model.pooling='median'"),
+    (['--config=experiments/demo.py', '--config.train.selection=best'],
+     "config.train.selection='best'"),
 ])
 def test_bad_config_is_a_clear_error(tmp_path, args, expected):
   proc = run_launch(*args, f'--workdir={tmp_path / "w"}')

@@ -11,6 +11,7 @@ import models
 from models import pooling
 from models import recurrent
 from tests.conftest import REPO
+from training.errors import UserError
 
 
 def _sigmoid(z):
@@ -106,10 +107,13 @@ def test_padding_never_changes_logits(name, pool):
 
 
 def test_build_model_errors_name_the_config_key():
-  with pytest.raises(ValueError, match=r"config.model.name='gru'.*expected one of"):
+  with pytest.raises(UserError, match=r"config.model.name='gru'.*expected one of"):
     models.build_model({'name': 'gru'}, vocab_size=5, num_classes=2)
-  with pytest.raises(ValueError, match=r"\['hiden'\].*bilstm"):
+  with pytest.raises(UserError, match=r"\['hiden'\].*bilstm"):
     models.build_model({'name': 'bilstm', 'hiden': 3}, vocab_size=5, num_classes=2)
+  with pytest.raises(UserError, match=r"config.model.pooling='median'"):
+    models.build_model({'name': 'lstm', 'pooling': 'median'}, vocab_size=5,
+                       num_classes=2)
 
 
 def test_initialising_several_seeds_terminates_for_every_model():

@@ -5,7 +5,8 @@ seed axis is mapped is a config choice (``config.train.seed_parallel``):
 
 * ``vmap``: one batched program (the form for GPUs/TPUs and for sharding over devices);
 * ``map``: ``jax.lax.map`` over seeds inside the same jit, each seed's step run with
-  the shapes of a single-seed run (measured faster on small CPUs, see benchmarks/).
+  the shapes of a single-seed run, so a seed's numbers are bitwise the same alone and
+  in any group (the CPU default; benchmarks/seed_parallel.py compares the forms).
 
 Both give every seed its own numbers; see WORKSPACE_NOTES.md (determinism policy).
 """
