@@ -43,8 +43,19 @@ def describe(config) -> dict:
           'params_without_embeddings': total - embeddings}
 
 
+def config_lines(config, prefix: str = '') -> List[str]:
+  """``key = value`` per leaf, in the spelling of ``--config.key=value`` overrides."""
+  lines = []
+  for key, value in sorted(config.items()):
+    if hasattr(value, 'items'):
+      lines += config_lines(value, f'{prefix}{key}.')
+    else:
+      lines.append(f'{prefix}{key} = {value!r}')
+  return lines
+
+
 def format_description(info: dict, config) -> str:
-  lines = ['# config', str(config).rstrip(),
+  lines = ['# config (override any line with --config.KEY=VALUE)', *config_lines(config),
            f'# model {info["model"]} (vocab {info["vocab_size"]}, '
            f'{info["num_classes"]} classes)']
   width = max(len(r['module']) for r in info['modules']) + 2
