@@ -8,6 +8,8 @@ import pytest
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 if REPO not in sys.path:
   sys.path.insert(0, REPO)
+# The real datasets, beside the checkout (never copied into the repo).
+SHARED_DATA = os.path.join(REPO, '..', 'shared', 'data')
 
 from experiments import demo  # pylint: disable=g-import-not-at-top,wrong-import-position
 from training import runtime  # pylint: disable=g-import-not-at-top,wrong-import-position

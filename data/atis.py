@@ -1,0 +1,118 @@
+"""ATIS intents and BIO slot tags: raw-file readers for its two public formats.
+
+Files under ``root`` (the ``atis`` folder):
+
+* ``slotgated/{train,valid,test}/{seq.in,seq.out,label}`` (Goo et al. 2018; 4478 / 500
+  / 893 utterances): line ``i`` of the three files holds the tokens, their BIO tags and
+  the intent of utterance ``i``. Split ``'dev'`` is the ``valid`` folder.
+* ``jointslu/{atis.train,atis.test,atis-2.train,atis-2.dev}.w-intent.iob`` (Hakkani-Tür
+  et al. 2016; 4978 / 893 / 4478 / 500): one utterance per line,
+  ``BOS w1 .. wn EOS<TAB>O t1 .. tn INTENT`` (the intent sits in the ``EOS`` slot).
+
+Both readers return, in file order, dicts ``{'tokens': tuple[str], 'tags': tuple[str],
+'intent': str}`` with one tag per token. Both formats join the intents of a
+multi-intent utterance with ``#``; they are normalised to ``+`` (e.g.
+``'atis_flight+atis_airfare'``), and every distinct intent string is one class.
+Tokens and tags are split on whitespace.
+"""
+import os
+from typing import Dict, Iterable, List, Tuple
+
+from training.errors import UserError
+
+SLOTGATED_SPLITS = {'train': 'train', 'dev': 'valid', 'test': 'test'}
+JOINTSLU_FILES = ('atis.train', 'atis.test', 'atis-2.train', 'atis-2.dev')
+SLOTGATED_SIZES = {'train': 4478, 'dev': 500, 'test': 893}
+JOINTSLU_SIZES = {'atis.train': 4978, 'atis.test': 893, 'atis-2.train': 4478,
+                  'atis-2.dev': 500}
+
+Example = Dict[str, object]
+
+
+def normalize_intent(intent: str) -> str:
+  """``'a#b'`` -> ``'a+b'``: one spelling of multi-intent labels for both formats."""
+  return intent.replace('#', '+')
+
+
+def intent_names(*example_lists: Iterable[Example]) -> Tuple[str, ...]:
+  """Sorted distinct intent strings of the given examples (one class each)."""
+  return tuple(sorted({e['intent'] for examples in example_lists for e in examples}))
+
+
+def _read_lines(path: str) -> List[str]:
+  """Lines of a UTF-8 (in practice ASCII) file, without line ends."""
+  if not os.path.isfile(path):
+    raise UserError(f'{path}: file not found; expected the raw ATIS file there '
+                    '(check the data root)')
+  with open(path, 'rb') as f:
+    data = f.read()
+  try:
+    text = data.decode('utf-8')
+  except UnicodeDecodeError as e:
+    line = data[:e.start].count(b'\n') + 1
+    raise UserError(f'{path}:{line}: not valid UTF-8 ({e.reason}); expected an '
+                    'ASCII text file') from None
+  lines = text.split('\n')
+  if lines and not lines[-1]:
+    lines.pop()  # the final line's newline
+  return [line.rstrip('\r') for line in lines]
+
+
+def read_slotgated(root: str, split: str) -> List[Example]:
+  """Utterances of one split (``'train'``, ``'dev'`` or ``'test'``) in file order."""
+  if split not in SLOTGATED_SPLITS:
+    raise UserError(f'ATIS split {split!r} is unknown; expected one of '
+                    f'{tuple(SLOTGATED_SPLITS)} (data/atis.py)')
+  folder = os.path.join(root, 'slotgated', SLOTGATED_SPLITS[split])
+  paths = [os.path.join(folder, name) for name in ('seq.in', 'seq.out', 'label')]
+  columns = [_read_lines(p) for p in paths]
+  counts = [len(c) for c in columns]
+  if len(set(counts)) != 1:
+    raise UserError(f'{folder}: seq.in, seq.out and label have {counts} lines; expected '
+                    'the same number (one utterance per line)')
+  examples = []
+  for number, (words, tags, intent) in enumerate(zip(*columns), 1):
+    tokens, tags, intent = tuple(words.split()), tuple(tags.split()), intent.strip()
+    if not tokens:
+      raise UserError(f'{paths[0]}:{number}: empty utterance; expected at least one '
+                      'token')
+    if len(tags) != len(tokens):
+      raise UserError(f'{paths[1]}:{number}: {len(tags)} tags for the {len(tokens)} '
+                      f'tokens of {paths[0]}:{number}; expected one tag per token')
+    if not intent or ' ' in intent:
+      raise UserError(f'{paths[2]}:{number}: intent {intent!r}; expected one intent '
+                      "name (several joined by '#')")
+    examples.append({'tokens': tokens, 'tags': tags,
+                     'intent': normalize_intent(intent)})
+  return examples
+
+
+def read_jointslu(root: str, which: str) -> List[Example]:
+  """Utterances of ``jointslu/<which>.w-intent.iob`` in file order.
+
+  Args:
+    root: the ``atis`` folder.
+    which: one of ``JOINTSLU_FILES``.
+  """
+  if which not in JOINTSLU_FILES:
+    raise UserError(f'ATIS jointslu file {which!r} is unknown; expected one of '
+                    f'{JOINTSLU_FILES} (data/atis.py)')
+  path = os.path.join(root, 'jointslu', f'{which}.w-intent.iob')
+  examples = []
+  for number, line in enumerate(_read_lines(path), 1):
+    where = f'{path}:{number}'
+    if line.count('\t') != 1:
+      raise UserError(f'{where}: {line.count(chr(9))} tabs; expected exactly one, '
+                      "between 'BOS w1 .. wn EOS' and 'O t1 .. tn INTENT'")
+    words, tags = (part.split() for part in line.split('\t'))
+    if len(words) < 3 or words[0] != 'BOS' or words[-1] != 'EOS':
+      raise UserError(f'{where}: words {" ".join(words[:3])!r}..; expected '
+                      "'BOS w1 .. wn EOS' with at least one word")
+    if len(tags) != len(words):
+      raise UserError(f'{where}: {len(tags)} tags for {len(words)} words (BOS and EOS '
+                      "included); expected 'O t1 .. tn INTENT', one entry per word")
+    if tags[0] != 'O':
+      raise UserError(f'{where}: the tag of BOS is {tags[0]!r}; expected \'O\'')
+    examples.append({'tokens': tuple(words[1:-1]), 'tags': tuple(tags[1:-1]),
+                     'intent': normalize_intent(tags[-1])})
+  return examples

@@ -1,0 +1,112 @@
+"""IMDB Large Movie Review Dataset v1.0 (Maas et al. 2011): raw-archive reader.
+
+``<root>/aclImdb_labeled.tar.gz`` holds
+``aclImdb/{train,test}/{pos,neg}/<id>_<rating>.txt`` (one raw UTF-8 review per file,
+with ``<br />`` line breaks); 12500 reviews per split and class. The archive is
+streamed (nothing is extracted to disk); a split's reviews are returned sorted by
+member name (so ``neg`` before ``pos``, ids in string order: 0, 1, 10, 100, ...).
+Labels: 0 'negative' (``neg``, ratings 1-4), 1 'positive' (``pos``, ratings 7-10).
+
+Text is kept in its original case (lower-casing is a config option of the pipeline);
+:func:`tokenize` splits it into tokens, and :func:`token_text` joins them with spaces,
+the form every dataset here uses.
+"""
+import os
+import re
+import tarfile
+import zlib
+from typing import List, Tuple
+
+from training.errors import UserError
+
+LABEL_NAMES = ('negative', 'positive')
+ARCHIVE = 'aclImdb_labeled.tar.gz'
+SPLITS = ('train', 'test')
+NUM_PER_SPLIT = 25000
+
+_MEMBER_RE = re.compile(r'aclImdb/(train|test)/(neg|pos)/(\d+)_(\d+)\.txt')
+_BREAK_RE = re.compile(r'<br\s*/?>', re.IGNORECASE)
+
+# Tokens, tried left to right at each position (whitespace separates, is dropped):
+#   (?:[^\W\d_]\.){2,}        letter-dot abbreviations: U.S.  e.g.
+#   \d+(?:[.,]\d+)+           numbers with separators: 7.5  1,000
+#   \w+(?:[-'’]\w+)*          words, with inner hyphens/apostrophes: don't  well-made
+#   [^\w\s]                   any other character alone: . , ! ? ( " ...
+_TOKEN_RE = re.compile(r"(?:[^\W\d_]\.){2,}|\d+(?:[.,]\d+)+|\w+(?:[-'’]\w+)*|[^\w\s]")
+
+
+def archive_path(root: str) -> str:
+  return os.path.join(root, ARCHIVE)
+
+
+def clean(text: str) -> str:
+  """Replaces each ``<br />`` tag (any case, ``<br>``, ``<br/>``) by a space."""
+  return _BREAK_RE.sub(' ', text)
+
+
+def tokenize(text: str) -> List[str]:
+  """Tokens of a review: ``_TOKEN_RE`` matches, case kept.
+
+  ``<br />`` tags are removed first, and U+0085 (a cp1252 ellipsis mis-decoded as
+  latin-1 in about 700 reviews) becomes U+2026 '…', a punctuation token.
+  """
+  return _TOKEN_RE.findall(clean(text).replace('\x85', '\u2026'))
+
+
+def token_text(text: str) -> str:
+  """``tokenize(text)`` joined by single spaces: the stored text of an example."""
+  return ' '.join(tokenize(text))
+
+
+def parse_member(name: str) -> Tuple[str, int, int, int]:
+  """``'aclImdb/train/pos/12_9.txt'`` -> ``('train', label 1, id 12, rating 9)``.
+
+  Raises ValueError for a name that is not a labelled review.
+  """
+  m = _MEMBER_RE.fullmatch(name)
+  if not m:
+    raise ValueError(f'{name!r} is not aclImdb/<split>/<neg|pos>/<id>_<rating>.txt')
+  return m[1], int(m[2] == 'pos'), int(m[3]), int(m[4])
+
+
+def read_split_with_ratings(root: str, split: str) -> List[Tuple[str, int, int]]:
+  """``(text, label, rating)`` of every review of ``split``, sorted by member name.
+
+  Text is decoded UTF-8 with ``<br />`` tags replaced by spaces (see :func:`clean`).
+  """
+  if split not in SPLITS:
+    raise UserError(f'IMDB split {split!r} is unknown; expected one of {SPLITS} '
+                    '(data/imdb.py)')
+  path = archive_path(root)
+  if not os.path.isfile(path):
+    raise UserError(f'{path}: file not found; expected the IMDB archive there '
+                    '(check the data root)')
+  found = []
+  try:
+    with tarfile.open(path, 'r:gz') as tar:
+      for member in tar:
+        m = _MEMBER_RE.fullmatch(member.name)
+        if not m or m[1] != split or not member.isfile():
+          continue
+        data = tar.extractfile(member).read()
+        try:
+          text = data.decode('utf-8')
+        except UnicodeDecodeError as e:
+          raise UserError(
+              f'{path}: member {member.name} is not valid UTF-8 ({e.reason} at byte '
+              f'{e.start}); expected UTF-8 text') from None
+        _, label, _, rating = parse_member(member.name)
+        found.append((member.name, clean(text), label, rating))
+  except (tarfile.TarError, EOFError, OSError, zlib.error) as e:
+    raise UserError(f'{path}: cannot be read as a .tar.gz archive ({e}); expected '
+                    'aclImdb_labeled.tar.gz as described in the data README') from None
+  if not found:
+    raise UserError(f'{path}: no aclImdb/{split}/{{neg,pos}}/<id>_<rating>.txt members; '
+                    'expected the labelled IMDB reviews')
+  found.sort(key=lambda r: r[0])
+  return [(text, label, rating) for _, text, label, rating in found]
+
+
+def read_split(root: str, split: str) -> List[Tuple[str, int]]:
+  """``(text, label)`` of every review of ``split`` (``'train'`` or ``'test'``)."""
+  return [(text, label) for text, label, _ in read_split_with_ratings(root, split)]

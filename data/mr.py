@@ -1,0 +1,70 @@
+"""MR, movie-review sentence polarity v1.0 (Pang & Lee 2005): raw-file reader.
+
+Files under ``root``: ``rt-polarity.neg`` and ``rt-polarity.pos``, 5331 snippets each,
+one lower-cased, tokenised snippet per line, Windows-1252 encoded (not UTF-8). There is
+no train/test split; papers use 10-fold cross-validation (:mod:`data.folds`).
+
+Examples are read in a fixed order: all of ``rt-polarity.neg`` (label 0, 'negative'),
+then all of ``rt-polarity.pos`` (label 1, 'positive'), each in file order; the index of
+an example in :func:`read_all` is its position in that order.
+"""
+import os
+from typing import List, Tuple
+
+from training.errors import UserError
+
+LABEL_NAMES = ('negative', 'positive')
+FILES = ('rt-polarity.neg', 'rt-polarity.pos')  # in label order
+NUM_PER_FILE = 5331
+
+
+def _byte_table() -> str:
+  """Byte value -> character: cp1252, or latin-1 where cp1252 leaves a byte undefined."""
+  chars = []
+  for b in range(256):
+    try:
+      chars.append(bytes([b]).decode('cp1252'))
+    except UnicodeDecodeError:
+      chars.append(chr(b))
+  return ''.join(chars)
+
+
+_CP1252 = {i: c for i, c in enumerate(_byte_table()) if chr(i) != c}
+
+
+def decode_cp1252(data: bytes) -> str:
+  """Decodes cp1252; the five bytes it leaves undefined decode as latin-1 (never fails).
+  """
+  return data.decode('latin-1').translate(_CP1252)
+
+
+def read_lines(path: str) -> List[str]:
+  """Lines of a cp1252 file, ASCII spaces and line ends stripped from both ends.
+
+  Lines are split on ``\\n`` bytes only (0x85 is an ellipsis in cp1252, not a line
+  break). Raises UserError for a missing file or an empty line.
+  """
+  if not os.path.isfile(path):
+    raise UserError(f'{path}: file not found; expected the raw dataset file there '
+                    '(check the data root)')
+  with open(path, 'rb') as f:
+    data = f.read()
+  raw = data.split(b'\n')
+  if raw and not raw[-1]:
+    raw.pop()  # the final line's newline
+  lines = []
+  for number, line in enumerate(raw, 1):
+    text = decode_cp1252(line).strip(' \r')
+    if not text:
+      raise UserError(f'{path}:{number}: empty line; expected one tokenised sentence '
+                      'per line')
+    lines.append(text)
+  return lines
+
+
+def read_all(root: str) -> List[Tuple[str, int]]:
+  """All 10662 ``(text, label)`` pairs: negatives then positives, in file order."""
+  examples = []
+  for label, name in enumerate(FILES):
+    examples += [(text, label) for text in read_lines(os.path.join(root, name))]
+  return examples

@@ -1,0 +1,31 @@
+"""Subj, subjectivity dataset v1.0 (Pang & Lee 2004): raw-file reader.
+
+Files under ``root``: ``plot.tok.gt9.5000`` (5000 objective sentences from IMDb plot
+summaries, ASCII) and ``quote.tok.gt9.5000`` (5000 subjective Rotten Tomatoes snippets,
+cp1252), one lower-cased, tokenised sentence per line. No split: papers use 10-fold
+cross-validation (:mod:`data.folds`).
+
+Labels: 0 'objective' (plot), 1 'subjective' (quote). Examples are read in a fixed
+order: all of ``plot.tok.gt9.5000`` then all of ``quote.tok.gt9.5000``, each in file
+order; the index of an example in :func:`read_all` is its position in that order.
+"""
+import os
+from typing import List, Tuple
+
+from data.mr import read_lines
+
+LABEL_NAMES = ('objective', 'subjective')
+FILES = ('plot.tok.gt9.5000', 'quote.tok.gt9.5000')  # in label order
+NUM_PER_FILE = 5000
+
+
+def read_all(root: str) -> List[Tuple[str, int]]:
+  """All 10000 ``(text, label)`` pairs: objective then subjective, in file order.
+
+  Text is decoded as cp1252 (latin-1 for bytes cp1252 leaves undefined), with ASCII
+  spaces and the newline stripped from both ends.
+  """
+  examples = []
+  for label, name in enumerate(FILES):
+    examples += [(text, label) for text in read_lines(os.path.join(root, name))]
+  return examples
