@@ -27,14 +27,14 @@ def build_model(model_config, *, vocab_size: int, num_classes: int) -> nn.Module
   name = fields.pop('name', None)
   if name not in REGISTRY:
     raise UserError(f'config.model.name={name!r} is not a registered model; '
-                     f'expected one of {sorted(REGISTRY)} (models/__init__.py)')
+                    f'expected one of {sorted(REGISTRY)} (models/__init__.py)')
   cls, fixed = REGISTRY[name]
   allowed = {f.name for f in dataclasses.fields(cls)} - {
       'vocab_size', 'num_classes', 'parent', 'name'} - set(fixed)
   unknown = sorted(set(fields) - allowed)
   if unknown:
     raise UserError(f'config.model has field(s) {unknown} that model {name!r} '
-                     f'({cls.__name__}) does not take; it takes {sorted(allowed)}')
+                    f'({cls.__name__}) does not take; it takes {sorted(allowed)}')
   if 'pooling' in fields and fields['pooling'] not in pooling.POOLINGS:
     raise UserError(f'config.model.pooling={fields["pooling"]!r}; expected one of '
                     f'{sorted(pooling.POOLINGS)}')

@@ -6,6 +6,7 @@ step runs over the batch slots, dev and test are evaluated (vmapped too), each s
 keeps its best-dev parameters inside jit, rows go to metrics.jsonl and TensorBoard, and
 the whole stacked state is checkpointed.
 """
+import functools
 import os
 import time
 from typing import Dict, Optional
@@ -23,7 +24,7 @@ from training import config_checks
 from training import objectives
 from training import optimizers
 from training import outputs
-from training import provenance
+from training import provenance as provenance_lib
 from training import state as state_lib
 from training import steps as steps_lib
 from training.errors import UserError
@@ -50,7 +51,6 @@ class Experiment:
   def __init__(self, config):
     config_checks.validate(config)
     self.config = config
-    self._provenance = None
     self.seeds = np.asarray(config.seeds, np.int32)
     self.data = data_lib.load_dataset(config.data)
     self.eval_splits = tuple(s for s in EVAL_SPLITS if s in self.data.splits)
@@ -138,22 +138,19 @@ class Experiment:
     return outputs.build_results(
         self.seeds, metrics, selection=self.config.train.selection,
         epochs_completed=epochs_completed, paper=self.config.paper.to_dict(),
-        provenance=self.provenance())
+        provenance=self.provenance)
 
+  @functools.cached_property
   def provenance(self) -> dict:
-    if self._provenance is None:
-      self._provenance = self._describe_provenance()
-    return self._provenance
-
-  def _describe_provenance(self) -> dict:
+    """What produced this run's numbers (computed once: it asks git)."""
     return {'config': config_checks.to_dict(self.config),
             'seeds': [int(s) for s in self.seeds],
             'data': {'name': self.data.name, 'checksums': self.data.checksums,
                      'vocab_size': len(self.data.vocab),
                      'sizes': {k: len(v) for k, v in self.data.splits.items()}},
-            'versions': provenance.library_versions(),
-            'git_commit': provenance.git_commit(),
-            'devices': provenance.devices(),
+            'versions': provenance_lib.library_versions(),
+            'git_commit': provenance_lib.git_commit(),
+            'devices': provenance_lib.devices(),
             'seed_parallel': self.mode}
 
 
@@ -255,7 +252,7 @@ def train(config, workdir: str, echo=print) -> dict:
       bar.write(_epoch_summary(epoch, num_epochs, rows))
       if epoch % config.train.checkpoint_every == 0 or epoch == num_epochs:
         ckpts.save(epoch, state, {'epoch': epoch, 'elapsed': wall,
-                                  **exp.provenance()})
+                                  **exp.provenance})
     bar.close()
     results = exp.results(state, num_epochs)
     results['wall_time'] = elapsed + time.perf_counter() - started
