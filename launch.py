@@ -22,6 +22,8 @@ _CONFIG = config_flags.DEFINE_config_file(
 _WORKDIR = flags.DEFINE_string('workdir', None, 'Directory of the run (train, eval).')
 _MODE = flags.DEFINE_enum('mode', 'train', MODES, 'What to do.')
 _JSON = flags.DEFINE_bool('json', False, 'describe: print JSON instead of a table.')
+_DATA_DIR = flags.DEFINE_string(
+    'data_dir', None, 'Raw datasets (layout: data/raw.py); overrides $SEEDSWEEP_DATA.')
 
 
 def main(argv):
@@ -35,6 +37,8 @@ def main(argv):
   from training.errors import UserError  # pylint: disable=g-import-not-at-top
 
   runtime.enable_compilation_cache()
+  if _DATA_DIR.value:
+    os.environ['SEEDSWEEP_DATA'] = _DATA_DIR.value
 
   try:
     try:

@@ -45,14 +45,14 @@ def measure(config, form: str, steps: int) -> float:
   for seeds in seed_groups:
     config.seeds = seeds
     exp = loop.Experiment(config)
-    runs.append((exp, exp.init_state(), exp.steps.epoch_orders(exp.seeds_device, 1)))
+    runs.append((exp, exp.init_state(), exp.steps.epoch_orders(exp.seeds_device, exp.views_device, 1)))
   schedule = runs[0][0].plan.schedule(1)
 
   def advance(n, start):
     for position in range(start, start + n):
       slot, length = schedule[position % len(schedule)]
       for i, (exp, state, orders) in enumerate(runs):
-        state, loss = exp.steps.train_step(state, exp.seeds_device, exp.arrays, orders,
+        state, loss = exp.steps.train_step(state, exp.seeds_device, exp.views_device, exp.arrays, orders,
                                            slot, 1, position, length=length)
         runs[i] = (exp, state, orders)
     jax.block_until_ready([r[1] for r in runs])

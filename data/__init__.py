@@ -1,33 +1,53 @@
 """Datasets, found by name: ``load_dataset(config.data)``.
 
-Data flows one way: raw files (or the demo generator) -> TFDS builder (array_record)
--> ``tfds.data_source`` -> vocabulary and int32 arrays (:class:`EncodedDataset`) ->
-device-resident pipeline (:mod:`data.pipeline`).
+Data flows one way: raw files (``$SEEDSWEEP_DATA`` or downloads, checked against the
+recorded sha256, data/raw.py) -> TFDS builder (array_record, built once) ->
+``tfds.data_source`` -> pooled examples -> views (splits, folds, held-out dev) with a
+vocabulary from each view's training rows -> flat int32 arrays (data/encoded.py) ->
+the device-resident pipeline (data/pipeline.py).
 
-To add a dataset: write a ``tfds.core.GeneratorBasedBuilder`` whose examples carry
-``text`` (space-separated tokens), ``label`` (ClassLabel) and ``index`` (position in the
-original file), then add a :class:`DatasetSpec` to ``REGISTRY``.
+Names (``config.data.name``): see :data:`REGISTRY` and ``python -m data --list``.
+To add a dataset: a reader and a :class:`data.tfds_base.RawTextBuilder` subclass in
+its own module, its raw files in ``data/raw.py``, and a :class:`DatasetSpec` here.
 """
 import contextlib
 import dataclasses
 import hashlib
+import json
 import os
 import sys
-from typing import Callable, Dict, Optional, Tuple, Type
+from typing import Callable, Dict, Mapping, Optional, Tuple, Type
 
 import numpy as np
 import tensorflow_datasets as tfds
 
+from data import atis
 from data import demo
 from data import demo_grammar
+from data import embeddings as embeddings_lib
+from data import encoded
+from data import imdb
+from data import mr
+from data import raw
+from data import sst
+from data import subj
+from data import trec
+from data import user_files
 from data import vocabulary as vocab_lib
+from data.encoded import EncodedDataset, View  # noqa: F401  (re-exported)
 from training.errors import UserError
+
+SPLIT_ORDER = ('train', 'dev', 'test')
 
 
 @dataclasses.dataclass(frozen=True)
 class DatasetSpec:
   builder: Type[tfds.core.GeneratorBasedBuilder]
-  splits: Tuple[str, ...]  # the TFDS splits, among 'train', 'dev', 'test'
+  config: Optional[str] = None             # the builder config
+  raw_files: Tuple[str, ...] = ()          # relative to the data root; () = generated
+  downloads: Mapping[str, raw.Download] = dataclasses.field(default_factory=dict)
+  label_names: Optional[Tuple[str, ...]] = None  # class order; None: sorted names
+  cross_validation: bool = False           # one pooled split, k-fold CV
   # split -> sha256 the decoded examples must have (see checksum()); None: unchecked.
   expected_checksums: Optional[Callable[[], Dict[str, str]]] = None
 
@@ -37,47 +57,44 @@ def _demo_checksums() -> Dict[str, str]:
           for split in demo_grammar.SPLIT_SIZES}
 
 
+def _sst(config, labels):
+  return DatasetSpec(sst.SeedsweepSst, config, sst.RAW_FILES, sst.DOWNLOADS, labels)
+
+
+def _atis(config):
+  return DatasetSpec(atis.SeedsweepAtis, config, atis.RAW_FILES[config], atis.DOWNLOADS)
+
+
 REGISTRY: Dict[str, DatasetSpec] = {
-    'demo': DatasetSpec(demo.SeedsweepDemo, ('train', 'dev', 'test'), _demo_checksums),
+    'demo': DatasetSpec(demo.SeedsweepDemo, label_names=demo_grammar.LABEL_NAMES,
+                        expected_checksums=_demo_checksums),
+    'sst/fine': _sst('fine', sst.LABEL_NAMES_FINE),
+    'sst/binary': _sst('binary', sst.LABEL_NAMES_BINARY),
+    'sst/fine_phrases': _sst('fine_phrases', sst.LABEL_NAMES_FINE),
+    'sst/binary_phrases': _sst('binary_phrases', sst.LABEL_NAMES_BINARY),
+    'trec/coarse': DatasetSpec(trec.SeedsweepTrec, 'coarse', trec.RAW_FILES,
+                               trec.DOWNLOADS, trec.LABELS_COARSE),
+    'trec/fine': DatasetSpec(trec.SeedsweepTrec, 'fine', trec.RAW_FILES, trec.DOWNLOADS),
+    'mr': DatasetSpec(mr.SeedsweepMr, None, mr.RAW_FILES, mr.DOWNLOADS, mr.LABEL_NAMES,
+                      cross_validation=True),
+    'subj': DatasetSpec(subj.SeedsweepSubj, None, subj.RAW_FILES, subj.DOWNLOADS,
+                        subj.LABEL_NAMES, cross_validation=True),
+    'imdb': DatasetSpec(imdb.SeedsweepImdb, None, imdb.RAW_FILES, imdb.DOWNLOADS,
+                        imdb.LABEL_NAMES),
+    'atis': _atis('slotgated'),
+    'atis/jointslu': _atis('jointslu'),
+    'files': DatasetSpec(user_files.SeedsweepFiles),
 }
 
 
-@dataclasses.dataclass(frozen=True)
-class Split:
-  """One encoded split: ``tokens`` int32 [n, max_len], ``lengths`` and ``labels`` [n]."""
-  tokens: np.ndarray
-  lengths: np.ndarray
-  labels: np.ndarray
-
-  def __len__(self):
-    return len(self.labels)
-
-
-@dataclasses.dataclass(frozen=True)
-class EncodedDataset:
-  name: str
-  splits: Dict[str, Split]
-  vocab: vocab_lib.Vocabulary
-  label_names: Tuple[str, ...]
-  checksums: Dict[str, str]  # split -> sha256 of its decoded (text, label) examples
-
-  @property
-  def num_classes(self) -> int:
-    return len(self.label_names)
+def cache_root() -> str:
+  return os.environ.get('SEEDSWEEP_CACHE') or os.path.expanduser('~/.cache/seedsweep')
 
 
 def tfds_dir(data_config) -> str:
   """Where built array_record files live: config, $SEEDSWEEP_TFDS_DIR, or a cache."""
   return (data_config.get('tfds_dir') or os.environ.get('SEEDSWEEP_TFDS_DIR')
-          or os.path.expanduser('~/.cache/seedsweep/tfds'))
-
-
-def _read_split(source) -> Tuple[list, np.ndarray]:
-  """All examples of a data source in original-file order: (texts, labels)."""
-  records = sorted((source[i] for i in range(len(source))), key=lambda r: r['index'])
-  texts = [r['text'].decode('utf-8') for r in records]
-  labels = np.array([r['label'] for r in records], np.int32)
-  return texts, labels
+          or os.path.join(cache_root(), 'tfds'))
 
 
 def checksum(texts, labels) -> str:
@@ -88,45 +105,218 @@ def checksum(texts, labels) -> str:
   return h.hexdigest()
 
 
-def _verify(spec: DatasetSpec, checksums: Dict[str, str], where: str) -> None:
-  """Raises when prepared data differs from what its builder should produce."""
-  if spec.expected_checksums is None:
-    return
-  expected = spec.expected_checksums()
-  bad = [s for s in spec.splits if checksums.get(s) != expected.get(s)]
-  if bad:
-    raise UserError(
-        f'the prepared data in {where} does not match the recorded checksums for '
-        f'split(s) {bad} (found {[checksums[s][:12] for s in bad]}, expected '
-        f'{[expected.get(s, "?")[:12] for s in bad]}). It was built by another version '
-        f'of the builder or was modified; delete {where} to rebuild it.')
+def spec_of(name: str) -> DatasetSpec:
+  if name not in REGISTRY:
+    raise UserError(f'config.data.name={name!r} is not a registered dataset; '
+                    f'expected one of {sorted(REGISTRY)} (data/__init__.py)')
+  return REGISTRY[name]
+
+
+def _download_root(spec: DatasetSpec) -> str:
+  """Without $SEEDSWEEP_DATA: fetch the raw files once into the cache; their root."""
+  target = os.path.join(cache_root(), 'raw')
+  missing = [r for r in spec.raw_files if not os.path.isfile(os.path.join(target, r))]
+  if missing:
+    manager = tfds.download.DownloadManager(
+        download_dir=os.path.join(cache_root(), 'downloads'))
+    try:
+      raw.fetch(manager, target, missing, spec.downloads)
+    except Exception as e:  # network errors come in many types
+      raise UserError(
+          f'could not download {missing[0]} from {spec.downloads[missing[0]].url} '
+          f'({type(e).__name__}: {e}). Offline? Point ${raw.ENV} (or --data_dir) at a '
+          'folder with the raw files (layout: data/raw.py).') from e
+  return target
+
+
+def _user_files(data_config) -> Dict[str, str]:
+  files = data_config.get('files')
+  paths = {s: os.path.abspath(os.path.expanduser(files.get(s)))
+           for s in SPLIT_ORDER if files is not None and files.get(s)}
+  if 'train' not in paths:
+    raise UserError("config.data.name='files' needs config.data.files.train (a TSV or "
+                    'JSONL file; optional .dev and .test), see README "Your own data"')
+  return paths
+
+
+def prepare(name: str, data_config) -> Tuple[tfds.core.DatasetBuilder, Dict[str, str]]:
+  """The prepared builder of dataset ``name`` and the sha256 of its raw files."""
+  spec = spec_of(name)
+  verify = bool(data_config.get('verify_checksums', True))
+  config, root = spec.config, None
+  if name == 'files':
+    paths = _user_files(data_config)
+    for split, path in paths.items():
+      user_files.file_format(path)
+      if not os.path.isfile(path):
+        raise UserError(f'{path}: file not found (config.data.files.{split})')
+    digests = {path: raw.sha256_file(path) for path in paths.values()}
+    key = raw.digest_of(digests)
+    config = user_files.FilesConfig(name=f'files_{key}', paths=paths)
+  elif spec.raw_files:
+    root = raw.root() or _download_root(spec)
+    digests = raw.check_files(root, spec.raw_files, spec.downloads, verify)
+    key = raw.digest_of(digests)
+  else:
+    digests, key = {}, 'generated'
+  builder = spec.builder(config=config, data_dir=os.path.join(tfds_dir(data_config), key),
+                         file_format='array_record')
+  if not builder.is_prepared():
+    tfds.disable_progress_bar()
+    # TFDS prints its progress on stdout; keep stdout for results (--json output).
+    with contextlib.redirect_stdout(sys.stderr):
+      builder.download_and_prepare(download_config=tfds.download.DownloadConfig(
+          manual_dir=root, try_download_gcs=False))
+  return builder, digests
+
+
+def _read_source(source, has_tags: bool):
+  """(texts, label names, tag strings) of a data source in original-file order."""
+  n = len(source)
+  records = []
+  for start in range(0, n, 20000):  # batched reads: ~10x faster than source[i]
+    records += source.__getitems__(list(range(start, min(n, start + 20000))))
+  records.sort(key=lambda r: r['index'])
+  texts = [r['text'].decode('utf-8') for r in records]
+  labels = [r['label'].decode('utf-8') for r in records]
+  tags = [r['tags'].decode('utf-8') for r in records] if has_tags else None
+  return texts, labels, tags
+
+
+POOL_CACHE = 'seedsweep_examples.json'
+
+
+def read_examples(builder) -> Dict[str, tuple]:
+  """``{split: (texts, labels, tags or None)}`` of a prepared builder, in file order.
+
+  Read through ``tfds.data_source`` once; TFDS decodes ~10k records/s, so the decoded
+  examples are kept beside the array_record files (``seedsweep_examples.json``,
+  written atomically) and later loads read that instead.
+  """
+  path = os.path.join(os.fspath(builder.data_dir), POOL_CACHE)
+  if os.path.isfile(path):
+    try:
+      with open(path, encoding='utf-8') as f:
+        return {s: tuple(v) for s, v in json.load(f).items()}
+    except (OSError, ValueError):
+      pass  # damaged: read the array_record files again
+  has_tags = 'tags' in builder.info.features
+  sources = builder.as_data_source()
+  out = {s: _read_source(sources[s], has_tags) for s in SPLIT_ORDER if s in sources}
+  tmp = f'{path}.{os.getpid()}.tmp'
+  with open(tmp, 'w', encoding='utf-8') as f:
+    json.dump(out, f, ensure_ascii=False)
+  os.replace(tmp, path)
+  return out
 
 
 def load_dataset(data_config) -> EncodedDataset:
-  """Builds (once) and encodes the dataset named by ``data_config.name``."""
+  """Prepares (once) and encodes the dataset named by ``data_config.name``."""
   name = data_config.name
-  if name not in REGISTRY:
-    raise UserError(f'config.data.name={name!r} is not a registered dataset; '
-                     f'expected one of {sorted(REGISTRY)} (data/__init__.py)')
-  spec = REGISTRY[name]
-  builder = spec.builder(data_dir=tfds_dir(data_config), file_format='array_record')
-  if not builder.is_prepared():
-    tfds.disable_progress_bar()
-    # TFDS prints its progress on stdout; keep stdout for results (describe --json).
-    with contextlib.redirect_stdout(sys.stderr):
-      builder.download_and_prepare(
-          download_config=tfds.download.DownloadConfig(try_download_gcs=False))
-  sources = builder.as_data_source()
-  raw = {split: _read_split(sources[split]) for split in spec.splits}
+  spec = spec_of(name)
+  builder, raw_checksums = prepare(name, data_config)
+  has_tags = 'tags' in builder.info.features
+  read = read_examples(builder)
+  splits = list(read)
+
+  label_names = spec.label_names or tuple(sorted({
+      label for s in splits for label in read[s][1]}))
+  label_index = {n: i for i, n in enumerate(label_names)}
+  positions, start, texts, labels, tag_strings = {}, 0, [], [], []
+  checksums = {}
+  for s in splits:
+    t, ls, tg = read[s]
+    unknown = sorted(set(ls) - set(label_index))
+    if unknown:
+      raise UserError(f'dataset {name!r} split {s}: labels {unknown[:5]} are not among '
+                      f'the classes {label_names}')
+    ids = [label_index[label] for label in ls]
+    checksums[s] = checksum(t, ids)
+    positions[s] = (start, len(t))
+    start += len(t)
+    texts += t
+    labels += ids
+    if tg is not None:
+      tag_strings += tg
+  if spec.expected_checksums is not None:
+    expected = spec.expected_checksums()
+    bad = [s for s in splits if checksums[s] != expected.get(s)]
+    if bad:
+      raise UserError(
+          f'the prepared data in {builder.data_dir} does not match the recorded '
+          f'checksums for split(s) {bad}; it was built by another version of the '
+          f'builder or was modified: delete {builder.data_dir} to rebuild it.')
+  labels = np.asarray(labels, np.int32)
+
+  data_config = _with_protocol(data_config, spec)
   lowercase = data_config.get('lowercase', True)
-  tokens = {split: [vocab_lib.tokenize(t, lowercase) for t in texts]
-            for split, (texts, _) in raw.items()}
-  vocab = vocab_lib.Vocabulary.build(tokens['train'], data_config.get('min_count', 1))
-  splits = {}
-  for split, (_, labels) in raw.items():
-    ids, lengths = vocab.encode(tokens[split], data_config.get('oov', 'unk'))
-    splits[split] = Split(ids, lengths, labels)
-  label_names = tuple(builder.info.features['label'].names)
-  checksums = {split: checksum(*raw[split]) for split in spec.splits}
-  _verify(spec, checksums, builder.data_dir)
-  return EncodedDataset(name, splits, vocab, label_names, checksums)
+  oov = data_config.get('oov', 'unk')
+  if oov not in vocab_lib.OOV_POLICIES:
+    raise UserError(f'config.data.oov={oov!r}; expected one of {vocab_lib.OOV_POLICIES}')
+  token_lists = [vocab_lib.tokenize(t, lowercase) for t in texts]
+  raw_lengths = np.array([len(t) for t in token_lists], np.int32)
+  parts, protocol = encoded.partitions(positions, labels, data_config)
+
+  words = sorted({w for tokens in token_lists for w in tokens})
+  looked_up = embeddings_lib.lookup(data_config, words, os.path.join(cache_root(),
+                                                                     'vectors'))
+  keep, extra_for = None, lambda rows: ()
+  if looked_up is not None:
+    vcfg = embeddings_lib.vectors_config(data_config)
+    with_vector = {w for w, f in zip(words, looked_up[1]) if f}
+    if vcfg.get('only_found', False):
+      keep = with_vector
+    if vcfg.get('add_eval_words', False):
+      def extra_for(rows):
+        eval_rows = np.concatenate([rows[s] for s in rows if s != 'train'])
+        return sorted({w for i in eval_rows for w in token_lists[i]} & with_vector)
+  views = tuple(encoded.encode_view(view_name, rows, token_lists,
+                                    data_config.get('min_count', 1), oov,
+                                    extra_for(rows), keep)
+                for view_name, rows in parts)
+  tables = None
+  if looked_up is not None:
+    tables = embeddings_lib.tables([v.vocab for v in views],
+                                   {w: i for i, w in enumerate(words)}, *looked_up,
+                                   data_config)
+
+  tag_names, tags = (), None
+  if has_tags and any(tag_strings):
+    if oov == 'delete':
+      raise UserError(f"config.data.oov='delete' cannot be used with the tagged "
+                      f'dataset {name!r}: deleting tokens would misalign their tags')
+    tag_lists = [t.split(' ') if t else [] for t in tag_strings]
+    tag_names = tuple(sorted({t for tl in tag_lists for t in tl}))
+    tag_index = {t: i for i, t in enumerate(tag_names)}
+    tags = np.asarray([tag_index[t] for tl in tag_lists for t in tl], np.int32)
+  return EncodedDataset(name=name, label_names=tuple(label_names), labels=labels,
+                        views=views, sources=positions, checksums=checksums,
+                        raw_checksums=raw_checksums, protocol=protocol,
+                        raw_lengths=raw_lengths, tag_names=tag_names, tags=tags,
+                        embedding_tables=tables)
+
+
+def _with_protocol(data_config, spec: DatasetSpec):
+  """``data_config`` as a dict with the spec's ``cross_validation`` flag."""
+  d = data_config.to_dict() if hasattr(data_config, 'to_dict') else dict(data_config)
+  d['cross_validation'] = spec.cross_validation
+  if d.get('folds') and not spec.cross_validation:
+    raise UserError(f'config.data.folds={tuple(d["folds"])!r}, but dataset '
+                    f'{d["name"]!r} is not cross-validated (only mr and subj are); '
+                    'set it to ()')
+  return _Config(d)
+
+
+class _Config(dict):
+  """A dict with ``.attr`` access, for the few places that read configs that way."""
+
+  def __getattr__(self, key):
+    try:
+      value = self[key]
+    except KeyError:
+      raise AttributeError(key) from None
+    return _Config(value) if isinstance(value, dict) else value
+
+  def get(self, key, default=None):
+    value = super().get(key, default)
+    return _Config(value) if isinstance(value, dict) else value

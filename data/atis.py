@@ -18,6 +18,10 @@ Tokens and tags are split on whitespace.
 import os
 from typing import Dict, Iterable, List, Tuple
 
+import tensorflow_datasets as tfds
+
+from data import raw as raw_lib
+from data import tfds_base
 from training.errors import UserError
 
 SLOTGATED_SPLITS = {'train': 'train', 'dev': 'valid', 'test': 'test'}
@@ -116,3 +120,48 @@ def read_jointslu(root: str, which: str) -> List[Example]:
     examples.append({'tokens': tuple(words[1:-1]), 'tags': tuple(tags[1:-1]),
                      'intent': normalize_intent(tags[-1])})
   return examples
+
+
+# --- TFDS builder -------------------------------------------------------------------
+
+_SLOTGATED_URL = ('https://raw.githubusercontent.com/MiuLab/SlotGated-SLU/master/data/'
+                  'atis/')
+_JOINTSLU_URL = 'https://raw.githubusercontent.com/yvchen/JointSLU/master/data/'
+RAW_FILES = {
+    'slotgated': tuple(f'atis/slotgated/{folder}/{name}'
+                       for folder in SLOTGATED_SPLITS.values()
+                       for name in ('seq.in', 'seq.out', 'label')),
+    'jointslu': tuple(f'atis/jointslu/{which}.w-intent.iob'
+                      for which in ('atis.train', 'atis.test')),
+}
+DOWNLOADS = {
+    **{rel: raw_lib.Download(_SLOTGATED_URL + rel[len('atis/slotgated/'):])
+       for rel in RAW_FILES['slotgated']},
+    **{rel: raw_lib.Download(_JOINTSLU_URL + rel[len('atis/jointslu/'):])
+       for rel in RAW_FILES['jointslu']},
+}
+
+
+class SeedsweepAtis(tfds_base.RawTextBuilder):
+  """ATIS utterances with an intent label and one BIO slot tag per token.
+
+  Configs: ``slotgated`` (Goo et al. 2018 split: train 4478 / dev 500 / test 893) and
+  ``jointslu`` (Hakkani-Tür et al. 2016 files ``atis.train`` 4978 / ``atis.test`` 893,
+  no dev). Multi-intent labels are one class each, joined with ``+``.
+  """
+  name = 'seedsweep_atis'
+  HOMEPAGE = 'https://github.com/MiuLab/SlotGated-SLU'
+  HAS_TAGS = True
+  BUILDER_CONFIGS = [tfds.core.BuilderConfig(name=n, description=n)
+                     for n in ('slotgated', 'jointslu')]
+
+  def read(self, root):
+    root = os.path.join(root, 'atis')
+    if self.builder_config.name == 'slotgated':
+      splits = {s: read_slotgated(root, s) for s in SLOTGATED_SPLITS}
+    else:
+      splits = {'train': read_jointslu(root, 'atis.train'),
+                'test': read_jointslu(root, 'atis.test')}
+    return {split: [tfds_base.Example(' '.join(e['tokens']), e['intent'],
+                                      ' '.join(e['tags'])) for e in rows]
+            for split, rows in splits.items()}

@@ -17,6 +17,10 @@ import tarfile
 import zlib
 from typing import List, Tuple
 
+import tensorflow_datasets as tfds
+
+from data import raw as raw_lib
+from data import tfds_base
 from training.errors import UserError
 
 LABEL_NAMES = ('negative', 'positive')
@@ -110,3 +114,23 @@ def read_split_with_ratings(root: str, split: str) -> List[Tuple[str, int, int]]
 def read_split(root: str, split: str) -> List[Tuple[str, int]]:
   """``(text, label)`` of every review of ``split`` (``'train'`` or ``'test'``)."""
   return [(text, label) for text, label, _ in read_split_with_ratings(root, split)]
+
+
+# --- TFDS builder -------------------------------------------------------------------
+
+RAW_FILES = (f'imdb/{ARCHIVE}',)
+# The original archive also holds train/unsup and *.feat files, which are skipped.
+DOWNLOADS = {RAW_FILES[0]: raw_lib.Download(
+    'https://ai.stanford.edu/~amaas/data/sentiment/aclImdb_v1.tar.gz')}
+
+
+class SeedsweepImdb(tfds_base.RawTextBuilder):
+  """IMDB Large Movie Review Dataset v1.0, labelled part: 25000 train / 25000 test
+  reviews, ``<br />`` removed, tokenised by :func:`tokenize` (case kept)."""
+  name = 'seedsweep_imdb'
+  HOMEPAGE = 'https://ai.stanford.edu/~amaas/data/sentiment/'
+
+  def read(self, root):
+    return {split: [tfds_base.Example(token_text(text), LABEL_NAMES[label])
+                    for text, label in read_split(os.path.join(root, 'imdb'), split)]
+            for split in SPLITS}

@@ -11,6 +11,10 @@ an example in :func:`read_all` is its position in that order.
 import os
 from typing import List, Tuple
 
+import tensorflow_datasets as tfds
+
+from data import raw as raw_lib
+from data import tfds_base
 from training.errors import UserError
 
 LABEL_NAMES = ('negative', 'positive')
@@ -68,3 +72,22 @@ def read_all(root: str) -> List[Tuple[str, int]]:
   for label, name in enumerate(FILES):
     examples += [(text, label) for text in read_lines(os.path.join(root, name))]
   return examples
+
+
+# --- TFDS builder -------------------------------------------------------------------
+
+RAW_FILES = tuple(f'mr/{name}' for name in FILES)
+_TAR = 'https://www.cs.cornell.edu/people/pabo/movie-review-data/rt-polaritydata.tar.gz'
+DOWNLOADS = {rel: raw_lib.Download(_TAR, 'rt-polaritydata/' + rel[len('mr/'):])
+             for rel in RAW_FILES}
+
+
+class SeedsweepMr(tfds_base.RawTextBuilder):
+  """MR sentence polarity v1.0: 10662 snippets in one split ``train`` (negatives then
+  positives, file order); experiments cross-validate over it (data/folds.py)."""
+  name = 'seedsweep_mr'
+  HOMEPAGE = 'https://www.cs.cornell.edu/people/pabo/movie-review-data/'
+
+  def read(self, root):
+    return {'train': [tfds_base.Example(text, LABEL_NAMES[label])
+                      for text, label in read_all(os.path.join(root, 'mr'))]}

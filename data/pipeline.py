@@ -11,9 +11,13 @@ batch from them inside jit, by indices that every seed draws for itself:
 * The order in which the buckets' batch slots are visited in an epoch is shared by all
   seeds (a function of the epoch alone) so that one step has one padded length for every
   seed. Which examples form each batch, and their order, is per seed.
+* Cross-validation folds are *views* of the same arrays (data/encoded.py): a member of
+  the stacked axis is a (fold, seed) pair, and it draws its batches from its fold's
+  training rows. Bucket widths are the largest over all folds of the dataset, so a
+  member's batches do not depend on which other folds run beside it.
 """
 import dataclasses
-from typing import Dict, List, Tuple
+from typing import Dict, List, Sequence, Tuple
 
 import jax
 import jax.numpy as jnp
@@ -40,28 +44,39 @@ def bucket_of(lengths: np.ndarray, boundaries: Tuple[int, ...]) -> np.ndarray:
   return np.searchsorted(np.asarray(boundaries), lengths, side='left')
 
 
+def _pad_stack(rows_per_view: Sequence[np.ndarray], width: int) -> np.ndarray:
+  out = np.full((len(rows_per_view), width), -1, np.int32)
+  for v, rows in enumerate(rows_per_view):
+    out[v, :len(rows)] = rows
+  return out
+
+
 @dataclasses.dataclass(frozen=True)
 class TrainPlan:
-  """Static structure of an epoch: buckets, their members, and batch slots.
+  """Static structure of an epoch: buckets, their members per view, and batch slots.
 
-  ``slot_bucket[s]`` is the bucket of batch slot ``s``; the slots of bucket ``b`` are
-  contiguous. ``orders`` returns ``[seeds, slots, batch]`` example indices (-1 = none).
+  ``members[b]`` is int32 ``[views, n_b]``: the training rows of each view that fall
+  in bucket ``b``, padded with -1 to the largest view (views are cross-validation
+  folds; a dataset with its own splits has one view and no padding). The slots of
+  bucket ``b`` are contiguous; ``slot_bucket[s]`` is the bucket of slot ``s``.
+  ``seed_order`` returns ``[slots, batch]`` rows (-1 = none).
   """
   boundaries: Tuple[int, ...]
-  members: Tuple[np.ndarray, ...]  # per bucket, example indices (sorted)
+  members: Tuple[np.ndarray, ...]
   batch_size: int
   slot_bucket: np.ndarray  # [slots]
 
   @classmethod
-  def build(cls, lengths: np.ndarray, boundaries: Tuple[int, ...], batch_size: int,
-            offset: int = 0):
-    """``offset`` is added to every index (the split's first row on the device)."""
-    which = bucket_of(lengths, boundaries)
+  def build(cls, rows: Sequence[np.ndarray], lengths: Sequence[np.ndarray],
+            boundaries: Tuple[int, ...], batch_size: int):
+    """``rows[v]``: the training rows of view ``v``; ``lengths[v]``: their lengths."""
+    which = [bucket_of(l, boundaries) for l in lengths]
     members, slots = [], []
     for b in range(len(boundaries)):
-      idx = (np.flatnonzero(which == b) + offset).astype(np.int32)
-      members.append(idx)
-      slots += [b] * (-(-len(idx) // batch_size))
+      per_view = [np.asarray(r)[w == b] for r, w in zip(rows, which)]
+      width = max(len(p) for p in per_view)
+      members.append(_pad_stack(per_view, width))
+      slots += [b] * (-(-width // batch_size))
     return cls(tuple(boundaries), tuple(members), batch_size,
                np.asarray(slots, np.int32))
 
@@ -69,81 +84,102 @@ class TrainPlan:
   def steps_per_epoch(self) -> int:
     return len(self.slot_bucket)
 
+  @property
+  def padded(self) -> bool:
+    """Whether some view has fewer rows than a bucket's slots hold (-1 entries)."""
+    return any((m < 0).any() for m in self.members)
+
   def schedule(self, epoch: int) -> List[Tuple[int, int]]:
-    """``[(slot, padded_length)]`` in visiting order; shared by all seeds."""
+    """``[(slot, padded_length)]`` in visiting order; shared by all seeds and views."""
     rng = np.random.default_rng([SCHEDULE_SALT, epoch])
     order = rng.permutation(self.steps_per_epoch)
     return [(int(s), self.boundaries[self.slot_bucket[s]]) for s in order]
 
-  def seed_order(self, data_key) -> jax.Array:
-    """One seed's batches for one epoch: ``[slots, batch]`` int32, -1 = padding."""
-    rows = []
-    for b, idx in enumerate(self.members):
-      if len(idx) == 0:
+  def seed_order(self, data_key, view=0) -> jax.Array:
+    """One seed's batches of ``view`` for one epoch: ``[slots, batch]`` int32.
+
+    A view with fewer rows in a bucket than the bucket's width gets its -1 entries
+    at the end of the bucket's last slots (a slot may hold no example at all).
+    """
+    out = []
+    for b, members in enumerate(self.members):
+      n = members.shape[1]
+      if n == 0:
         continue
-      perm = jnp.asarray(idx)[jax.random.permutation(jax.random.fold_in(data_key, b),
-                                                     len(idx))]
-      n_slots = -(-len(idx) // self.batch_size)
-      pad = n_slots * self.batch_size - len(idx)
-      perm = jnp.concatenate([perm, jnp.full((pad,), -1, jnp.int32)])
-      rows.append(perm.reshape(n_slots, self.batch_size))
-    return jnp.concatenate(rows, axis=0)
+      idx = jnp.asarray(members)[view]
+      row = idx[jax.random.permutation(jax.random.fold_in(data_key, b), n)]
+      if (members < 0).any():
+        row = row[jnp.argsort(row < 0, stable=True)]
+      n_slots = -(-n // self.batch_size)
+      row = jnp.concatenate([row, jnp.full((n_slots * self.batch_size - n,), -1,
+                                           jnp.int32)])
+      out.append(row.reshape(n_slots, self.batch_size))
+    return jnp.concatenate(out, axis=0)
 
 
 @dataclasses.dataclass(frozen=True)
 class EvalPlan:
   """A split cut into length-sorted chunks of ``batch_size``, grouped by padded length.
 
-  ``chunks[length]`` is ``[n_chunks, batch_size]`` int32 indices (-1 = padding row).
-  The same chunks serve every seed.
+  ``chunks[length]`` is ``[views, n_chunks, batch_size]`` int32 rows (-1 = padding),
+  a view with fewer chunks of a length padded with chunks of -1.
   """
   chunks: Dict[int, np.ndarray]
 
   @classmethod
-  def build(cls, lengths: np.ndarray, boundaries: Tuple[int, ...], batch_size: int,
-            offset: int = 0):
-    """``offset`` is added to every index (the split's first row on the device)."""
-    order = np.argsort(lengths, kind='stable').astype(np.int32)
-    groups: Dict[int, list] = {}
-    for start in range(0, len(order), batch_size):
-      chunk = order[start:start + batch_size]
-      length = boundaries[bucket_of(lengths[chunk].max(keepdims=True), boundaries)[0]]
-      row = np.full((batch_size,), -1, np.int32)
-      row[:len(chunk)] = chunk + offset
-      groups.setdefault(length, []).append(row)
-    return cls({k: np.stack(v) for k, v in sorted(groups.items())})
+  def build(cls, rows: Sequence[np.ndarray], lengths: Sequence[np.ndarray],
+            boundaries: Tuple[int, ...], batch_size: int):
+    """``rows[v]``: the split's rows in view ``v``; ``lengths[v]``: their lengths."""
+    per_view: List[Dict[int, list]] = []
+    for view_rows, view_lengths in zip(rows, lengths):
+      order = np.argsort(view_lengths, kind='stable')
+      groups: Dict[int, list] = {}
+      for start in range(0, len(order), batch_size):
+        chunk = order[start:start + batch_size]
+        length = boundaries[bucket_of(view_lengths[chunk].max(keepdims=True),
+                                      boundaries)[0]]
+        row = np.full((batch_size,), -1, np.int32)
+        row[:len(chunk)] = np.asarray(view_rows)[chunk]
+        groups.setdefault(length, []).append(row)
+      per_view.append(groups)
+    chunks = {}
+    for length in sorted({k for g in per_view for k in g}):
+      n = max(len(g.get(length, ())) for g in per_view)
+      stacked = np.full((len(per_view), n, batch_size), -1, np.int32)
+      for v, g in enumerate(per_view):
+        if g.get(length):
+          stacked[v, :len(g[length])] = np.stack(g[length])
+      chunks[length] = stacked
+    return cls(chunks)
 
 
-def concatenate_splits(splits, width: int):
-  """All splits as one set of arrays (in the order given, train first), and offsets.
-
-  Returns ``({'tokens': int32 [n_total, width], 'lengths', 'labels': [n_total]},
-  {split: index of its first row})``. One array for every split means dev and test
-  batches of one padded length share a compiled eval step.
-  """
-  names = list(splits)
-  sizes = [len(splits[n]) for n in names]
-  offsets = dict(zip(names, np.cumsum([0] + sizes[:-1]).tolist()))
-  parts = [splits[n] for n in names]
-  arrays = {
-      'tokens': np.concatenate([
-          np.pad(p.tokens, ((0, 0), (0, width - p.tokens.shape[1]))) for p in parts]),
-      'lengths': np.concatenate([p.lengths for p in parts]),
-      'labels': np.concatenate([p.labels for p in parts]),
-  }
-  return arrays, offsets
+def device_arrays(views, labels: np.ndarray) -> Dict[str, np.ndarray]:
+  """The arrays every step gathers from: ``tokens`` int32 ``[views, total]`` (flat,
+  zero-padded to the longest view), ``starts`` and ``lengths`` ``[views, rows]``,
+  ``labels`` ``[rows]``."""
+  total = max(max(len(v.tokens) for v in views), 1)
+  tokens = np.zeros((len(views), total), np.int32)
+  for i, v in enumerate(views):
+    tokens[i, :len(v.tokens)] = v.tokens
+  return {'tokens': tokens,
+          'starts': np.stack([v.starts for v in views]).astype(np.int32),
+          'lengths': np.stack([v.lengths for v in views]).astype(np.int32),
+          'labels': np.asarray(labels, np.int32)}
 
 
-def gather_batch(split: Dict[str, jax.Array], idx: jax.Array, length: int):
-  """Batch of ``idx`` (any shape ``[..., batch]``) cut to ``length`` columns.
+def gather_batch(arrays: Dict[str, jax.Array], view, idx: jax.Array, length: int):
+  """The batch of rows ``idx`` (``[..., batch]``) of ``view`` (broadcastable to
+  ``idx.shape[:-1]``): ``tokens`` ``[..., batch, length]`` right-padded with 0.
 
   Rows with ``idx == -1`` get weight 0 and length 0.
   """
   valid = idx >= 0
   safe = jnp.where(valid, idx, 0)
-  return {
-      'tokens': split['tokens'][:, :length][safe],
-      'lengths': jnp.where(valid, split['lengths'][safe], 0),
-      'labels': split['labels'][safe],
-      'weights': valid.astype(jnp.float32),
-  }
+  v = jnp.broadcast_to(jnp.asarray(view)[..., None], idx.shape)
+  n = jnp.minimum(jnp.where(valid, arrays['lengths'][v, safe], 0), length)
+  pos = jnp.arange(length)
+  flat = arrays['starts'][v, safe][..., None] + pos
+  flat = jnp.minimum(flat, arrays['tokens'].shape[-1] - 1)
+  tokens = jnp.where(pos < n[..., None], arrays['tokens'][v[..., None], flat], 0)
+  return {'tokens': tokens, 'lengths': n, 'labels': arrays['labels'][safe],
+          'weights': valid.astype(jnp.float32)}

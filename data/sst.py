@@ -15,6 +15,10 @@ import os
 import re
 from typing import Iterator, List, NamedTuple, Optional, Sequence, Tuple
 
+import tensorflow_datasets as tfds
+
+from data import raw as raw_lib
+from data import tfds_base
 from training.errors import UserError
 
 SPLITS = ('train', 'dev', 'test')
@@ -270,3 +274,37 @@ def _examples(trees, fine, phrases, unescape):
         seen.add(example)
         examples.append(example)
   return examples
+
+
+# --- TFDS builder -------------------------------------------------------------------
+
+RAW_FILES = tuple(f'sst/trees/{s}.txt' for s in SPLITS)
+_ZIP = 'https://nlp.stanford.edu/sentiment/trainDevTestTrees_PTB.zip'
+
+
+class SeedsweepSst(tfds_base.RawTextBuilder):
+  """Stanford Sentiment Treebank from the PTB trees: fine (SST-1) or binary (SST-2).
+
+  Configs ``fine``, ``binary``: one example per sentence. ``fine_phrases``,
+  ``binary_phrases``: training on every distinct labelled phrase of the training trees
+  (sentences included); dev and test stay sentence-level.
+  """
+  name = 'seedsweep_sst'
+  HOMEPAGE = 'https://nlp.stanford.edu/sentiment/'
+  BUILDER_CONFIGS = [
+      tfds.core.BuilderConfig(name=n, description=n)
+      for n in ('fine', 'binary', 'fine_phrases', 'binary_phrases')]
+
+  def read(self, root):
+    fine = self.builder_config.name.startswith('fine')
+    phrases = self.builder_config.name.endswith('_phrases')
+    names = LABEL_NAMES_FINE if fine else LABEL_NAMES_BINARY
+    out = {}
+    for split in SPLITS:
+      trees = read_trees(os.path.join(root, 'sst'), split)
+      rows = examples_from_trees(trees, fine=fine, phrases=phrases and split == 'train')
+      out[split] = [tfds_base.Example(text, names[label]) for text, label in rows]
+    return out
+
+
+DOWNLOADS = {rel: raw_lib.Download(_ZIP, rel[len('sst/'):]) for rel in RAW_FILES}

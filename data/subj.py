@@ -12,6 +12,10 @@ order; the index of an example in :func:`read_all` is its position in that order
 import os
 from typing import List, Tuple
 
+import tensorflow_datasets as tfds
+
+from data import raw as raw_lib
+from data import tfds_base
 from data.mr import read_lines
 
 LABEL_NAMES = ('objective', 'subjective')
@@ -29,3 +33,21 @@ def read_all(root: str) -> List[Tuple[str, int]]:
   for label, name in enumerate(FILES):
     examples += [(text, label) for text in read_lines(os.path.join(root, name))]
   return examples
+
+
+# --- TFDS builder -------------------------------------------------------------------
+
+RAW_FILES = tuple(f'subj/{name}' for name in FILES)
+_TAR = 'https://www.cs.cornell.edu/people/pabo/movie-review-data/rotten_imdb.tar.gz'
+DOWNLOADS = {rel: raw_lib.Download(_TAR, rel[len('subj/'):]) for rel in RAW_FILES}
+
+
+class SeedsweepSubj(tfds_base.RawTextBuilder):
+  """Subjectivity v1.0: 10000 sentences in one split ``train`` (objective then
+  subjective, file order); experiments cross-validate over it (data/folds.py)."""
+  name = 'seedsweep_subj'
+  HOMEPAGE = 'https://www.cs.cornell.edu/people/pabo/movie-review-data/'
+
+  def read(self, root):
+    return {'train': [tfds_base.Example(text, LABEL_NAMES[label])
+                      for text, label in read_all(os.path.join(root, 'subj'))]}

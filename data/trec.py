@@ -12,6 +12,10 @@ import os
 import re
 from typing import List, Tuple
 
+import tensorflow_datasets as tfds
+
+from data import raw as raw_lib
+from data import tfds_base
 from training.errors import UserError
 
 FILES = {'train': 'train_5500.label', 'test': 'TREC_10.label'}
@@ -85,3 +89,25 @@ def read_split(root: str, split: str, *, fine: bool) -> List[Tuple[str, str]]:
 def fine_labels(root: str) -> Tuple[str, ...]:
   """The sorted ``'COARSE:fine'`` labels of the training file (50 in the release)."""
   return tuple(sorted({label for _, label in read_split(root, 'train', fine=True)}))
+
+
+# --- TFDS builder -------------------------------------------------------------------
+
+RAW_FILES = tuple(f'trec/{name}' for name in FILES.values())
+_URL = 'https://cogcomp.seas.upenn.edu/Data/QA/QC/'
+DOWNLOADS = {rel: raw_lib.Download(_URL + rel[len('trec/'):]) for rel in RAW_FILES}
+
+
+class SeedsweepTrec(tfds_base.RawTextBuilder):
+  """TREC question classification: configs ``coarse`` (6 classes) and ``fine`` (50,
+  ``COARSE:fine``); train 5452, test 500 questions, original case."""
+  name = 'seedsweep_trec'
+  HOMEPAGE = 'https://cogcomp.seas.upenn.edu/Data/QA/QC/'
+  BUILDER_CONFIGS = [tfds.core.BuilderConfig(name=n, description=n)
+                     for n in ('coarse', 'fine')]
+
+  def read(self, root):
+    fine = self.builder_config.name == 'fine'
+    return {split: [tfds_base.Example(q, label) for q, label in
+                    read_split(os.path.join(root, 'trec'), split, fine=fine)]
+            for split in SPLITS}

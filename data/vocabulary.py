@@ -31,10 +31,23 @@ class Vocabulary:
   words: Tuple[str, ...]  # index -> word; words[0] == PAD, words[1] == UNK
 
   @classmethod
-  def build(cls, token_lists: Iterable[Sequence[str]], min_count: int = 1):
+  def build(cls, token_lists: Iterable[Sequence[str]], min_count: int = 1,
+            extra: Iterable[str] = (), keep=None):
+    """Training words seen ``min_count`` times, by decreasing count, then ``extra``.
+
+    ``extra`` words (e.g. dev/test words that have a pretrained vector) follow the
+    training words in the given order; ``keep``, if given, is the set of words allowed
+    in the vocabulary at all.
+    """
     counts = collections.Counter(t for tokens in token_lists for t in tokens)
-    kept = sorted((w for w, c in counts.items() if c >= min_count),
+    kept = sorted((w for w, c in counts.items()
+                   if c >= min_count and (keep is None or w in keep)),
                   key=lambda w: (-counts[w], w))
+    seen = set(kept)
+    for w in extra:
+      if w not in seen and (keep is None or w in keep):
+        seen.add(w)
+        kept.append(w)
     return cls((PAD, UNK, *kept))
 
   def __len__(self):
@@ -63,3 +76,25 @@ class Vocabulary:
     for i, r in enumerate(rows):
       out[i, :len(r)] = r
     return out, lengths
+
+  def encode_flat(self, token_lists: Sequence[Sequence[str]], oov: str = 'unk'):
+    """Token lists -> (ids int32 [total], lengths int32 [n]): all rows concatenated."""
+    if oov not in OOV_POLICIES:
+      raise ValueError(f'config.data.oov={oov!r}; expected one of {OOV_POLICIES}')
+    lookup = _Index(self.index).__getitem__
+    lengths = np.empty(len(token_lists), np.int32)
+    flat = []
+    for i, tokens in enumerate(token_lists):
+      ids = list(map(lookup, tokens))
+      if oov == 'delete':
+        ids = [j for j in ids if j != UNK_ID]
+      lengths[i] = len(ids)
+      flat += ids
+    return np.asarray(flat, np.int32), lengths
+
+
+class _Index(dict):
+  """word -> id, ``UNK_ID`` for any other word."""
+
+  def __missing__(self, key):
+    return UNK_ID

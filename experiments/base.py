@@ -20,6 +20,24 @@ def get_base_config() -> ml_collections.ConfigDict:
   config.data.num_buckets = 4     # length buckets (= train-step compilations)
   config.data.bucket_multiple = 8  # padded lengths are multiples of this
   config.data.tfds_dir = ''       # '' = $SEEDSWEEP_TFDS_DIR or ~/.cache/seedsweep/tfds
+  config.data.verify_checksums = True  # raw files must match data/raw.py RECORDED
+  config.data.folds = ()          # mr, subj: the CV folds to run (() = all, stacked)
+  config.data.num_folds = 10
+  config.data.dev_holdout = 0.0   # carve dev from train: fraction (<1) or count; 0 = off
+  # Pretrained word vectors (data/embeddings.py); path '' = random embeddings.
+  config.data.vectors = ml_collections.ConfigDict()
+  config.data.vectors.path = ''
+  config.data.vectors.format = ''       # '' = detect: glove | word2vec_text | word2vec_binary
+  config.data.vectors.lowercase = False  # match the file's words lower-cased
+  config.data.vectors.static = False    # True: the embedding table is not trained
+  config.data.vectors.oov_init = 'random'  # words without a vector: 'random' | 'zero'
+  config.data.vectors.only_found = False   # vocabulary = words with a vector only
+  config.data.vectors.add_eval_words = False  # dev/test words with a vector join it
+  # Your own data (config.data.name = 'files'): TSV or JSONL paths.
+  config.data.files = ml_collections.ConfigDict()
+  config.data.files.train = ''
+  config.data.files.dev = ''
+  config.data.files.test = ''
 
   config.model = ml_collections.ConfigDict()
   config.model.name = 'bilstm'    # a key of models.REGISTRY; other fields go to it

@@ -23,7 +23,8 @@ def test_bucket_boundaries_cover_every_length_in_multiples():
 def _plan(batch=16):
   lengths = _lengths()
   return lengths, pipeline.TrainPlan.build(
-      lengths, pipeline.bucket_boundaries(lengths, 3, 8, 40), batch)
+      [np.arange(len(lengths))], [lengths], pipeline.bucket_boundaries(lengths, 3, 8, 40),
+      batch)
 
 
 def test_each_seed_sees_every_example_once_per_epoch_in_its_own_order():
@@ -61,7 +62,7 @@ def test_schedule_visits_every_slot_once_and_depends_on_epoch_only():
 def test_eval_plan_covers_each_example_once_with_enough_columns():
   lengths = _lengths(seed=1)
   bounds = pipeline.bucket_boundaries(lengths, 3, 8, 40)
-  plan = pipeline.EvalPlan.build(lengths, bounds, 50)
+  plan = pipeline.EvalPlan.build([np.arange(len(lengths))], [lengths], bounds, 50)
   seen = []
   for length, chunks in plan.chunks.items():
     real = chunks[chunks >= 0]
@@ -70,13 +71,47 @@ def test_eval_plan_covers_each_example_once_with_enough_columns():
   assert sorted(seen) == list(range(len(lengths)))
 
 
-def test_gather_batch_marks_padding_rows():
-  split = {'tokens': jnp.arange(20).reshape(4, 5), 'lengths': jnp.array([5, 3, 4, 2]),
-           'labels': jnp.array([0, 1, 1, 0])}
-  batch = pipeline.gather_batch(split, jnp.array([2, -1, 0]), 3)
-  np.testing.assert_array_equal(batch['tokens'], [[10, 11, 12], [0, 1, 2], [0, 1, 2]])
+def _arrays():
+  """Two views of 4 rows, tokens stored flat: view 1 dropped the token 2 and 11."""
+  view0 = [[1, 2, 3, 4, 5], [6, 7, 8], [9, 10, 11, 12], [13, 14]]
+  view1 = [[1, 3, 4, 5], [6, 7, 8], [9, 10, 12], [13, 14]]
+
+  class View:
+    def __init__(self, rows):
+      self.tokens = np.array([t for r in rows for t in r], np.int32)
+      self.lengths = np.array([len(r) for r in rows], np.int32)
+      self.starts = np.concatenate([[0], np.cumsum(self.lengths)[:-1]]).astype(np.int32)
+
+  return pipeline.device_arrays([View(view0), View(view1)], np.array([0, 1, 1, 0]))
+
+
+def test_gather_batch_marks_padding_rows_and_reads_each_members_view():
+  arrays = _arrays()
+  batch = pipeline.gather_batch(arrays, 0, jnp.array([2, -1, 0]), 5)
+  np.testing.assert_array_equal(batch['tokens'], [[9, 10, 11, 12, 0], [0] * 5,
+                                                  [1, 2, 3, 4, 5]])
   np.testing.assert_array_equal(batch['weights'], [1, 0, 1])
   np.testing.assert_array_equal(batch['lengths'], [4, 0, 5])
+  np.testing.assert_array_equal(batch['labels'], [1, 0, 0])
+  # Two members, one per view, the same rows: each reads its own view's tokens.
+  both = pipeline.gather_batch(arrays, jnp.array([0, 1]), jnp.array([[2, 0], [2, 0]]),
+                               5)
+  np.testing.assert_array_equal(both['tokens'][1], [[9, 10, 12, 0, 0],
+                                                    [1, 3, 4, 5, 0]])
+  np.testing.assert_array_equal(both['lengths'], [[4, 5], [3, 4]])
+
+
+def test_views_with_different_training_rows_share_slots_and_pad_at_the_end():
+  lengths = np.array([3, 5, 3, 5, 3, 3], np.int32)
+  rows = [np.array([0, 1, 2, 3, 4]), np.array([1, 2, 3])]  # two folds' training rows
+  plan = pipeline.TrainPlan.build(rows, [lengths[r] for r in rows], (4, 8), 2)
+  assert plan.padded and plan.steps_per_epoch == 2 + 1  # widths 3 and 2, batch 2
+  for view, view_rows in enumerate(rows):
+    order = np.asarray(plan.seed_order(rngs.data_key(1, 1), view))
+    assert sorted(order[order >= 0].tolist()) == sorted(view_rows.tolist())
+    # A bucket's -1 entries come after its real rows.
+    bucket0 = order[plan.slot_bucket == 0].ravel()
+    assert (np.diff((bucket0 < 0).astype(int)) >= 0).all()
 
 
 def test_vocabulary_comes_from_training_tokens_only_and_encodes_oov():
@@ -93,16 +128,3 @@ def test_vocabulary_comes_from_training_tokens_only_and_encodes_oov():
 def test_tokenize_splits_on_ascii_space_only():
   assert vocabulary.tokenize('8\u00a01\\/2 Film', lowercase=True) == ['8\u00a01\\/2',
                                                                       'film']
-
-
-def test_concatenated_splits_keep_each_split_at_its_offset():
-  import data as data_lib  # pylint: disable=g-import-not-at-top
-  a = data_lib.Split(np.array([[5, 6, 0]], np.int32), np.array([2], np.int32),
-                     np.array([1], np.int32))
-  b = data_lib.Split(np.array([[7], [8]], np.int32), np.array([1, 1], np.int32),
-                     np.array([0, 1], np.int32))
-  arrays, offsets = pipeline.concatenate_splits({'train': a, 'test': b}, width=8)
-  assert offsets == {'train': 0, 'test': 1}
-  assert arrays['tokens'].shape == (3, 8)
-  np.testing.assert_array_equal(arrays['tokens'][1:, :2], [[7, 0], [8, 0]])
-  np.testing.assert_array_equal(arrays['labels'], [1, 0, 1])

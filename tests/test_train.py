@@ -12,10 +12,11 @@ def _run_steps(config, n_steps):
   """State after the first ``n_steps`` batches of epoch 1."""
   exp = loop.Experiment(config)
   state = exp.init_state()
-  orders = exp.steps.epoch_orders(exp.seeds_device, 1)
+  orders = exp.steps.epoch_orders(exp.seeds_device, exp.views_device, 1)
   for position, (slot, length) in enumerate(exp.plan.schedule(1)[:n_steps]):
-    state, _ = exp.steps.train_step(state, exp.seeds_device, exp.arrays,
-                                    orders, slot, 1, position, length=length)
+    state, _ = exp.steps.train_step(state, exp.seeds_device, exp.views_device,
+                                    exp.arrays, orders, slot, 1, position,
+                                    length=length)
   return exp, state
 
 

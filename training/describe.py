@@ -31,14 +31,14 @@ def parameter_rows(params) -> List[Dict[str, object]]:
 def describe(config) -> dict:
   config_checks.validate(config)
   dataset = data_lib.load_dataset(config.data)
-  model = models.build_model(config.model, vocab_size=len(dataset.vocab),
+  model = models.build_model(config.model, vocab_size=dataset.vocab_size,
                              num_classes=dataset.num_classes)
   params = jax.eval_shape(lambda: state_lib.init_params(model, 0))
   rows = parameter_rows(params)
   total = sum(r['params'] for r in rows)
   embeddings = sum(r['params'] for r in rows if r['embedding'])
   return {'config': config_checks.to_dict(config), 'model': type(model).__name__,
-          'vocab_size': len(dataset.vocab), 'num_classes': dataset.num_classes,
+          'vocab_size': dataset.vocab_size, 'num_classes': dataset.num_classes,
           'modules': rows, 'params_total': total, 'params_embeddings': embeddings,
           'params_without_embeddings': total - embeddings}
 

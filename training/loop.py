@@ -17,6 +17,7 @@ import numpy as np
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
 import data as data_lib
+from data import embeddings as embeddings_lib
 import models
 from data import pipeline
 from training import checkpoints as ckpt_lib
@@ -46,28 +47,44 @@ def seed_mesh(n_seeds: int) -> Optional[Mesh]:
 
 
 class Experiment:
-  """Everything static about a run: data on device, model, optimiser, compiled steps."""
+  """Everything static about a run: data on device, model, optimiser, compiled steps.
+
+  The stacked axis holds *members*: one per seed, or, for a cross-validated dataset,
+  one per (fold, seed) pair, fold-major (``member_folds``, ``member_seeds``).
+  """
 
   def __init__(self, config):
     config_checks.validate(config)
     self.config = config
     self.seeds = np.asarray(config.seeds, np.int32)
     self.data = data_lib.load_dataset(config.data)
-    self.eval_splits = tuple(s for s in EVAL_SPLITS if s in self.data.splits)
-    if config.train.selection == 'best_dev' and 'dev' not in self.data.splits:
+    self.folds = self._selected_folds()
+    self.member_seeds = np.tile(self.seeds, max(len(self.folds), 1))
+    self.member_views = np.repeat(np.asarray(self.folds or [0], np.int32),
+                                  len(self.seeds))
+    self.eval_splits = tuple(s for s in EVAL_SPLITS if s in self.data.split_names())
+    if config.train.selection == 'best_dev' and 'dev' not in self.eval_splits:
       raise UserError(f'config.train.selection=best_dev but dataset '
-                      f'{self.data.name!r} has no dev split; use "last" or a '
-                      f'held-out dev split')
-    self.model = models.build_model(config.model, vocab_size=len(self.data.vocab),
+                      f'{self.data.name!r} has no dev split; set '
+                      f'config.data.dev_holdout (e.g. 0.1) or selection="last"')
+    self.model = models.build_model(config.model, vocab_size=self.data.vocab_size,
                                     num_classes=self.data.num_classes)
+    abstract = jax.eval_shape(lambda: state_lib.init_params(self.model, 0))
     self.tx = optimizers.make_optimizer(config.optimizer)
+    vectors = config.data.get('vectors')
+    if self.data.embedding_tables is not None:
+      embeddings_lib.check_dim(config.model, self.data.embedding_tables[0])
+      if vectors.get('static', False):
+        self.tx = optimizers.freeze(self.tx, optimizers.embedding_mask(abstract))
 
-    train = self.data.splits['train']
-    max_len = max(int(s.lengths.max(initial=1)) for s in self.data.splits.values())
+    views = self.data.views
+    train_lengths = self.data.raw_lengths[views[0].rows['train']]
     self.boundaries = pipeline.bucket_boundaries(
-        train.lengths, config.data.num_buckets, config.data.bucket_multiple, max_len)
+        train_lengths, config.data.num_buckets, config.data.bucket_multiple,
+        int(self.data.raw_lengths.max(initial=1)))
 
-    self.mesh = seed_mesh(len(self.seeds))
+    n_members = len(self.member_seeds)
+    self.mesh = seed_mesh(n_members)
     n_devices = 1 if self.mesh is None else self.mesh.size
     self.mode = resolve_seed_parallel(config.train.seed_parallel, n_devices)
     if self.mesh is not None:
@@ -76,50 +93,75 @@ class Experiment:
       replicated = NamedSharding(self.mesh, PartitionSpec())
     else:
       self.seed_sharding = replicated = None
-    arrays, self.offsets = pipeline.concatenate_splits(self.data.splits,
-                                                       self.boundaries[-1])
-    self.arrays = jax.device_put(arrays, replicated)
-    self.seeds_device = jax.device_put(self.seeds, self.seed_sharding)
-    self.plan = pipeline.TrainPlan.build(train.lengths, self.boundaries,
-                                         config.train.batch_size,
-                                         offset=self.offsets['train'])
+    self.arrays = jax.device_put(pipeline.device_arrays(views, self.data.labels),
+                                 replicated)
+    self.seeds_device = jax.device_put(self.member_seeds, self.seed_sharding)
+    self.views_device = jax.device_put(self.member_views, self.seed_sharding)
+    self.plan = pipeline.TrainPlan.build(
+        [v.rows['train'] for v in views], [v.split_lengths('train') for v in views],
+        self.boundaries, config.train.batch_size)
     self.eval_plans = {
-        s: pipeline.EvalPlan.build(self.data.splits[s].lengths, self.boundaries,
-                                   config.train.eval_batch_size, offset=self.offsets[s])
+        s: pipeline.EvalPlan.build([v.rows[s] for v in views],
+                                   [v.split_lengths(s) for v in views],
+                                   self.boundaries, config.train.eval_batch_size)
         for s in self.eval_splits}
 
-    abstract = jax.eval_shape(lambda: state_lib.init_params(self.model, 0))
     l2_mask = optimizers.l2_mask(abstract, config.l2.params)
     self.steps = steps_lib.Steps(self.model, self.tx, l2_mask, config.l2.coef,
                                  self.mode, self.plan)
 
+  def _selected_folds(self):
+    """Folds this run trains (all of them by default); [] without CV."""
+    if not self.data.cross_validated:
+      return []
+    k = len(self.data.views)
+    folds = tuple(self.config.data.get('folds') or range(k))
+    bad = [f for f in folds if isinstance(f, bool) or not isinstance(f, int)
+           or not 0 <= f < k]
+    if bad or len(set(folds)) != len(folds):
+      raise UserError(f'config.data.folds={folds!r}; expected distinct fold numbers in '
+                      f'0..{k - 1} ({k}-fold cross-validation), or () for all')
+    return list(folds)
+
+  @property
+  def member_labels(self):
+    """A name per member: ``seed_<k>``, or ``fold<f>_seed_<k>``."""
+    if not self.folds:
+      return [f'seed_{int(s)}' for s in self.member_seeds]
+    return [f'fold{int(f)}_seed_{int(s)}'
+            for f, s in zip(self.member_views, self.member_seeds)]
+
   def init_state(self) -> state_lib.TrainState:
-    state = state_lib.create_train_state(self.model, self.tx, self.seeds)
+    tables = self.data.embedding_tables
+    state = state_lib.create_train_state(self.model, self.tx, self.member_seeds,
+                                         self.member_views, tables)
     return jax.device_put(state, self.seed_sharding) if self.mesh else state
 
   def train_epoch(self, state, epoch: int, on_step=None):
-    """One epoch for every seed: ``(state, mean train loss [seeds])``."""
-    orders = self.steps.epoch_orders(self.seeds_device, epoch)
-    total = jnp.zeros((len(self.seeds),), jnp.float32)
+    """One epoch for every member: ``(state, mean train loss [members])``."""
+    orders = self.steps.epoch_orders(self.seeds_device, self.views_device, epoch)
+    total = jnp.zeros((len(self.member_seeds),), jnp.float32)
     for position, (slot, length) in enumerate(self.plan.schedule(epoch)):
-      state, loss = self.steps.train_step(state, self.seeds_device, self.arrays,
-                                          orders, slot, epoch, position, length=length)
+      state, loss = self.steps.train_step(state, self.seeds_device, self.views_device,
+                                          self.arrays, orders, slot, epoch, position,
+                                          length=length)
       total = total + loss
       if on_step is not None:
         on_step()
     return state, np.asarray(total, np.float64) / self.plan.steps_per_epoch
 
   def evaluate_split(self, params, split: str) -> Dict[str, np.ndarray]:
-    """``{'accuracy', 'loss'}``, each ``[seeds]``, of stacked ``params`` on ``split``."""
+    """``{'accuracy', 'loss'}``, each ``[members]``, of stacked ``params``."""
     total = None
     for length, chunks in self.eval_plans[split].chunks.items():
-      for chunk in chunks:
-        sums = self.steps.eval_batch(params, self.arrays, chunk, length=length)
+      for c in range(chunks.shape[1]):
+        sums = self.steps.eval_batch(params, self.arrays, chunks[:, c],
+                                     self.views_device, length=length)
         total = sums if total is None else jax.tree.map(jnp.add, total, sums)
     return objectives.finalize(total)
 
   def evaluate_all(self, params) -> Dict[str, np.ndarray]:
-    """``{'dev_accuracy', 'dev_loss', 'test_accuracy', ...}`` each ``[seeds]``."""
+    """``{'dev_accuracy', 'dev_loss', 'test_accuracy', ...}`` each ``[members]``."""
     out = {}
     for split in self.eval_splits:
       for name, value in self.evaluate_split(params, split).items():
@@ -136,18 +178,21 @@ class Experiment:
     if self.config.train.selection == 'best_dev':
       metrics['best_epoch'] = np.asarray(state.best_epoch)
     return outputs.build_results(
-        self.seeds, metrics, selection=self.config.train.selection,
-        epochs_completed=epochs_completed, paper=self.config.paper.to_dict(),
-        provenance=self.provenance)
+        self.member_seeds, metrics, folds=self.member_views if self.folds else None,
+        selection=self.config.train.selection, epochs_completed=epochs_completed,
+        paper=self.config.paper.to_dict(), provenance=self.provenance)
 
   @functools.cached_property
   def provenance(self) -> dict:
     """What produced this run's numbers (computed once: it asks git)."""
     return {'config': config_checks.to_dict(self.config),
             'seeds': [int(s) for s in self.seeds],
+            'folds': [int(f) for f in self.folds],
             'data': {'name': self.data.name, 'checksums': self.data.checksums,
-                     'vocab_size': len(self.data.vocab),
-                     'sizes': {k: len(v) for k, v in self.data.splits.items()}},
+                     'raw_files': self.data.raw_checksums,
+                     'protocol': self.data.protocol,
+                     'vocab_size': self.data.vocab_size,
+                     'sizes': self.data.sizes()},
             'versions': provenance_lib.library_versions(),
             'git_commit': provenance_lib.git_commit(),
             'devices': provenance_lib.devices(),
@@ -173,10 +218,13 @@ def check_workdir(config, workdir: str) -> bool:
   return True
 
 
-def _epoch_rows(seeds, epoch, train_loss, evals, wall_time):
+def _epoch_rows(exp, epoch, train_loss, evals, wall_time):
   rows = []
-  for i, seed in enumerate(seeds):
-    row = {'epoch': epoch, 'seed': int(seed), 'train_loss': float(train_loss[i])}
+  for i, seed in enumerate(exp.member_seeds):
+    row = {'epoch': epoch, 'seed': int(seed)}
+    if exp.folds:
+      row['fold'] = int(exp.member_views[i])
+    row['train_loss'] = float(train_loss[i])
     row.update({k: float(v[i]) for k, v in evals.items()})
     row['wall_time'] = round(wall_time, 3)
     rows.append(row)
@@ -229,13 +277,13 @@ def train(config, workdir: str, echo=print) -> dict:
       echo(f'{workdir}: resuming after epoch {latest}/{num_epochs}.')
     log = outputs.MetricsLog(workdir)
     log.keep_epochs_up_to(latest)
-    tensorboard = outputs.TensorBoard(workdir, exp.seeds)
+    tensorboard = outputs.TensorBoard(workdir, exp.member_labels)
 
     steps = exp.plan.steps_per_epoch
     bar = tqdm(total=num_epochs * steps, initial=latest * steps, unit='step',
                disable=not config.train.progress, dynamic_ncols=True)
     started = time.perf_counter()
-    examples_per_epoch = len(exp.data.splits['train']) * len(exp.seeds)
+    examples_per_epoch = exp.data.sizes()['train'] * len(exp.member_seeds)
     for epoch in range(latest + 1, num_epochs + 1):
       epoch_start = time.perf_counter()
       state, train_loss = exp.train_epoch(state, epoch, on_step=lambda: bar.update(1))
@@ -244,7 +292,7 @@ def train(config, workdir: str, echo=print) -> dict:
         state = exp.steps.select_best(
             state, jnp.asarray(evals['dev_accuracy'], jnp.float32), epoch)
       wall = elapsed + time.perf_counter() - started
-      rows = _epoch_rows(exp.seeds, epoch, train_loss, evals, wall)
+      rows = _epoch_rows(exp, epoch, train_loss, evals, wall)
       log.append(rows)
       tensorboard.write(rows)
       rate = examples_per_epoch / (time.perf_counter() - epoch_start)

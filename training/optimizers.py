@@ -62,3 +62,17 @@ def l2_penalty(params, mask, coef: float):
     return jnp.zeros((), jnp.float32)
   terms = jax.tree.map(lambda p, m: jnp.sum(p * p) if m else 0.0, params, mask)
   return coef * sum(jax.tree.leaves(terms))
+
+
+def embedding_mask(params) -> dict:
+  """Boolean pytree like ``params``: True for the word-embedding table(s)."""
+  flat = traverse_util.flatten_dict(params, sep='/')
+  return traverse_util.unflatten_dict(
+      {k: 'embedding' in k.split('/')[:-1] for k in flat}, sep='/')
+
+
+def freeze(tx: optax.GradientTransformation, frozen_mask) -> optax.GradientTransformation:
+  """``tx`` for the parameters where ``frozen_mask`` is False; the others never move
+  (static pretrained embeddings: their updates are zero and they keep no state)."""
+  labels = jax.tree.map(lambda m: 'frozen' if m else 'train', frozen_mask)
+  return optax.multi_transform({'train': tx, 'frozen': optax.set_to_zero()}, labels)

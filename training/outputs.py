@@ -66,16 +66,41 @@ def summarize(values: Sequence[float]) -> Dict[str, float]:
           'min': float(v.min()), 'max': float(v.max())}
 
 
-def build_results(seeds, metrics: Dict[str, Sequence[float]], **extra) -> dict:
+def build_results(seeds, metrics: Dict[str, Sequence[float]], folds=None,
+                  **extra) -> dict:
+  """Per-member metrics and their summary over seeds.
+
+  With ``folds`` (cross-validation: member ``i`` is fold ``folds[i]`` of seed
+  ``seeds[i]``), each seed's value of a metric is its mean over the folds (the CV
+  score), and ``summary`` is over those per-seed CV means; ``by_fold`` summarises each
+  fold over the seeds.
+  """
   metrics = {k: [float(x) for x in v] for k, v in metrics.items()}
-  return {'seeds': [int(s) for s in seeds], 'metrics': metrics,
-          'summary': {k: summarize(v) for k, v in metrics.items()}, **extra}
+  out = {'seeds': [int(s) for s in seeds]}
+  if folds is None:
+    out.update(metrics=metrics,
+               summary={k: summarize(v) for k, v in metrics.items()})
+    return {**out, **extra}
+  folds = [int(f) for f in folds]
+  order = list(dict.fromkeys(out['seeds']))
+  cv = {k: [float(np.mean([x for x, s in zip(v, out['seeds']) if s == seed]))
+            for seed in order] for k, v in metrics.items()}
+  out.update(folds=folds, metrics=metrics, cv_seeds=order, cv_metrics=cv,
+             summary={k: summarize(v) for k, v in cv.items()},
+             by_fold={k: {str(f): summarize([x for x, g in zip(v, folds) if g == f])
+                          for f in dict.fromkeys(folds)} for k, v in metrics.items()})
+  return {**out, **extra}
 
 
 def format_table(results: dict) -> str:
   """Mean ± std table of a results dict, one line per metric."""
-  n = len(results['seeds'])
-  lines = [f'{"metric":<16} {"mean ± std":>18} {"min":>8} {"max":>8}   ({n} seeds)']
+  if 'folds' in results:
+    n = len(results['cv_seeds'])
+    what = (f'{n} seeds, each the mean over {len(set(results["folds"]))} '
+            'cross-validation folds')
+  else:
+    what = f'{len(results["seeds"])} seeds'
+  lines = [f'{"metric":<16} {"mean ± std":>18} {"min":>8} {"max":>8}   ({what})']
   for name, s in results['summary'].items():
     lines.append(f'{name:<16} {s["mean"]:>9.2f} ± {s["std"]:<6.2f} '
                  f'{s["min"]:>8.2f} {s["max"]:>8.2f}')
@@ -87,23 +112,22 @@ def format_table(results: dict) -> str:
 
 
 class TensorBoard:
-  """One event-file folder per seed: ``workdir/tensorboard/seed_<k>``."""
+  """One event-file folder per member: ``workdir/tensorboard/<label>`` (``seed_<k>``,
+  or ``fold<f>_seed_<k>``); rows are matched to writers in order."""
 
-  def __init__(self, workdir: str, seeds):
+  def __init__(self, workdir: str, labels: Sequence[str]):
     from tensorboardX import SummaryWriter  # pylint: disable=g-import-not-at-top
-    self.writers = {int(s): SummaryWriter(os.path.join(workdir, 'tensorboard',
-                                                       f'seed_{int(s)}'))
-                    for s in seeds}
+    self.writers = [SummaryWriter(os.path.join(workdir, 'tensorboard', label))
+                    for label in labels]
 
   def write(self, rows: Sequence[dict]) -> None:
-    for row in rows:
-      w = self.writers[row['seed']]
+    for w, row in zip(self.writers, rows):
       for k, v in row.items():
-        if k not in ('epoch', 'seed'):
+        if k not in ('epoch', 'seed', 'fold'):
           w.add_scalar(k, v, row['epoch'])
-    for w in self.writers.values():
+    for w in self.writers:
       w.flush()
 
   def close(self):
-    for w in self.writers.values():
+    for w in self.writers:
       w.close()

@@ -30,7 +30,15 @@ def init_params(model, seed):
                     train=False)['params']
 
 
-def create_train_state(model, tx, seeds) -> TrainState:
+def with_pretrained(params, table, use):
+  """``params`` with the embedding rows where ``use`` [vocab] taken from ``table``
+  [vocab, d] (pretrained vectors, data/embeddings.py); other rows keep their init."""
+  emb = params['embedding']['embedding']
+  new = jnp.where(use[:, None], table.astype(emb.dtype), emb)
+  return {**params, 'embedding': {**params['embedding'], 'embedding': new}}
+
+
+def create_train_state(model, tx, seeds, views=None, tables=None) -> TrainState:
   """Initial state of every seed, stacked on a leading ``[seeds]`` axis.
 
   One jitted program initialises the seeds one after another (``lax.map``), each
@@ -38,14 +46,20 @@ def create_train_state(model, tx, seeds) -> TrainState:
   ``jax.jit(jax.vmap(init))`` can stall XLA:CPU for minutes (a Bi-LSTM of hidden 150
   did not finish in 5 minutes with jax 0.10.2; flax's OptimizedLSTMCell hits the same).
   Initialisation runs once per run, so the sequential form costs nothing that
-  matters. tests/test_state.py keeps this path honest.
-  """
-  def one(seed):
-    params = init_params(model, seed)
-    return params, tx.init(params)
+  matters. tests/test_models.py keeps this path honest.
 
-  def create(seeds):
-    params, opt_state = jax.lax.map(one, seeds)
+  ``tables``, if given, is ``(table [views, vocab, d], use [views, vocab])`` of
+  pretrained vectors; member ``i`` takes the rows of view ``views[i]``.
+  """
+  def create(seeds, views, tables):
+    def one(args):
+      seed, view = args
+      params = init_params(model, seed)
+      if tables is not None:
+        params = with_pretrained(params, tables[0][view], tables[1][view])
+      return params, tx.init(params)
+
+    params, opt_state = jax.lax.map(one, (seeds, views))
     n = seeds.shape[0]
     return TrainState(
         step=jnp.zeros((n,), jnp.int32), params=params, opt_state=opt_state,
@@ -53,4 +67,6 @@ def create_train_state(model, tx, seeds) -> TrainState:
         best_score=jnp.full((n,), -jnp.inf, jnp.float32),
         best_epoch=jnp.zeros((n,), jnp.int32))
 
-  return jax.jit(create)(jnp.asarray(seeds, jnp.int32))
+  seeds = jnp.asarray(seeds, jnp.int32)
+  views = jnp.zeros_like(seeds) if views is None else jnp.asarray(views, jnp.int32)
+  return jax.jit(create)(seeds, views, tables)

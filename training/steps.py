@@ -71,35 +71,47 @@ class Steps:
       return data_loss + optimizers.l2_penalty(p, self.l2_mask, self.l2_coef), data_loss
 
     grads, data_loss = jax.grad(loss_fn, has_aux=True)(params)
-    updates, opt_state = self.tx.update(grads, opt_state, params)
-    return optax.apply_updates(params, updates), opt_state, data_loss
+    updates, new_opt_state = self.tx.update(grads, opt_state, params)
+    new_params = optax.apply_updates(params, updates)
+    if self.plan.padded:  # a fold may have no example in a slot: no step for it
+      has = batch['weights'].sum() > 0
+      keep = lambda new, old: jax.tree.map(lambda a, b: jnp.where(has, a, b), new, old)
+      new_params, new_opt_state = keep(new_params, params), keep(new_opt_state,
+                                                                   opt_state)
+    return new_params, new_opt_state, data_loss
 
-  def _train_step(self, state: TrainState, seeds, split: Dict[str, jax.Array], orders,
-                  slot, epoch, position, *, length: int):
-    """Advances every seed by one batch.
+  def _train_step(self, state: TrainState, seeds, views, arrays: Dict[str, jax.Array],
+                  orders, slot, epoch, position, *, length: int):
+    """Advances every member (a seed, or a (fold, seed) pair) by one batch.
 
-    ``orders`` ``[seeds, slots, batch]`` come from :meth:`epoch_orders`; ``slot`` is the
-    batch slot visited at ``position`` of ``epoch``. Returns the new state and the
-    ``[seeds]`` training losses.
+    ``seeds`` and ``views`` are ``[members]``; ``orders`` ``[members, slots, batch]``
+    come from :meth:`epoch_orders`; ``slot`` is the batch slot visited at ``position``
+    of ``epoch``. Returns the new state and the ``[members]`` training losses.
     """
-    batch = pipeline.gather_batch(split, orders[:, slot], length)  # [seeds, batch, ...]
+    batch = pipeline.gather_batch(arrays, views, orders[:, slot], length)
     keys = jax.vmap(rngs.dropout_key, in_axes=(0, None, None))(seeds, epoch, position)
     params, opt_state, loss = seed_parallel(self._seed_update, self.mode)(
         state.params, state.opt_state, batch, keys)
     return state.replace(step=state.step + 1, params=params, opt_state=opt_state), loss
 
-  def _eval_batch(self, params, split: Dict[str, jax.Array], idx, *, length: int):
-    """Additive eval statistics ``{name: [seeds]}`` of the examples ``idx [batch]``.
+  def _eval_batch(self, params, arrays: Dict[str, jax.Array], idx, views, *,
+                  length: int):
+    """Additive eval statistics ``{name: [members]}`` of one chunk.
 
-    One batch per call: its shape is the same for every split and chunk of a padded
-    length, so dev and test share one compilation per length.
+    ``idx`` is ``[views, batch]``: each member evaluates the rows of its own view. With
+    one view the batch is gathered once and shared by all members. One chunk per call:
+    its shape is the same for every split and chunk of a padded length, so dev and
+    test share one compilation per length.
     """
     def seed_sums(p, batch):
       logits = self.model.apply({'params': p}, batch, train=False)
       return objectives.eval_sums(logits, batch)
 
-    batch = pipeline.gather_batch(split, idx, length)  # shared by all seeds
-    return seed_parallel(seed_sums, self.mode, in_axes=(0, None))(params, batch)
+    if idx.shape[0] == 1:
+      batch = pipeline.gather_batch(arrays, 0, idx[0], length)
+      return seed_parallel(seed_sums, self.mode, in_axes=(0, None))(params, batch)
+    batch = pipeline.gather_batch(arrays, views, idx[views], length)
+    return seed_parallel(seed_sums, self.mode)(params, batch)
 
   @staticmethod
   def _select_best(state: TrainState, score, epoch) -> TrainState:
@@ -117,6 +129,8 @@ class Steps:
         best_score=jnp.where(better, score, state.best_score),
         best_epoch=jnp.where(better, epoch, state.best_epoch))
 
-  def _epoch_orders(self, seeds, epoch):
-    """``[seeds, slots, batch]``: each seed's batches for ``epoch`` (pure in both)."""
-    return jax.vmap(lambda s: self.plan.seed_order(rngs.data_key(s, epoch)))(seeds)
+  def _epoch_orders(self, seeds, views, epoch):
+    """``[members, slots, batch]``: each member's batches for ``epoch``, a pure
+    function of (seed, view, epoch)."""
+    return jax.vmap(lambda s, v: self.plan.seed_order(rngs.data_key(s, epoch), v))(
+        seeds, views)

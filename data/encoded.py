@@ -1,0 +1,148 @@
+"""Encoded datasets: pooled examples, train/dev/test views, per-view vocabularies.
+
+All examples of a dataset (its TFDS splits, train first) are *pooled*: row ``i`` of
+``labels`` is one example. A :class:`View` is one way to use the pool: which rows
+train, select (dev) and test, the vocabulary built from its training rows only, and
+every row encoded with that vocabulary. A dataset with its own splits has one view;
+a cross-validated one (MR, Subj) has one view per fold; a held-out dev split moves
+rows of a view's training part to its dev part.
+
+Tokens are stored flat (ragged), not padded: view ``v`` holds ``tokens`` int32
+``[total_tokens_v]`` and, per row, ``starts`` and ``lengths`` int32 ``[rows]``, so a
+long-tailed dataset (IMDB) costs its real tokens only, and a batch is gathered inside
+jit by :func:`data.pipeline.gather_batch`.
+"""
+import dataclasses
+from typing import Dict, List, Optional, Sequence, Tuple
+
+import numpy as np
+
+from data import folds as folds_lib
+from data import vocabulary as vocab_lib
+from training.errors import UserError
+
+HOLDOUT_SALT = 0xDE5  # seeds the held-out dev permutation (with the fold number)
+FOLD_SEED = 0         # seeds the cross-validation folds (data/folds.py)
+
+
+@dataclasses.dataclass(frozen=True)
+class View:
+  name: str                      # '' (the dataset's own splits) or 'fold<k>'
+  rows: Dict[str, np.ndarray]    # split -> int32 pooled rows, ascending
+  vocab: vocab_lib.Vocabulary
+  tokens: np.ndarray             # int32 [total_tokens], flat
+  starts: np.ndarray             # int32 [rows] offset of each row in tokens
+  lengths: np.ndarray            # int32 [rows]
+
+  def split_lengths(self, split: str) -> np.ndarray:
+    return self.lengths[self.rows[split]]
+
+
+@dataclasses.dataclass(frozen=True)
+class EncodedDataset:
+  name: str
+  label_names: Tuple[str, ...]
+  labels: np.ndarray                  # int32 [rows]
+  views: Tuple[View, ...]
+  sources: Dict[str, Tuple[int, int]]  # TFDS split -> (first pooled row, count)
+  checksums: Dict[str, str]           # TFDS split -> sha256 of its decoded examples
+  raw_checksums: Dict[str, str]       # raw file -> sha256
+  protocol: dict                      # folds / held-out dev: how the views were made
+  raw_lengths: np.ndarray             # int32 [rows], whitespace tokens before the vocab
+  tag_names: Tuple[str, ...] = ()     # tagging datasets: tag classes
+  tags: Optional[np.ndarray] = None   # int32 [total_tokens] aligned with every view
+  # Pretrained vectors (data/embeddings.py): (table float32 [views, vocab_size, d],
+  # use bool [views, vocab_size]); None without config.data.vectors.path.
+  embedding_tables: Optional[Tuple[np.ndarray, np.ndarray]] = None
+
+  @property
+  def num_classes(self) -> int:
+    return len(self.label_names)
+
+  @property
+  def cross_validated(self) -> bool:
+    return bool(self.protocol.get('folds'))
+
+  @property
+  def vocab(self) -> vocab_lib.Vocabulary:
+    """The vocabulary of the first view (the only one without cross-validation)."""
+    return self.views[0].vocab
+
+  @property
+  def vocab_size(self) -> int:
+    """Rows of the embedding table: the largest vocabulary over the views."""
+    return max(len(v.vocab) for v in self.views)
+
+  def split_names(self) -> Tuple[str, ...]:
+    return tuple(s for s in ('train', 'dev', 'test') if s in self.views[0].rows)
+
+  def sizes(self) -> Dict[str, int]:
+    """Examples per split (of the first view)."""
+    return {s: int(len(self.views[0].rows[s])) for s in self.split_names()}
+
+
+def holdout(train_rows: np.ndarray, amount: float, fold: int,
+            where: str) -> Tuple[np.ndarray, np.ndarray]:
+  """Splits ``train_rows`` into (train, dev): a fixed permutation, first ``n`` to dev.
+
+  ``amount`` < 1 is a fraction (rounded to the nearest example), >= 1 a count. The
+  permutation is ``np.random.default_rng([HOLDOUT_SALT, fold])`` over the rows in
+  ascending order, so the split depends on the dataset and fold only.
+  """
+  n_train = len(train_rows)
+  n = int(round(amount * n_train)) if amount < 1 else int(amount)
+  if amount != int(amount) and amount > 1 or not 0 < n < n_train:
+    raise UserError(f'{where}={amount!r} leaves {n} of {n_train} training examples '
+                    'for dev; expected a fraction in (0, 1) or a count in '
+                    f'1..{n_train - 1}')
+  perm = np.random.default_rng([HOLDOUT_SALT, fold]).permutation(n_train)
+  dev = np.sort(train_rows[perm[:n]])
+  train = np.sort(train_rows[perm[n:]])
+  return train.astype(np.int32), dev.astype(np.int32)
+
+
+def partitions(sources: Dict[str, Tuple[int, int]], labels: np.ndarray,
+               data_config) -> Tuple[List[Tuple[str, Dict[str, np.ndarray]]], dict]:
+  """The views' rows: ``[(name, {split: rows})]`` and a description of the protocol."""
+  cv = data_config.get('cross_validation', False)
+  amount = float(data_config.get('dev_holdout', 0.0) or 0.0)
+  protocol: dict = {}
+  if cv:
+    k = int(data_config.get('num_folds', 10))
+    fold_ids = folds_lib.cv_folds(len(labels), k, seed=FOLD_SEED, labels=labels)
+    parts = []
+    for f in range(k):
+      train, test = folds_lib.split_fold(fold_ids, f, k)
+      parts.append((f'fold{f}', {'train': train.astype(np.int32),
+                                 'test': test.astype(np.int32)}))
+    protocol['folds'] = {'num_folds': k, 'seed': FOLD_SEED, 'stratified': True,
+                         'sizes': [int((fold_ids == f).sum()) for f in range(k)]}
+  else:
+    parts = [('', {s: np.arange(a, a + n, dtype=np.int32)
+                   for s, (a, n) in sources.items()})]
+  if amount:
+    if 'dev' in parts[0][1]:
+      raise UserError(f'config.data.dev_holdout={amount!r}, but dataset '
+                      f'{data_config.name!r} has its own dev split; set it to 0')
+    for f, (_, rows) in enumerate(parts):
+      rows['train'], rows['dev'] = holdout(rows['train'], amount, f,
+                                           'config.data.dev_holdout')
+    protocol['dev_holdout'] = {'amount': amount, 'salt': HOLDOUT_SALT,
+                               'dev_sizes': [len(r['dev']) for _, r in parts]}
+  return parts, protocol
+
+
+def encode_view(name: str, rows: Dict[str, np.ndarray], token_lists: Sequence[List[str]],
+                min_count: int, oov: str, extra_words: Sequence[str] = (),
+                keep: Optional[set] = None) -> View:
+  """Vocabulary from the view's training rows (plus ``extra_words``), then all rows.
+
+  ``keep``, if given, restricts the vocabulary to those words (e.g. the words that
+  have a pretrained vector); other words are out of vocabulary.
+  """
+  vocab = vocab_lib.Vocabulary.build((token_lists[i] for i in rows['train']), min_count,
+                                     extra=extra_words, keep=keep)
+  tokens, lengths = vocab.encode_flat(token_lists, oov)
+  starts = np.zeros(len(lengths), np.int64)
+  np.cumsum(lengths[:-1], out=starts[1:])
+  return View(name, rows, vocab, tokens, starts.astype(np.int32), lengths)
