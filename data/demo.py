@@ -15,7 +15,7 @@ class SeedsweepDemo(tfds_base.RawTextBuilder):
   READS_ROOT = False
   VERSION = tfds.core.Version('2.0.0')
   RELEASE_NOTES = {'1.0.0': 'First release.',
-                   '2.0.0': 'Labels stored as class names, like every dataset here.'}
+                   '2.0.0': 'Labels stored as class names, in file order, no index.'}
 
   def read(self, root):
     del root  # Nothing to read: the grammar generates the sentences.

@@ -73,24 +73,26 @@ def parse_member(name: str) -> Tuple[str, int, int, int]:
   return m[1], int(m[2] == 'pos'), int(m[3]), int(m[4])
 
 
-def read_split_with_ratings(root: str, split: str) -> List[Tuple[str, int, int]]:
-  """``(text, label, rating)`` of every review of ``split``, sorted by member name.
+def read_splits_with_ratings(root: str, splits=SPLITS) -> dict:
+  """``{split: [(text, label, rating)]}``, each sorted by member name, in one pass
+  over the archive.
 
   Text is decoded UTF-8 with ``<br />`` tags replaced by spaces (see :func:`clean`).
   """
-  if split not in SPLITS:
-    raise UserError(f'IMDB split {split!r} is unknown; expected one of {SPLITS} '
+  bad = [s for s in splits if s not in SPLITS]
+  if bad:
+    raise UserError(f'IMDB split {bad[0]!r} is unknown; expected one of {SPLITS} '
                     '(data/imdb.py)')
   path = archive_path(root)
   if not os.path.isfile(path):
     raise UserError(f'{path}: file not found; expected the IMDB archive there '
                     '(check the data root)')
-  found = []
+  found = {s: [] for s in splits}
   try:
     with tarfile.open(path, 'r:gz') as tar:
       for member in tar:
         m = _MEMBER_RE.fullmatch(member.name)
-        if not m or m[1] != split or not member.isfile():
+        if not m or m[1] not in found or not member.isfile():
           continue
         data = tar.extractfile(member).read()
         try:
@@ -100,15 +102,22 @@ def read_split_with_ratings(root: str, split: str) -> List[Tuple[str, int, int]]
               f'{path}: member {member.name} is not valid UTF-8 ({e.reason} at byte '
               f'{e.start}); expected UTF-8 text') from None
         _, label, _, rating = parse_member(member.name)
-        found.append((member.name, clean(text), label, rating))
+        found[m[1]].append((member.name, clean(text), label, rating))
   except (tarfile.TarError, EOFError, OSError, zlib.error) as e:
     raise UserError(f'{path}: cannot be read as a .tar.gz archive ({e}); expected '
                     'aclImdb_labeled.tar.gz as described in the data README') from None
-  if not found:
-    raise UserError(f'{path}: no aclImdb/{split}/{{neg,pos}}/<id>_<rating>.txt members; '
-                    'expected the labelled IMDB reviews')
-  found.sort(key=lambda r: r[0])
-  return [(text, label, rating) for _, text, label, rating in found]
+  for split, rows in found.items():
+    if not rows:
+      raise UserError(f'{path}: no aclImdb/{split}/{{neg,pos}}/<id>_<rating>.txt '
+                      'members; expected the labelled IMDB reviews')
+    rows.sort(key=lambda r: r[0])
+  return {s: [(text, label, rating) for _, text, label, rating in rows]
+          for s, rows in found.items()}
+
+
+def read_split_with_ratings(root: str, split: str) -> List[Tuple[str, int, int]]:
+  """``(text, label, rating)`` of every review of ``split``, sorted by member name."""
+  return read_splits_with_ratings(root, (split,))[split]
 
 
 def read_split(root: str, split: str) -> List[Tuple[str, int]]:
@@ -131,6 +140,6 @@ class SeedsweepImdb(tfds_base.RawTextBuilder):
   HOMEPAGE = 'https://ai.stanford.edu/~amaas/data/sentiment/'
 
   def read(self, root):
+    splits = read_splits_with_ratings(os.path.join(root, 'imdb'))
     return {split: [tfds_base.Example(token_text(text), LABEL_NAMES[label])
-                    for text, label in read_split(os.path.join(root, 'imdb'), split)]
-            for split in SPLITS}
+                    for text, label, _ in rows] for split, rows in splits.items()}

@@ -10,6 +10,7 @@ Pure Python: :func:`parse_tree` parses one line, :func:`read_trees` one split fi
 phrase-level, fine-grained (5 classes) or binary (SST-2: neutral dropped).
 """
 import contextlib
+import functools
 import gc
 import os
 import re
@@ -202,10 +203,21 @@ def tree_path(root: str, split: str) -> str:
 
 
 def read_trees(root: str, split: str) -> List[Tree]:
-  """All trees of ``<root>/trees/<split>.txt`` in file order (one per line)."""
+  """All trees of ``<root>/trees/<split>.txt`` in file order (one per line).
+
+  Parsed once per process and file version (path, size, mtime): the four SST
+  configurations read the same trees.
+  """
   path = tree_path(root, split)
   if not os.path.isfile(path):
     raise UserError(f'{path} not found; expected {SOURCE.format(root=root)}')
+  st = os.stat(path)
+  return list(_parse_file(os.path.abspath(path), st.st_size, st.st_mtime_ns, root))
+
+
+@functools.lru_cache(maxsize=6)
+def _parse_file(path: str, size: int, mtime_ns: int, root: str) -> Tuple[Tree, ...]:
+  del size, mtime_ns  # part of the cache key only
   trees = []
   with open(path, 'rb') as f, _gc_paused():
     for line_number, raw in enumerate(f, 1):
@@ -215,7 +227,7 @@ def read_trees(root: str, split: str) -> List[Tree]:
         raise UserError(f'{path}:{line_number}: not valid UTF-8 ({e.reason} at byte '
                         f'{e.start}); expected {SOURCE.format(root=root)}') from None
       trees.append(parse_tree(line, path=path, line_number=line_number))
-  return trees
+  return tuple(trees)
 
 
 def binary_label(label: int) -> Optional[int]:

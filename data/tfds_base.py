@@ -3,8 +3,9 @@
 A dataset module (``data/sst.py``, ``data/trec.py``, ...) reads its original files in
 pure Python and subclasses :class:`RawTextBuilder` with a ``read(root)`` that returns
 ``{split: [Example]}``. The builder stores, per example, ``text`` (space-separated
-tokens), ``label`` (the class name), ``index`` (position in the documented reading
-order) and, for tagging datasets, ``tags`` (one space-separated tag per token). The raw
+tokens), ``label`` (the class name) and, for tagging datasets, ``tags`` (one
+space-separated tag per token). Shuffling is disabled: records are written, and read
+back, in the documented reading order of the raw files. The raw
 files are read from ``dl_manager.manual_dir``: the data root with the layout of
 :mod:`data.raw`, which ``data.load_dataset`` resolves (``$SEEDSWEEP_DATA``, or the
 files downloaded from their original addresses).
@@ -16,7 +17,6 @@ every split was written, so a failed preparation leaves nothing behind that
 import os
 from typing import Dict, List, NamedTuple
 
-import numpy as np
 import tensorflow_datasets as tfds
 
 
@@ -42,13 +42,13 @@ class RawTextBuilder(tfds.core.GeneratorBasedBuilder):
     features = {
         'text': tfds.features.Text(),
         'label': tfds.features.Text(),
-        'index': tfds.features.Scalar(dtype=np.int32),
     }
     if self.HAS_TAGS:
       features['tags'] = tfds.features.Text()
     return tfds.core.DatasetInfo(
         builder=self, description=(type(self).__doc__ or '').strip(),
-        features=tfds.features.FeaturesDict(features), homepage=self.HOMEPAGE)
+        features=tfds.features.FeaturesDict(features), homepage=self.HOMEPAGE,
+        disable_shuffling=True)  # records keep the raw files' order
 
   def read(self, root: str) -> Dict[str, List[Example]]:
     raise NotImplementedError
@@ -59,7 +59,7 @@ class RawTextBuilder(tfds.core.GeneratorBasedBuilder):
 
   def _generate_examples(self, rows):
     for i, example in enumerate(rows):
-      record = {'text': example.text, 'label': example.label, 'index': i}
+      record = {'text': example.text, 'label': example.label}
       if self.HAS_TAGS:
         record['tags'] = example.tags
       yield i, record

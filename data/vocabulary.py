@@ -6,6 +6,7 @@ function of the training texts and the config.
 """
 import collections
 import dataclasses
+import itertools
 from typing import Iterable, List, Sequence, Tuple
 
 import numpy as np
@@ -23,7 +24,10 @@ def tokenize(text: str, lowercase: bool) -> List[str]:
   """
   if lowercase:
     text = text.lower()
-  return [t for t in text.split(' ') if t and t != '\n']
+  tokens = text.split(' ')
+  if '' in tokens or '\n' in tokens:
+    tokens = [t for t in tokens if t and t != '\n']
+  return tokens
 
 
 @dataclasses.dataclass(frozen=True)
@@ -39,7 +43,9 @@ class Vocabulary:
     training words in the given order; ``keep``, if given, is the set of words allowed
     in the vocabulary at all.
     """
-    counts = collections.Counter(t for tokens in token_lists for t in tokens)
+    counts = collections.Counter()
+    for tokens in token_lists:
+      counts.update(tokens)
     kept = sorted((w for w, c in counts.items()
                    if c >= min_count and (keep is None or w in keep)),
                   key=lambda w: (-counts[w], w))
@@ -81,16 +87,17 @@ class Vocabulary:
     """Token lists -> (ids int32 [total], lengths int32 [n]): all rows concatenated."""
     if oov not in OOV_POLICIES:
       raise ValueError(f'config.data.oov={oov!r}; expected one of {OOV_POLICIES}')
-    lookup = _Index(self.index).__getitem__
-    lengths = np.empty(len(token_lists), np.int32)
-    flat = []
-    for i, tokens in enumerate(token_lists):
-      ids = list(map(lookup, tokens))
-      if oov == 'delete':
-        ids = [j for j in ids if j != UNK_ID]
-      lengths[i] = len(ids)
-      flat += ids
-    return np.asarray(flat, np.int32), lengths
+    lengths = np.fromiter(map(len, token_lists), np.int64, count=len(token_lists))
+    total = int(lengths.sum())
+    ids = np.fromiter(map(_Index(self.index).__getitem__,
+                          itertools.chain.from_iterable(token_lists)), np.int32,
+                      count=total)
+    if oov == 'delete':
+      known = ids != UNK_ID
+      row = np.repeat(np.arange(len(lengths)), lengths)
+      lengths = np.bincount(row[known], minlength=len(lengths))
+      ids = ids[known]
+    return ids, lengths.astype(np.int32)
 
 
 class _Index(dict):

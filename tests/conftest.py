@@ -9,7 +9,8 @@ REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 if REPO not in sys.path:
   sys.path.insert(0, REPO)
 # The real datasets, beside the checkout (never copied into the repo).
-SHARED_DATA = os.path.join(REPO, '..', 'shared', 'data')
+SHARED_DATA = os.path.normpath(os.path.join(REPO, '..', 'shared', 'data'))
+os.environ.setdefault('SEEDSWEEP_DATA', SHARED_DATA)  # how every builder finds it
 
 from experiments import demo  # pylint: disable=g-import-not-at-top,wrong-import-position
 from training import runtime  # pylint: disable=g-import-not-at-top,wrong-import-position
