@@ -1,0 +1,82 @@
+"""Bad raw data: missing files, checksum mismatches and malformed lines are reported
+with the path (and line), and a failed preparation leaves nothing a later run would
+take for a prepared dataset."""
+import os
+import shutil
+
+import pytest
+
+import data as data_lib
+from experiments import base
+from tests.conftest import SHARED_DATA
+from training.errors import UserError
+
+
+@pytest.fixture
+def trec_root(tmp_path, monkeypatch):
+  """A private copy of the TREC raw files as the data root, and a private TFDS dir."""
+  root = tmp_path / 'raw'
+  shutil.copytree(os.path.join(SHARED_DATA, 'trec'), root / 'trec')
+  monkeypatch.setenv('SEEDSWEEP_DATA', str(root))
+  monkeypatch.setenv('SEEDSWEEP_TFDS_DIR', str(tmp_path / 'tfds'))
+  return root
+
+
+def config(**fields):
+  c = base.get_base_config().data
+  c.name = 'trec/coarse'
+  for k, v in fields.items():
+    c[k] = v
+  return c
+
+
+def prepared_files(tmp_path):
+  return [os.path.join(d, f) for d, _, fs in os.walk(tmp_path / 'tfds') for f in fs]
+
+
+def test_a_missing_file_names_its_path_and_where_to_get_it(trec_root):
+  os.remove(trec_root / 'trec' / 'TREC_10.label')
+  with pytest.raises(UserError) as e:
+    data_lib.load_dataset(config())
+  assert str(trec_root / 'trec' / 'TREC_10.label') in str(e.value)
+  assert 'https://cogcomp.seas.upenn.edu/Data/QA/QC/TREC_10.label' in str(e.value)
+
+
+def test_a_changed_file_is_reported_and_a_malformed_line_names_file_and_line(
+    trec_root, tmp_path):
+  path = trec_root / 'trec' / 'train_5500.label'
+  lines = path.read_bytes().split(b'\n')
+  lines[9] = b'this line has no label'
+  path.write_bytes(b'\n'.join(lines))
+  with pytest.raises(UserError, match='differs from the recorded 9e4c8bdc'):
+    data_lib.load_dataset(config())
+  with pytest.raises(UserError, match=f'{path}:10'):
+    data_lib.load_dataset(config(verify_checksums=False))
+  # The failed preparation left no files behind (TFDS writes into a temporary
+  # folder and renames it only when every split was written).
+  left = prepared_files(tmp_path)
+  assert not [f for f in left if 'array_record' in f or 'dataset_info' in f], left
+  builder = data_lib.REGISTRY['trec/coarse'].builder(
+      config='coarse', data_dir=os.path.dirname(os.path.dirname(os.path.dirname(
+          [f for f in left if f.endswith('metadata.json')][0]))))
+  assert not builder.is_prepared()
+  # Restored, the same data root prepares and loads.
+  lines[9] = b'NUM:date When was the line restored ?'
+  path.write_bytes(b'\n'.join(lines))
+  dataset = data_lib.load_dataset(config(verify_checksums=False))
+  assert dataset.sizes() == {'train': 5452, 'test': 500}
+  assert dataset.raw_checksums['trec/train_5500.label'] != data_lib.raw.RECORDED[
+      'trec/train_5500.label']
+
+
+def test_prepared_data_is_keyed_by_the_raw_files(trec_root, tmp_path):
+  data_lib.load_dataset(config())
+  before = set(os.listdir(tmp_path / 'tfds'))
+  path = trec_root / 'trec' / 'TREC_10.label'
+  path.write_bytes(path.read_bytes().replace(b'How far is it from Denver to Aspen ?',
+                                             b'How far is it from Denver to Vail ?'))
+  dataset = data_lib.load_dataset(config(verify_checksums=False))
+  assert len(set(os.listdir(tmp_path / 'tfds')) - before) == 1  # a new build
+  assert 'vail' not in dataset.vocab.words  # test words never enter the vocabulary
+  assert dataset.raw_checksums['trec/TREC_10.label'] != data_lib.raw.RECORDED[
+      'trec/TREC_10.label']

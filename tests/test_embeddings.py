@@ -1,0 +1,67 @@
+"""Pretrained vectors in experiments: loaded for the vocabulary, static or fine-tuned."""
+import jax
+import numpy as np
+import pytest
+
+from tests.conftest import small_config
+from training import loop
+from training.errors import UserError
+
+WORDS = ('the', 'film', 'movie', 'not')
+
+
+def write_glove(path, dim, words=WORDS):
+  rng = np.random.default_rng(0)
+  vectors = {w: rng.normal(size=dim).round(4) for w in words}
+  with open(path, 'w') as f:
+    for w, v in vectors.items():
+      f.write(w + ' ' + ' '.join(str(x) for x in v) + '\n')
+  return vectors
+
+
+def vector_config(path, static):
+  config = small_config(seeds=(1, 2), seed_parallel='map')
+  config.data.num_buckets = 1
+  config.data.vectors.path = str(path)
+  config.data.vectors.static = static
+  return config
+
+
+def _train(config, steps=3):
+  exp = loop.Experiment(config)
+  before = exp.init_state()
+  state = jax.tree.map(np.asarray, before)
+  orders = exp.steps.epoch_orders(exp.seeds_device, exp.views_device, 1)
+  s = exp.init_state()
+  for position, (slot, length) in enumerate(exp.plan.schedule(1)[:steps]):
+    s, _ = exp.steps.train_step(s, exp.seeds_device, exp.views_device, exp.arrays,
+                                orders, slot, 1, position, length=length)
+  return exp, state, s
+
+
+@pytest.mark.parametrize('static', [True, False])
+def test_vectors_initialise_the_found_words_and_static_keeps_them(tmp_path, static,
+                                                                  monkeypatch):
+  monkeypatch.setenv('SEEDSWEEP_CACHE', str(tmp_path / 'cache'))
+  vectors = write_glove(tmp_path / 'v.txt', 32)
+  exp, before, after = _train(vector_config(tmp_path / 'v.txt', static))
+  index = exp.data.vocab.index
+  emb0 = before.params['embedding']['embedding']
+  found = [w for w in WORDS if w in index]
+  assert found
+  for w in found:  # every seed starts from the pretrained vector
+    np.testing.assert_allclose(emb0[:, index[w]], np.stack([vectors[w]] * 2), atol=1e-6)
+  other = next(i for w, i in index.items() if w not in WORDS and i > 1)
+  assert not np.array_equal(emb0[0, other], emb0[1, other])  # per-seed random init
+  emb1 = np.asarray(after.params['embedding']['embedding'])
+  assert np.array_equal(emb1, emb0) == static
+  dense = [np.asarray(x) for x in jax.tree.leaves(after.params['classifier'])]
+  assert all(not np.array_equal(a, b) for a, b in zip(
+      dense, jax.tree.leaves(before.params['classifier'])))
+
+
+def test_vectors_of_another_dimension_are_refused(tmp_path, monkeypatch):
+  monkeypatch.setenv('SEEDSWEEP_CACHE', str(tmp_path / 'cache'))
+  write_glove(tmp_path / 'v.txt', 7)
+  with pytest.raises(UserError, match='embed_dim=32 but the vectors'):
+    loop.Experiment(vector_config(tmp_path / 'v.txt', True))
