@@ -9,6 +9,7 @@ split, vocabulary size (training words, lower-cased), token-length percentiles, 
 raw files' sha256 and, for cross-validated datasets, the fold sizes.
 """
 import argparse
+import concurrent.futures
 import contextlib
 import json
 import os
@@ -75,6 +76,13 @@ def format_statistics(stats: dict) -> str:
   return '\n'.join(lines)
 
 
+def _prepare(name: str):
+  start = time.perf_counter()
+  with contextlib.redirect_stdout(sys.stderr):
+    dataset = data_lib.load_dataset(data_config(name))
+  return name, dataset.sizes(), time.perf_counter() - start
+
+
 def main(argv=None) -> int:
   parser = argparse.ArgumentParser(prog='python -m data', description=__doc__.split(
       '\n')[1].strip())
@@ -93,11 +101,11 @@ def main(argv=None) -> int:
       return 0
     if args.all:
       start = time.perf_counter()
-      for name in names:
-        t = time.perf_counter()
-        dataset = data_lib.load_dataset(data_config(name))
-        print(f'{name:<20} {dataset.sizes()}  {time.perf_counter() - t:.1f} s',
-              flush=True)
+      # Largest first, over all cores: each dataset is built by one process.
+      order = sorted(names, key=lambda n: n not in ('imdb', 'sst/fine_phrases'))
+      with concurrent.futures.ProcessPoolExecutor(os.cpu_count()) as pool:
+        for name, sizes, seconds in pool.map(_prepare, order):
+          print(f'{name:<20} {sizes}  {seconds:.1f} s', flush=True)
       print(f'all datasets: {time.perf_counter() - start:.1f} s')
       return 0
     if not args.name:

@@ -63,7 +63,8 @@ def split_fold(fold_ids: np.ndarray, fold: int,
     num_folds = int(fold_ids.max()) + 1 if fold_ids.size else 0
   if (isinstance(fold, bool) or not isinstance(fold, (int, np.integer))
       or not 0 <= fold < num_folds):
-    raise UserError(f'config.data.fold={fold!r} is out of range; expected an integer '
-                    f'in 0..{num_folds - 1} ({num_folds}-fold cross-validation, '
+    raise UserError(f'fold {fold!r} (config.data.folds) is out of range; expected '
+                    f'an integer in 0..{num_folds - 1} ({num_folds}-fold '
+                    'cross-validation, '
                     'data/folds.py)')
   return np.flatnonzero(fold_ids != fold), np.flatnonzero(fold_ids == fold)

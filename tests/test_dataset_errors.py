@@ -80,3 +80,32 @@ def test_prepared_data_is_keyed_by_the_raw_files(trec_root, tmp_path):
   assert 'vail' not in dataset.vocab.words  # test words never enter the vocabulary
   assert dataset.raw_checksums['trec/TREC_10.label'] != data_lib.raw.RECORDED[
       'trec/TREC_10.label']
+
+
+class FakeDownloads:
+  """A download manager whose 'downloads' are local folders and files."""
+
+  def __init__(self, archives):
+    self.archives, self.calls = archives, []
+
+  def download_and_extract(self, url):
+    self.calls.append(url)
+    return self.archives[url]
+
+  def download(self, url):
+    self.calls.append(url)
+    return self.archives[url]
+
+
+def test_downloaded_files_are_assembled_into_the_data_root_layout(tmp_path):
+  from data import mr  # pylint: disable=g-import-not-at-top
+  extracted = tmp_path / 'extracted' / 'rt-polaritydata'
+  extracted.mkdir(parents=True)
+  for name in mr.FILES:
+    shutil.copy(os.path.join(SHARED_DATA, 'mr', name), extracted / name)
+  url = mr.DOWNLOADS['mr/rt-polarity.pos'].url
+  manager = FakeDownloads({url: str(tmp_path / 'extracted')})
+  data_lib.raw.fetch(manager, str(tmp_path / 'root'), mr.RAW_FILES, mr.DOWNLOADS)
+  digests = data_lib.raw.check_files(str(tmp_path / 'root'), mr.RAW_FILES,
+                                     mr.DOWNLOADS, verify=True)
+  assert set(digests) == set(mr.RAW_FILES) and manager.calls == [url, url]

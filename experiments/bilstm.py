@@ -1,0 +1,48 @@
+r"""Bi-LSTM baseline on any registered dataset, ten seeds, with the dataset's protocol.
+
+Run (DATASET is a name of ``python -m data --list``, e.g. sst/binary, trec/coarse, mr):
+  python launch.py --config=experiments/bilstm.py:sst/binary --workdir=runs/bilstm_sst2
+  python launch.py --config=experiments/bilstm.py:mr --workdir=runs/bilstm_mr       # 10 folds x 10 seeds
+  python launch.py --config=experiments/bilstm.py:trec/coarse,quick --workdir=runs/q
+
+Arguments (comma-separated): the dataset (default ``sst/binary``) and ``quick`` (two
+epochs, two seeds, two folds: a smoke test). Protocol: datasets without a dev split
+(TREC, IMDB, MR, Subj, ATIS jointslu) hold out 10 % of training for epoch selection;
+MR and Subj run all 10 folds stacked with the seeds. Model: 300-d random embeddings,
+150 hidden units per direction, mean pooling, dropout 0.5, Adam 1e-3, batch 50.
+No paper number: this is the common baseline, not a paper's row.
+"""
+import data
+from experiments import base
+
+NO_DEV = ('trec/coarse', 'trec/fine', 'imdb', 'mr', 'subj', 'atis/jointslu')
+
+
+def get_config(arg: str = ''):
+  args = [a for a in (arg or '').split(',') if a]
+  names = [a for a in args if a != 'quick']
+  if len(names) > 1 or (names and names[0] not in data.REGISTRY):
+    raise ValueError(f'experiments/bilstm.py: arguments {args}; expected one dataset '
+                     f'of {sorted(data.REGISTRY)} and optionally "quick"')
+  config = base.get_base_config()
+  config.data.name = names[0] if names else 'sst/binary'
+  if config.data.name in NO_DEV:
+    config.data.dev_holdout = 0.1
+  config.model.name = 'bilstm'
+  config.model.embed_dim = 300
+  config.model.hidden = 150
+  config.model.pooling = 'mean'
+  config.model.dropout = 0.5
+  config.optimizer.name = 'adam'
+  config.optimizer.learning_rate = 1e-3
+  config.train.batch_size = 50
+  config.train.num_epochs = 10
+  if 'quick' in args:
+    config.seeds = (1, 2)
+    config.train.num_epochs = 2
+    config.data.num_buckets = 2
+    config.model.hidden = 32
+    config.model.embed_dim = 32
+    if config.data.name in ('mr', 'subj'):
+      config.data.folds = (0, 1)
+  return config
