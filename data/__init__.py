@@ -34,7 +34,7 @@ from data import subj
 from data import trec
 from data import user_files
 from data import vocabulary as vocab_lib
-from data.encoded import EncodedDataset, View  # noqa: F401  (re-exported)
+from data.encoded import EncodedDataset
 from training.errors import UserError
 
 SPLIT_ORDER = ('train', 'dev', 'test')
@@ -117,6 +117,9 @@ def _download_root(spec: DatasetSpec) -> str:
   target = os.path.join(cache_root(), 'raw')
   missing = [r for r in spec.raw_files if not os.path.isfile(os.path.join(target, r))]
   if missing:
+    print(f'${raw.ENV} is not set: downloading {len(missing)} raw file(s) of this '
+          f'dataset from {spec.downloads[missing[0]].url} ... into {target} (offline? '
+          f'set ${raw.ENV} or --data_dir to a local copy)', file=sys.stderr, flush=True)
     manager = tfds.download.DownloadManager(
         download_dir=os.path.join(cache_root(), 'downloads'))
     try:
@@ -186,70 +189,107 @@ def _read_source(source, keys) -> Dict[str, list]:
   return out
 
 
-def load_dataset(data_config) -> EncodedDataset:
-  """Prepares (once) and encodes the dataset named by ``data_config.name``."""
-  name = data_config.name
-  spec = spec_of(name)
-  builder, raw_checksums = prepare(name, data_config)
+@dataclasses.dataclass
+class _Pool:
+  """The decoded examples of every split, train first, before any vocabulary."""
+  texts: list
+  labels: np.ndarray        # int32 class ids
+  tag_strings: list         # per example ('' without tags)
+  positions: Dict[str, Tuple[int, int]]  # split -> (first row, count)
+  checksums: Dict[str, str]
+  label_names: Tuple[str, ...]
+
+
+def _pool(name: str, spec: DatasetSpec, builder) -> _Pool:
   has_tags = 'tags' in builder.info.features
   keys = ('text', 'label', 'tags') if has_tags else ('text', 'label')
   sources = builder.as_data_source()
-  splits = [s for s in SPLIT_ORDER if s in sources]
-  read = {s: _read_source(sources[s], keys) for s in splits}
-
+  read = {s: _read_source(sources[s], keys) for s in SPLIT_ORDER if s in sources}
   label_names = spec.label_names or tuple(sorted({
-      label for s in splits for label in read[s]["label"]}))
-  label_index = {n: i for i, n in enumerate(label_names)}
-  positions, start, texts, labels, tag_strings = {}, 0, [], [], []
-  checksums = {}
-  for s in splits:
-    t, ls, tg = read[s]['text'], read[s]['label'], read[s].get('tags')
-    unknown = sorted(set(ls) - set(label_index))
+      label for columns in read.values() for label in columns['label']}))
+  index = {n: i for i, n in enumerate(label_names)}
+  pool = _Pool([], np.zeros(0, np.int32), [], {}, {}, tuple(label_names))
+  labels = []
+  for split, columns in read.items():
+    unknown = sorted(set(columns['label']) - set(index))
     if unknown:
-      raise UserError(f'dataset {name!r} split {s}: labels {unknown[:5]} are not among '
-                      f'the classes {label_names}')
-    ids = [label_index[label] for label in ls]
-    checksums[s] = checksum(t, ids)
-    positions[s] = (start, len(t))
-    start += len(t)
-    texts += t
+      raise UserError(f'dataset {name!r} split {split}: labels {unknown[:5]} are not '
+                      f'among the classes {label_names}')
+    ids = [index[label] for label in columns['label']]
+    pool.checksums[split] = checksum(columns['text'], ids)
+    pool.positions[split] = (len(labels), len(ids))
+    pool.texts += columns['text']
+    pool.tag_strings += columns.get('tags') or [''] * len(ids)
     labels += ids
-    if tg is not None:
-      tag_strings += tg
+  pool.labels = np.asarray(labels, np.int32)
   if spec.expected_checksums is not None:
     expected = spec.expected_checksums()
-    bad = [s for s in splits if checksums[s] != expected.get(s)]
+    bad = [s for s in read if pool.checksums[s] != expected.get(s)]
     if bad:
       raise UserError(
           f'the prepared data in {builder.data_dir} does not match the recorded '
           f'checksums for split(s) {bad}; it was built by another version of the '
           f'builder or was modified: delete {builder.data_dir} to rebuild it.')
-  labels = np.asarray(labels, np.int32)
+  return pool
 
-  data_config = _with_protocol(data_config, spec)
-  lowercase = data_config.get('lowercase', True)
+
+def _vocabulary_words(data_config, token_lists):
+  """What pretrained vectors change in the vocabularies.
+
+  Returns ``(looked_up, words, keep, extra_for)``: the vectors of ``words`` (None
+  without a vectors file), the words a vocabulary may hold (None: any), and a
+  function of a view's rows giving the words added after its training words.
+  """
+  vcfg = embeddings_lib.vectors_config(data_config)
+  if vcfg is None:
+    return None, [], None, lambda rows: ()
+  words = sorted({w for tokens in token_lists for w in tokens})
+  looked_up = embeddings_lib.lookup(data_config, words,
+                                    os.path.join(cache_root(), 'vectors'))
+  with_vector = {w for w, f in zip(words, looked_up[1]) if f}
+  keep = with_vector if vcfg.get('only_found', False) else None
+
+  def extra_for(rows):
+    """Dev/test words with a vector, when they join the vocabulary (C-LSTM)."""
+    if not vcfg.get('add_eval_words', False):
+      return ()
+    eval_rows = np.concatenate([rows[s] for s in rows if s != 'train'])
+    return sorted({w for i in eval_rows for w in token_lists[i]} & with_vector)
+
+  return looked_up, words, keep, extra_for
+
+
+def _tags(name: str, tag_strings, oov: str):
+  """``(tag_names, flat int32 tag ids)`` of a tagged dataset, else ``((), None)``."""
+  if not any(tag_strings):
+    return (), None
+  if oov == 'delete':
+    raise UserError(f"config.data.oov='delete' cannot be used with the tagged "
+                    f'dataset {name!r}: deleting tokens would misalign their tags')
+  tag_lists = [t.split(' ') if t else [] for t in tag_strings]
+  tag_names = tuple(sorted({t for tl in tag_lists for t in tl}))
+  index = {t: i for i, t in enumerate(tag_names)}
+  return tag_names, np.asarray([index[t] for tl in tag_lists for t in tl], np.int32)
+
+
+def load_dataset(data_config) -> EncodedDataset:
+  """Prepares (once) and encodes the dataset named by ``data_config.name``."""
+  name = data_config.name
+  spec = spec_of(name)
+  if data_config.get('folds') and not spec.cross_validation:
+    raise UserError(f'config.data.folds={tuple(data_config.folds)!r}, but dataset '
+                    f'{name!r} is not cross-validated (only mr and subj are); set it '
+                    'to ()')
   oov = data_config.get('oov', 'unk')
   if oov not in vocab_lib.OOV_POLICIES:
     raise UserError(f'config.data.oov={oov!r}; expected one of {vocab_lib.OOV_POLICIES}')
-  token_lists = [vocab_lib.tokenize(t, lowercase) for t in texts]
-  raw_lengths = np.array([len(t) for t in token_lists], np.int32)
-  parts, protocol = encoded.partitions(positions, labels, data_config)
-
-  words, looked_up = [], None
-  if embeddings_lib.vectors_config(data_config) is not None:
-    words = sorted({w for tokens in token_lists for w in tokens})
-    looked_up = embeddings_lib.lookup(data_config, words,
-                                      os.path.join(cache_root(), 'vectors'))
-  keep, extra_for = None, lambda rows: ()
-  if looked_up is not None:
-    vcfg = embeddings_lib.vectors_config(data_config)
-    with_vector = {w for w, f in zip(words, looked_up[1]) if f}
-    if vcfg.get('only_found', False):
-      keep = with_vector
-    if vcfg.get('add_eval_words', False):
-      def extra_for(rows):
-        eval_rows = np.concatenate([rows[s] for s in rows if s != 'train'])
-        return sorted({w for i in eval_rows for w in token_lists[i]} & with_vector)
+  builder, raw_checksums = prepare(name, data_config)
+  pool = _pool(name, spec, builder)
+  token_lists = [vocab_lib.tokenize(t, data_config.get('lowercase', True))
+                 for t in pool.texts]
+  parts, protocol = encoded.partitions(pool.positions, pool.labels, data_config,
+                                       spec.cross_validation)
+  looked_up, words, keep, extra_for = _vocabulary_words(data_config, token_lists)
   views = tuple(encoded.encode_view(view_name, rows, token_lists,
                                     data_config.get('min_count', 1), oov,
                                     extra_for(rows), keep)
@@ -259,44 +299,10 @@ def load_dataset(data_config) -> EncodedDataset:
     tables = embeddings_lib.tables([v.vocab for v in views],
                                    {w: i for i, w in enumerate(words)}, *looked_up,
                                    data_config)
-
-  tag_names, tags = (), None
-  if has_tags and any(tag_strings):
-    if oov == 'delete':
-      raise UserError(f"config.data.oov='delete' cannot be used with the tagged "
-                      f'dataset {name!r}: deleting tokens would misalign their tags')
-    tag_lists = [t.split(' ') if t else [] for t in tag_strings]
-    tag_names = tuple(sorted({t for tl in tag_lists for t in tl}))
-    tag_index = {t: i for i, t in enumerate(tag_names)}
-    tags = np.asarray([tag_index[t] for tl in tag_lists for t in tl], np.int32)
-  return EncodedDataset(name=name, label_names=tuple(label_names), labels=labels,
-                        views=views, sources=positions, checksums=checksums,
-                        raw_checksums=raw_checksums, protocol=protocol,
-                        raw_lengths=raw_lengths, tag_names=tag_names, tags=tags,
-                        embedding_tables=tables)
-
-
-def _with_protocol(data_config, spec: DatasetSpec):
-  """``data_config`` as a dict with the spec's ``cross_validation`` flag."""
-  d = data_config.to_dict() if hasattr(data_config, 'to_dict') else dict(data_config)
-  d['cross_validation'] = spec.cross_validation
-  if d.get('folds') and not spec.cross_validation:
-    raise UserError(f'config.data.folds={tuple(d["folds"])!r}, but dataset '
-                    f'{d["name"]!r} is not cross-validated (only mr and subj are); '
-                    'set it to ()')
-  return _Config(d)
-
-
-class _Config(dict):
-  """A dict with ``.attr`` access, for the few places that read configs that way."""
-
-  def __getattr__(self, key):
-    try:
-      value = self[key]
-    except KeyError:
-      raise AttributeError(key) from None
-    return _Config(value) if isinstance(value, dict) else value
-
-  def get(self, key, default=None):
-    value = super().get(key, default)
-    return _Config(value) if isinstance(value, dict) else value
+  tag_names, tags = _tags(name, pool.tag_strings, oov)
+  return EncodedDataset(
+      name=name, label_names=pool.label_names, labels=pool.labels, views=views,
+      sources=pool.positions, checksums=pool.checksums, raw_checksums=raw_checksums,
+      protocol=protocol,
+      raw_lengths=np.array([len(t) for t in token_lists], np.int32),
+      tag_names=tag_names, tags=tags, embedding_tables=tables)

@@ -101,10 +101,13 @@ def holdout(train_rows: np.ndarray, amount: float, fold: int,
   return train.astype(np.int32), dev.astype(np.int32)
 
 
-def partitions(sources: Dict[str, Tuple[int, int]], labels: np.ndarray,
-               data_config) -> Tuple[List[Tuple[str, Dict[str, np.ndarray]]], dict]:
-  """The views' rows: ``[(name, {split: rows})]`` and a description of the protocol."""
-  cv = data_config.get('cross_validation', False)
+def partitions(sources: Dict[str, Tuple[int, int]], labels: np.ndarray, data_config,
+               cv: bool) -> Tuple[List[Tuple[str, Dict[str, np.ndarray]]], dict]:
+  """The views' rows: ``[(name, {split: rows})]`` and a description of the protocol.
+
+  ``sources``: each TFDS split's (first pooled row, count); ``cv``: one pooled split
+  cross-validated in ``data_config.num_folds`` folds.
+  """
   amount = float(data_config.get('dev_holdout', 0.0) or 0.0)
   protocol: dict = {}
   if cv:

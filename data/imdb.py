@@ -17,8 +17,6 @@ import tarfile
 import zlib
 from typing import List, Tuple
 
-import tensorflow_datasets as tfds
-
 from data import raw as raw_lib
 from data import tfds_base
 from training.errors import UserError

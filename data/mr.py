@@ -11,8 +11,6 @@ an example in :func:`read_all` is its position in that order.
 import os
 from typing import List, Tuple
 
-import tensorflow_datasets as tfds
-
 from data import raw as raw_lib
 from data import tfds_base
 from training.errors import UserError

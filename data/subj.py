@@ -12,8 +12,6 @@ order; the index of an example in :func:`read_all` is its position in that order
 import os
 from typing import List, Tuple
 
-import tensorflow_datasets as tfds
-
 from data import raw as raw_lib
 from data import tfds_base
 from data.mr import read_lines
