@@ -11,6 +11,8 @@ from typing import Any, Dict, Tuple, Type
 import flax.linen as nn
 
 from models import baselines
+from models import clstm
+from models import dclstm
 from models import pooling
 from training.errors import UserError
 
@@ -18,6 +20,9 @@ REGISTRY: Dict[str, Tuple[Type[nn.Module], Dict[str, Any]]] = {
     'lstm': (baselines.RecurrentClassifier, {'bidirectional': False}),
     'bilstm': (baselines.RecurrentClassifier, {'bidirectional': True}),
     'bow': (baselines.BagOfWords, {}),
+    'dclstm': (dclstm.DenseBiLSTM, {}),
+    'stacked_bilstm': (dclstm.DenseBiLSTM, {'dense': False}),
+    'clstm': (clstm.CLSTM, {}),
 }
 
 

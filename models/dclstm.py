@@ -1,0 +1,133 @@
+"""DC-Bi-LSTM (Ding et al. 2018): densely connected Bi-LSTM layers (MODELS.md §3).
+
+``dl`` Bi-LSTM layers of ``dh`` units per direction, each reading the concatenation of
+the word vectors and every earlier layer's output, then a top Bi-LSTM of ``th`` units
+per direction, masked mean pooling over the top layer, dropout, softmax. With
+``dense=False`` it is the paper's deep *stacked* Bi-LSTM (each layer reads the layer
+below only); ``dl=0`` is a plain Bi-LSTM of ``th`` units (the paper's Bi-LSTM baselines).
+
+Computation (MODELS.md §3.6): a layer's pre-activation ``W_l [e; h^1; ..; h^{l-1}] + b``
+is accumulated block by block: the word vectors are projected once into every layer
+(one matmul), and each layer's output, once computed, is projected once into all later
+layers (one matmul). Identical to projecting the growing concatenation, without
+re-reading it. Each layer is then one ``lax.scan`` running both directions (the
+backward one over each sentence reversed within its length).
+
+Parameters per layer ``l`` (width ``w``, input ``in_l``): ``kernel [in_l, 8w]`` (forward
+then backward gates ``[i, f, g, o]``), one ``bias [8w]`` (forget gates start at
+``forget_bias``), ``recurrent_forward``/``recurrent_backward [w, 4w]``: ``2 * 4w (in_l +
+w + 1)`` in all, the count of MODELS.md §3.1.
+
+Shapes: tokens ``[batch, time]``, layer outputs ``[batch, time, 2w]``, logits
+``[batch, classes]``.
+"""
+from typing import List
+
+import flax.linen as nn
+import jax.numpy as jnp
+
+from models import pooling
+from models import recurrent
+from models.baselines import embed_batch
+
+
+class BiLSTMLayerParams(nn.Module):
+  """The parameters of one Bi-LSTM layer whose input is a concatenation."""
+  in_features: int
+  width: int
+  forget_bias: float = 1.0
+
+  @nn.compact
+  def __call__(self):
+    w = self.width
+    kernel = self.param('kernel', nn.initializers.glorot_uniform(),
+                        (self.in_features, 8 * w), jnp.float32)
+
+    def bias_init(key, shape, dtype=jnp.float32):
+      del key
+      gates = jnp.zeros((2, 4, w), dtype).at[:, 1].set(self.forget_bias)  # [i f g o]
+      return gates.reshape(shape)
+
+    bias = self.param('bias', bias_init, (8 * w,), jnp.float32)
+    recurrent_weights = jnp.stack([
+        self.param(f'recurrent_{d}', nn.initializers.orthogonal(), (w, 4 * w),
+                   jnp.float32) for d in ('forward', 'backward')])
+    return kernel, bias, recurrent_weights
+
+
+class DenseBiLSTM(nn.Module):
+  """DC-Bi-LSTM sentence classifier (registered as ``dclstm``)."""
+  vocab_size: int
+  num_classes: int
+  embed_dim: int = 300
+  dl: int = 15   # dense Bi-LSTM layers below the top one
+  dh: int = 13   # units per direction of each dense layer
+  th: int = 100  # units per direction of the top layer
+  dense: bool = True  # False: the deep stacked Bi-LSTM baseline
+  dropout: float = 0.5  # on the word vectors and on the pooled top layer
+  forget_bias: float = 1.0
+  unroll: int = 1
+
+  def widths(self) -> List[int]:
+    return [self.dh] * self.dl + [self.th]
+
+  def input_blocks(self, layer: int) -> List[int]:
+    """Sizes of the blocks of layer ``layer``'s input: the sources it reads."""
+    if not self.dense:
+      return [self.embed_dim] if layer == 0 else [2 * self.widths()[layer - 1]]
+    return [self.embed_dim] + [2 * w for w in self.widths()[:layer]]
+
+  def sources(self, layer: int) -> List[int]:
+    """Which outputs layer ``layer`` reads: 0 = word vectors, j = layer j - 1's."""
+    return list(range(layer + 1)) if self.dense else [layer]
+
+  @nn.compact
+  def __call__(self, batch, *, train: bool):
+    e, mask = embed_batch(batch, self.vocab_size, self.embed_dim)
+    e = nn.Dropout(self.dropout, deterministic=not train)(e)
+    widths = self.widths()
+    layers = [BiLSTMLayerParams(sum(self.input_blocks(l)), w, self.forget_bias,
+                                name=f'layer_{l + 1}')() for l, w in enumerate(widths)]
+    pre = [jnp.broadcast_to(b, e.shape[:2] + b.shape) for _, b, _ in layers]
+
+    def project(source: int, x):
+      """Adds ``x`` (output ``source``) into every later layer's pre-activation."""
+      readers = [l for l in range(len(widths)) if source in self.sources(l)]
+      if not readers:
+        return
+      blocks = []
+      for l in readers:
+        start = sum(self.input_blocks(l)[:self.sources(l).index(source)])
+        blocks.append(layers[l][0][start:start + x.shape[-1]])
+      out = x @ jnp.concatenate(blocks, axis=1)
+      cuts = [0]
+      for l in readers:
+        cuts.append(cuts[-1] + 8 * widths[l])
+      for i, l in enumerate(readers):
+        pre[l] = pre[l] + out[..., cuts[i]:cuts[i + 1]]
+
+    project(0, e)
+    for l, w in enumerate(widths):
+      fw, bw = jnp.split(pre[l], 2, axis=-1)
+      hs, _ = recurrent.lstm_scan(
+          jnp.stack([fw, recurrent.reverse_within_length(bw, mask)]), layers[l][2],
+          mask, self.unroll)
+      h = jnp.concatenate([hs[0], recurrent.reverse_within_length(hs[1], mask)], -1)
+      project(l + 1, h)
+    pooled = pooling.masked_mean(h, mask)
+    pooled = nn.Dropout(self.dropout, deterministic=not train)(pooled)
+    return nn.Dense(self.num_classes, name='classifier')(pooled)
+
+
+def parameter_count(dl: int, dh: int, th: int, num_classes: int, embed_dim: int = 300,
+                    dense: bool = True) -> int:
+  """MODELS.md §3.1: parameters without embeddings (softmax included)."""
+  widths = [dh] * dl + [th]
+  total = 0
+  for l, w in enumerate(widths):
+    if dense:
+      in_l = embed_dim + 2 * sum(widths[:l])
+    else:
+      in_l = embed_dim if l == 0 else 2 * widths[l - 1]
+    total += 2 * 4 * w * (in_l + w + 1)
+  return total + 2 * th * num_classes + num_classes
