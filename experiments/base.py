@@ -77,3 +77,26 @@ def get_base_config() -> ml_collections.ConfigDict:
   config.paper.metric = 'test_accuracy'
   config.paper.value = config_dict.placeholder(float)  # None: not reported
   return config
+
+
+def parse_arg(arg: str, where: str, choices, flags=('quick',)):
+  """Splits a config argument ``'a,b,quick'`` into one choice per group and flags.
+
+  ``choices`` maps a group name to its allowed values, the first being the default;
+  ``flags`` are switches. Returns ``(selected {group: value}, set of flags)``; an
+  unknown or repeated argument raises ValueError naming the file and what it takes.
+  """
+  selected, on = {}, set()
+  for a in [a for a in (arg or '').split(',') if a]:
+    group = next((g for g, values in choices.items() if a in values), None)
+    if a in flags:
+      on.add(a)
+    elif group is None or group in selected:
+      accepted = [f'{g}: {"|".join(v)}' for g, v in choices.items()]
+      raise ValueError(f'{where}: argument {a!r} is unknown or repeats a choice; '
+                       f'expected at most one of each of {accepted}, plus {flags}')
+    else:
+      selected[group] = a
+  for group, values in choices.items():
+    selected.setdefault(group, values[0])
+  return selected, on

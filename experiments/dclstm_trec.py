@@ -1,0 +1,21 @@
+r"""DC-Bi-LSTM on TREC (coarse, 6 classes; 10 % of training held out for epoch selection): Ding et al. 2018, Table 1.
+
+Run:
+  python launch.py --config=experiments/dclstm_trec.py --workdir=runs/dclstm_trec
+  python launch.py --config=experiments/dclstm_trec.py:quick --workdir=/tmp/q
+
+Arguments: ``dclstm`` (default), ``bilstm300``, ``bilstm100`` or ``stacked`` (see
+dclstm_sst.py); ``quick`` (2 seeds, 1 epoch, a small model: a smoke test).
+Paper (GloVe 42B, static): 95.6 (DC-Bi-LSTM). Measured: WORKSPACE_NOTES.md.
+"""
+from experiments import base
+from experiments import dclstm_common
+
+PAPER = {'dclstm': 95.6}
+
+
+def get_config(arg: str = ''):
+  choice, flags = base.parse_arg(arg, 'experiments/dclstm_trec.py',
+                                 {'model': tuple(dclstm_common.MODELS)})
+  return dclstm_common.dclstm_config('trec/coarse', choice['model'], PAPER.get(choice['model']),
+                                     'quick' in flags)
