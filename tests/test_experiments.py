@@ -1,0 +1,61 @@
+"""Every paper experiment config: its ``quick`` variant trains end to end on the real
+data (../shared/data), and every variant resolves with the paper's number."""
+import importlib
+import json
+
+import pytest
+
+from training import loop
+
+QUICK = [
+    ('dclstm_sst', 'binary,quick'), ('dclstm_sst', 'fine,bilstm100,quick'),
+    ('dclstm_mr', 'quick'), ('dclstm_subj', 'quick'), ('dclstm_trec', 'quick'),
+    ('clstm_sst', 'binary,quick'), ('clstm_trec', 'quick'),
+    ('clstm_trec', 'bilstm,quick'), ('bilstm', 'trec/coarse,quick'),
+]
+
+
+def get_config(name, arg):
+  return importlib.import_module(f'experiments.{name}').get_config(arg)
+
+
+@pytest.mark.parametrize('name, arg', QUICK)
+def test_quick_variant_trains_end_to_end_on_real_data(name, arg, tmp_path):
+  config = get_config(name, arg)
+  config.train.progress = False
+  results = loop.train(config, str(tmp_path), echo=lambda *a: None)
+  accuracy = results['summary']['test_accuracy']
+  assert 0 < accuracy['mean'] <= 100
+  assert results['paper'] == config.paper.to_dict()
+  assert json.loads((tmp_path / 'results.json').read_text())['seeds']
+
+
+@pytest.mark.parametrize('name, arg, dataset, value', [
+    ('dclstm_sst', '', 'sst/binary', 89.7), ('dclstm_sst', 'fine', 'sst/fine', 51.9),
+    ('dclstm_sst', 'binary,bilstm300', 'sst/binary', 87.2),
+    ('dclstm_sst', 'fine,bilstm100', 'sst/fine', 48.5),
+    ('dclstm_mr', '', 'mr', 82.8), ('dclstm_subj', '', 'subj', 94.5),
+    ('dclstm_trec', '', 'trec/coarse', 95.6),
+    ('clstm_sst', '', 'sst/binary_phrases', 87.8),
+    ('clstm_sst', 'fine', 'sst/fine_phrases', 49.2),
+    ('clstm_sst', 'binary,lstm', 'sst/binary_phrases', 86.6),
+    ('clstm_sst', 'fine,bilstm', 'sst/fine_phrases', 47.8),
+    ('clstm_trec', '', 'trec/coarse', 94.6), ('clstm_trec', 'lstm', 'trec/coarse', 93.2),
+    ('clstm_trec', 'bilstm', 'trec/coarse', 93.0),
+])
+def test_full_configs_carry_the_papers_protocol_and_number(name, arg, dataset, value):
+  config = get_config(name, arg)
+  assert config.data.name == dataset and config.paper.value == value
+  assert config.seeds == tuple(range(1, 11))
+
+
+def test_headline_settings_and_bad_arguments():
+  dc = get_config('dclstm_sst', '')
+  assert (dc.model.dl, dc.model.dh, dc.model.th) == (15, 13, 100)
+  assert dc.data.oov == 'delete' and dc.train.batch_size == 200
+  assert get_config('dclstm_mr', '').data.folds == ()  # all ten folds
+  assert get_config('clstm_trec', '').data.dev_holdout == 1000.0
+  with pytest.raises(ValueError, match='unknown or repeats'):
+    get_config('dclstm_sst', 'binary,fine')
+  with pytest.raises(ValueError, match='unknown or repeats'):
+    get_config('clstm_sst', 'sst3')
