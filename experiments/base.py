@@ -100,3 +100,19 @@ def parse_arg(arg: str, where: str, choices, flags=('quick',)):
   for group, values in choices.items():
     selected.setdefault(group, values[0])
   return selected, on
+
+
+def set_paper(config, source: str, value, metric: str = 'test_accuracy') -> None:
+  """The number the paper reports for this config's row (None: not reported)."""
+  config.paper.source = source
+  config.paper.metric = metric
+  config.paper.value = value
+
+
+def make_quick(config, embed_dim: int = 32) -> None:
+  """The smoke-test settings every ``:quick`` variant shares: two seeds, one epoch,
+  two length buckets, small word vectors (about a minute on 2 CPU cores)."""
+  config.seeds = (1, 2)
+  config.train.num_epochs = 1
+  config.data.num_buckets = 2
+  config.model.embed_dim = embed_dim

@@ -5,8 +5,8 @@ Run (DATASET is a name of ``python -m data --list``, e.g. sst/binary, trec/coars
   python launch.py --config=experiments/bilstm.py:mr --workdir=runs/bilstm_mr       # 10 folds x 10 seeds
   python launch.py --config=experiments/bilstm.py:trec/coarse,quick --workdir=runs/q
 
-Arguments (comma-separated): the dataset (default ``sst/binary``) and ``quick`` (two
-epochs, two seeds, two folds: a smoke test). Protocol: datasets without a dev split
+Arguments (comma-separated): the dataset (default ``sst/binary``) and ``quick`` (one
+epoch, two seeds, two folds: a smoke test). Protocol: datasets without a dev split
 (TREC, IMDB, MR, Subj, ATIS jointslu) hold out 10 % of training for epoch selection;
 MR and Subj run all 10 folds stacked with the seeds. Model: 300-d random embeddings,
 150 hidden units per direction, mean pooling, dropout 0.5, Adam 1e-3, batch 50.
@@ -38,11 +38,8 @@ def get_config(arg: str = ''):
   config.train.batch_size = 50
   config.train.num_epochs = 10
   if 'quick' in args:
-    config.seeds = (1, 2)
-    config.train.num_epochs = 2
-    config.data.num_buckets = 2
+    base.make_quick(config)
     config.model.hidden = 32
-    config.model.embed_dim = 32
     if config.data.name in ('mr', 'subj'):
       config.data.folds = (0, 1)
   return config

@@ -42,14 +42,9 @@ def clstm_config(dataset: str, model: str, size: int, maxlen: int, paper_value,
   config.l2.coef = 1e-3
   config.l2.params = ('classifier/kernel',)  # softmax weights only
   config.train.batch_size = 50
-  config.paper.source = SOURCE
-  config.paper.metric = 'test_accuracy'
-  config.paper.value = paper_value
+  base.set_paper(config, SOURCE, paper_value)
   if quick:
-    config.seeds = (1, 2)
-    config.train.num_epochs = 1
-    config.data.num_buckets = 2
-    config.model.embed_dim = 32
+    base.make_quick(config)
     config.model.hidden = 16
     if 'filters' in config.model:
       config.model.filters = 16

@@ -36,16 +36,11 @@ def dclstm_config(dataset: str, model: str, paper_value, quick: bool):
   config.l2.params = ('classifier/kernel',)  # "L2 constraints over the soft-max"
   config.train.batch_size = 200
   config.train.num_epochs = 30
-  config.paper.source = SOURCE
-  config.paper.metric = 'test_accuracy'
-  config.paper.value = paper_value
+  base.set_paper(config, SOURCE, paper_value)
   if quick:
-    config.seeds = (1, 2)
-    config.train.num_epochs = 1
-    config.data.num_buckets = 2
+    base.make_quick(config)
     config.model.update(dl=min(config.model.dl, 3), dh=min(config.model.dh, 8),
                         th=min(config.model.th, 20))
-    config.model.embed_dim = 32
     if dataset in ('mr', 'subj'):
       config.data.folds = (0, 1)
   return config

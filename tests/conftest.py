@@ -36,6 +36,19 @@ def run_launch(*args, env=None, timeout=600):
                         env=dict(os.environ, **(env or {})), check=False)
 
 
+def run_steps(config, n_steps):
+  """``(experiment, state)`` after the first ``n_steps`` batches of epoch 1."""
+  from training import loop  # pylint: disable=g-import-not-at-top
+  exp = loop.Experiment(config)
+  state = exp.init_state()
+  orders = exp.steps.epoch_orders(exp.seeds_device, exp.views_device, 1)
+  for position, (slot, length) in enumerate(exp.plan.schedule(1)[:n_steps]):
+    state, _ = exp.steps.train_step(state, exp.seeds_device, exp.views_device,
+                                    exp.arrays, orders, slot, 1, position,
+                                    length=length)
+  return exp, state
+
+
 @pytest.fixture
 def config():
   return small_config()

@@ -1,7 +1,6 @@
 """C-LSTM: the classifying state is the last real window; a NumPy reference of the
 equations; padding invariance; the literal and multi-width variants."""
 import jax
-import jax.numpy as jnp
 import numpy as np
 import pytest
 

@@ -6,8 +6,8 @@ import jax
 import numpy as np
 
 from tests.conftest import run_launch
+from tests.conftest import run_steps
 from tests.conftest import small_config
-from training import loop
 
 
 def mr_config(folds, seeds):
@@ -19,22 +19,11 @@ def mr_config(folds, seeds):
   return config
 
 
-def _steps(config, n):
-  exp = loop.Experiment(config)
-  state = exp.init_state()
-  orders = exp.steps.epoch_orders(exp.seeds_device, exp.views_device, 1)
-  for position, (slot, length) in enumerate(exp.plan.schedule(1)[:n]):
-    state, _ = exp.steps.train_step(state, exp.seeds_device, exp.views_device,
-                                    exp.arrays, orders, slot, 1, position,
-                                    length=length)
-  return exp, state
-
-
 def test_a_fold_seed_member_alone_equals_the_same_member_among_others():
-  group, g_state = _steps(mr_config((0, 3), (1, 2)), 4)
+  group, g_state = run_steps(mr_config((0, 3), (1, 2)), 4)
   np.testing.assert_array_equal(group.member_views, [0, 0, 3, 3])
   np.testing.assert_array_equal(group.member_seeds, [1, 2, 1, 2])
-  alone, a_state = _steps(mr_config((3,), (2,)), 4)
+  alone, a_state = run_steps(mr_config((3,), (2,)), 4)
   for a, b in zip(jax.tree.leaves(a_state.params), jax.tree.leaves(g_state.params)):
     np.testing.assert_array_equal(np.asarray(a)[0], np.asarray(b)[3])
   # Members of different folds saw different data: same seed, different parameters.

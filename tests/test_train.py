@@ -3,21 +3,10 @@ import jax
 import numpy as np
 import pytest
 
+from tests.conftest import run_steps
 from tests.conftest import small_config
 from training import loop
 from training import outputs
-
-
-def _run_steps(config, n_steps):
-  """State after the first ``n_steps`` batches of epoch 1."""
-  exp = loop.Experiment(config)
-  state = exp.init_state()
-  orders = exp.steps.epoch_orders(exp.seeds_device, exp.views_device, 1)
-  for position, (slot, length) in enumerate(exp.plan.schedule(1)[:n_steps]):
-    state, _ = exp.steps.train_step(state, exp.seeds_device, exp.views_device,
-                                    exp.arrays, orders, slot, 1, position,
-                                    length=length)
-  return exp, state
 
 
 def _one_bucket(seeds, mode):
@@ -28,8 +17,8 @@ def _one_bucket(seeds, mode):
 
 @pytest.mark.parametrize('mode', ['map', 'vmap'])
 def test_one_train_step_changes_every_parameter_of_every_seed(mode):
-  exp, before = _run_steps(_one_bucket((1, 2), mode), 0)
-  _, after = _run_steps(_one_bucket((1, 2), mode), 1)
+  exp, before = run_steps(_one_bucket((1, 2), mode), 0)
+  _, after = run_steps(_one_bucket((1, 2), mode), 1)
   flat_before = jax.tree_util.tree_flatten_with_path(before.params)[0]
   flat_after = jax.tree.leaves(after.params)
   for (path, b), a in zip(flat_before, flat_after):
@@ -40,13 +29,13 @@ def test_one_train_step_changes_every_parameter_of_every_seed(mode):
 
 
 def test_seeds_start_and_end_differently():
-  _, state = _run_steps(_one_bucket((1, 2), 'map'), 3)
+  _, state = run_steps(_one_bucket((1, 2), 'map'), 3)
   for leaf in jax.tree.leaves(state.params):
     assert not np.array_equal(leaf[0], leaf[1])
 
 
 def _seed_3(seeds, mode, steps):
-  _, state = _run_steps(_one_bucket(seeds, mode), steps)
+  _, state = run_steps(_one_bucket(seeds, mode), steps)
   return [leaf[list(seeds).index(3)] for leaf in jax.tree.leaves(state.params)]
 
 
@@ -72,8 +61,8 @@ def test_seed_alone_equals_the_same_seed_inside_a_vmapped_group():
 
 
 def test_vmap_and_map_give_the_same_numbers():
-  _, mapped = _run_steps(_one_bucket((1, 2), 'map'), 5)
-  _, vmapped = _run_steps(_one_bucket((1, 2), 'vmap'), 5)
+  _, mapped = run_steps(_one_bucket((1, 2), 'map'), 5)
+  _, vmapped = run_steps(_one_bucket((1, 2), 'vmap'), 5)
   for m, v in zip(jax.tree.leaves(mapped.params), jax.tree.leaves(vmapped.params)):
     assert np.linalg.norm(m - v) <= 1e-5 * np.linalg.norm(m)
 
