@@ -50,7 +50,8 @@ class Experiment:
   """Everything static about a run: data on device, model, optimiser, compiled steps.
 
   The stacked axis holds *members*: one per seed, or, for a cross-validated dataset,
-  one per (fold, seed) pair, fold-major (``member_folds``, ``member_seeds``).
+  one per (fold, seed) pair, fold-major (``member_views`` holds each member's fold,
+  ``member_seeds`` its seed).
   """
 
   def __init__(self, config):
