@@ -116,19 +116,27 @@ def test_build_model_errors_name_the_config_key():
                        num_classes=2)
 
 
+# Every registered model at the sizes of its paper (a new model adds a line here).
+PAPER_SIZES = {
+    'lstm': {'hidden': 150}, 'bilstm': {'hidden': 150}, 'bow': {},
+    'dclstm': {'dl': 15, 'dh': 13, 'th': 100},
+    'stacked_bilstm': {'dl': 15, 'dh': 13, 'th': 100},
+    'clstm': {'filters': 150, 'hidden': 150},
+}
+
+
 def test_initialising_several_seeds_terminates_for_every_model():
   """jit(vmap(init)) over seed keys stalls XLA:CPU for models with orthogonal
   initialisers (flax's OptimizedLSTMCell, our Bi-LSTM at hidden 150); the engine's
   init path (training.state.create_train_state) must finish, at paper sizes too."""
+  assert sorted(PAPER_SIZES) == sorted(models.REGISTRY)
   script = textwrap.dedent(f'''
       import sys; sys.path.insert(0, {REPO!r})
       import jax, optax
       import models
       from training import state
-      for name in sorted(models.REGISTRY):
-        fields = {{'name': name, 'embed_dim': 300}}
-        if name != 'bow':
-          fields['hidden'] = 150
+      for name, sizes in sorted({PAPER_SIZES!r}.items()):
+        fields = {{'name': name, 'embed_dim': 300, **sizes}}
         model = models.build_model(fields, vocab_size=1000, num_classes=5)
         jax.block_until_ready(state.create_train_state(model, optax.adam(1e-3), (1, 2, 3)))
       print('ok')

@@ -13,10 +13,10 @@ SCRIPT = textwrap.dedent('''
     sys.path.insert(0, {repo!r})
     import jax, numpy as np
     from tests.conftest import small_config
-    from tests.test_train import _run_steps
+    from tests.conftest import run_steps
     config = small_config(seeds=(1, 2, 3, 4), seed_parallel='vmap')
     config.data.num_buckets = 1
-    exp, state = _run_steps(config, 5)
+    exp, state = run_steps(config, 5)
     leaf = jax.tree.leaves(state.params)[0]
     print('devices', jax.device_count(), 'mesh', 0 if exp.mesh is None else exp.mesh.size,
           'shards', len(leaf.addressable_shards), 'mode', exp.mode)
