@@ -67,6 +67,9 @@ def get_base_config() -> ml_collections.ConfigDict:
   config.train.batch_size = 50
   config.train.eval_batch_size = 500
   config.train.selection = 'best_dev'  # 'best_dev' or 'last' (epoch whose params count)
+  # Early stopping, per seed: a seed's selection ends after this many epochs without a
+  # better dev score; the run ends when every seed's has. 0 = off (best_dev only).
+  config.train.patience = 0
   config.train.seed_parallel = 'auto'  # 'vmap', 'map' or 'auto' (map on CPU, else vmap)
   config.train.checkpoint_every = 1    # epochs between checkpoints (and the last one)
   config.train.progress = True         # progress bar on the terminal

@@ -36,6 +36,7 @@ def dclstm_config(dataset: str, model: str, paper_value, quick: bool):
   config.l2.params = ('classifier/kernel',)  # "L2 constraints over the soft-max"
   config.train.batch_size = 200
   config.train.num_epochs = 30
+  config.train.patience = 5  # MODELS.md §3.2: dev early stopping (the reimplementation's 5)
   base.set_paper(config, SOURCE, paper_value)
   if quick:
     base.make_quick(config)

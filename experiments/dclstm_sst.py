@@ -14,7 +14,8 @@ dense connections); ``quick`` (2 seeds, 1 epoch, a small model: a smoke test).
 
 Protocol: sentence-level training (MODELS.md §3.2: the paper does not say; phrases
 are an ablation, ``--config.data.name=sst/binary_phrases``), standard dev for epoch
-selection, at most 30 epochs. Paper (GloVe 42B, static): SST-2 89.7, SST-1 51.9;
+selection, at most 30 epochs, each seed stopping after 5 without a better dev score.
+Paper (GloVe 42B, static): SST-2 89.7, SST-1 51.9;
 Bi-LSTM 300: 87.2 / 49.2; Bi-LSTM 100: 87.5 / 48.5. Measured: WORKSPACE_NOTES.md.
 """
 from experiments import base

@@ -105,9 +105,10 @@ def numpy_dclstm(p, tokens, length, dense, widths):
   return pooled @ p['classifier']['kernel'] + p['classifier']['bias']
 
 
+@pytest.mark.parametrize('projection', ['concat', 'blocks'])
 @pytest.mark.parametrize('dense', [True, False])
-def test_matches_a_numpy_implementation_of_the_papers_equations(dense):
-  model = small(dense)
+def test_matches_a_numpy_implementation_of_the_papers_equations(dense, projection):
+  model = small(dense, projection=projection)
   rng = np.random.default_rng(1)
   tokens = rng.integers(2, 30, (2, 7))
   lengths = np.array([7, 3])
@@ -122,6 +123,12 @@ def test_matches_a_numpy_implementation_of_the_papers_equations(dense):
     np.testing.assert_allclose(
         out[i], numpy_dclstm(p, tokens[i], lengths[i], dense, model.widths()),
         rtol=1e-4, atol=1e-5)
+
+
+def test_an_unknown_projection_is_a_clear_error():
+  with pytest.raises(ValueError, match="config.model.projection='fused'"):
+    small(projection='fused').init({'params': jax.random.key(0)},
+                                   batch_of(np.ones((1, 4)), [4]), train=False)
 
 
 def test_forget_gate_biases_start_at_one():

@@ -86,6 +86,8 @@ def test_describe_prints_a_table():
      "config.model.pooling='median'"),
     (['--config=experiments/demo.py', '--config.train.selection=best'],
      "config.train.selection='best'"),
+    (['--config=experiments/demo.py', '--config.train.patience=3',
+      '--config.train.selection=last'], "config.train.patience=3 needs"),
 ])
 def test_bad_config_is_a_clear_error(tmp_path, args, expected):
   proc = run_launch(*args, f'--workdir={tmp_path / "w"}')

@@ -93,3 +93,38 @@ def test_selection_last_reports_the_final_epoch(tmp_path):
   last = [r for r in outputs.MetricsLog(str(tmp_path)).rows() if r['epoch'] == 2][0]
   assert results['metrics']['test_accuracy'] == [last['test_accuracy']]
   assert 'best_epoch' not in results['metrics']
+
+
+def test_early_stopping_gives_each_seed_its_numbers_alone(tmp_path):
+  """With patience, a seed's selection stops as it would trained alone; the run ends
+  when every seed's has, and a seed's numbers do not depend on its companions."""
+  def run(seeds, name):
+    config = small_config(seeds=seeds, epochs=10)
+    config.data.num_buckets = 2
+    config.optimizer.learning_rate = 0.01  # seed 1 stops after epoch 2, seed 2 after 9
+    config.train.patience = 1
+    return loop.train(config, str(tmp_path / name), echo=lambda *_: None)
+
+  group = run((1, 2), 'group')
+  alone = [run((seed,), f'seed{seed}') for seed in (1, 2)]
+  for i, single in enumerate(alone):
+    for key in ('best_epoch', 'dev_accuracy', 'test_accuracy'):
+      assert group['metrics'][key][i] == single['metrics'][key][0]
+    # Alone, a seed stops one epoch after its best (patience 1) or at the last epoch.
+    assert single['epochs_completed'] == min(single['metrics']['best_epoch'][0] + 1, 10)
+  assert alone[0]['epochs_completed'] < group['epochs_completed'] < 10
+  assert group['epochs_completed'] == max(s['epochs_completed'] for s in alone)
+
+
+def test_a_run_ends_when_no_seed_improves_for_patience_epochs(tmp_path):
+  config = small_config(seeds=(1, 2), epochs=6)
+  config.data.num_buckets = 2
+  config.optimizer.learning_rate = 0.0  # dev accuracy never beats epoch 1's
+  config.train.patience = 2
+  results = loop.train(config, str(tmp_path), echo=lambda *_: None)
+  assert results['epochs_completed'] == 3
+  assert results['metrics']['best_epoch'] == [1, 1]
+  assert {r['epoch'] for r in outputs.MetricsLog(str(tmp_path)).rows()} == {1, 2, 3}
+  messages = []
+  assert loop.train(config, str(tmp_path), echo=messages.append) == results
+  assert 'finished run found (3 epochs)' in messages[0]

@@ -64,6 +64,14 @@ def validate(config) -> None:
   for key in ('num_epochs', 'batch_size', 'eval_batch_size', 'checkpoint_every'):
     if not isinstance(t[key], int) or t[key] < 1:
       raise UserError(f'config.train.{key}={t[key]!r}; expected a positive int')
+  patience = t.get('patience', 0)
+  if not isinstance(patience, int) or isinstance(patience, bool) or patience < 0:
+    raise UserError(f'config.train.patience={patience!r}; expected an int >= 0 '
+                    f'(0 = no early stopping)')
+  if patience and t.selection != 'best_dev':
+    raise UserError(f'config.train.patience={patience} needs '
+                    f"config.train.selection='best_dev' (got {t.selection!r}): "
+                    f'early stopping watches the dev score')
   if config.data.num_buckets < 1 or config.data.bucket_multiple < 1:
     raise UserError('config.data.num_buckets and config.data.bucket_multiple must be '
                     f'positive; got {config.data.num_buckets}, '

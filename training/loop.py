@@ -107,9 +107,10 @@ class Experiment:
                                    self.boundaries, config.train.eval_batch_size)
         for s in self.eval_splits}
 
+    self.patience = config.train.get('patience', 0)
     l2_mask = optimizers.l2_mask(abstract, config.l2.params)
     self.steps = steps_lib.Steps(self.model, self.tx, l2_mask, config.l2.coef,
-                                 self.mode, self.plan)
+                                 self.mode, self.plan, self.patience)
 
   def _selected_folds(self):
     """Folds this run trains (all of them by default); [] without CV."""
@@ -168,6 +169,11 @@ class Experiment:
       for name, value in self.evaluate_split(params, split).items():
         out[f'{split}_{name}'] = value
     return out
+
+  def all_stopped(self, state, epoch: int) -> bool:
+    """True when early stopping has ended every member's selection after ``epoch``."""
+    return bool(self.patience) and bool(np.all(np.asarray(
+        steps_lib.stopped(state.best_epoch, epoch, self.patience))))
 
   def selected_params(self, state):
     if self.config.train.selection == 'best_dev':
@@ -260,11 +266,12 @@ def train(config, workdir: str, echo=print) -> dict:
       raise UserError(f'{ckpts.directory} holds checkpoints but {workdir} has no '
                       f'{outputs.CONFIG}; cannot tell which config wrote them. Use '
                       f'another --workdir, or delete this one.')
-    if latest >= num_epochs and os.path.exists(results_path):
+    if os.path.exists(results_path) and latest:
       results = outputs.read_json(results_path)
-      echo(f'{workdir}: finished run found ({latest} epochs); nothing to do.')
-      echo(outputs.format_table(results))
-      return results
+      if latest >= min(num_epochs, results.get('epochs_completed', num_epochs)):
+        echo(f'{workdir}: finished run found ({latest} epochs); nothing to do.')
+        echo(outputs.format_table(results))
+        return results
 
     exp = Experiment(config)
     if not known:
@@ -285,7 +292,10 @@ def train(config, workdir: str, echo=print) -> dict:
                disable=not config.train.progress, dynamic_ncols=True)
     started = time.perf_counter()
     examples_per_epoch = exp.data.sizes()['train'] * len(exp.member_seeds)
+    completed = latest
     for epoch in range(latest + 1, num_epochs + 1):
+      if exp.all_stopped(state, epoch - 1):
+        break
       epoch_start = time.perf_counter()
       state, train_loss = exp.train_epoch(state, epoch, on_step=lambda: bar.update(1))
       evals = exp.evaluate_all(state.params)
@@ -299,11 +309,18 @@ def train(config, workdir: str, echo=print) -> dict:
       rate = examples_per_epoch / (time.perf_counter() - epoch_start)
       bar.set_postfix_str(f'{rate:,.0f} ex/s (all seeds)')
       bar.write(_epoch_summary(epoch, num_epochs, rows))
-      if epoch % config.train.checkpoint_every == 0 or epoch == num_epochs:
+      completed = epoch
+      stop = exp.all_stopped(state, epoch)
+      if stop:
+        bar.write(f'early stop after epoch {epoch}: every member has gone '
+                  f'{exp.patience} epochs without a better dev score')
+      if epoch % config.train.checkpoint_every == 0 or epoch == num_epochs or stop:
         ckpts.save(epoch, state, {'epoch': epoch, 'elapsed': wall,
                                   **exp.provenance})
+      if stop:
+        break
     bar.close()
-    results = exp.results(state, num_epochs)
+    results = exp.results(state, completed)
     results['wall_time'] = elapsed + time.perf_counter() - started
     outputs.write_json(results_path, results)
     echo(outputs.format_table(results))

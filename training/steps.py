@@ -53,8 +53,9 @@ class Steps:
   """The compiled functions of one experiment (model, optimiser, L2, seed mapping)."""
 
   def __init__(self, model, tx: optax.GradientTransformation, l2_mask, l2_coef: float,
-               mode: str, plan: pipeline.TrainPlan):
+               mode: str, plan: pipeline.TrainPlan, patience: int = 0):
     self.model, self.tx, self.mode, self.plan = model, tx, mode, plan
+    self.patience = patience
     self.l2_mask, self.l2_coef = l2_mask, l2_coef
     self.epoch_orders = jax.jit(self._epoch_orders)
     self.train_step = jax.jit(self._train_step, static_argnames=('length',),
@@ -113,13 +114,16 @@ class Steps:
     batch = pipeline.gather_batch(arrays, views, idx[views], length)
     return seed_parallel(seed_sums, self.mode)(params, batch)
 
-  @staticmethod
-  def _select_best(state: TrainState, score, epoch) -> TrainState:
+  def _select_best(self, state: TrainState, score, epoch) -> TrainState:
     """Keeps each seed's parameters when its dev ``score`` [seeds] beats its best.
 
-    Ties keep the earlier epoch.
+    Ties keep the earlier epoch. With ``patience`` a seed whose selection has stopped
+    (see :func:`stopped`) keeps its best whatever comes later, so its numbers are
+    those of the seed run alone with early stopping, whatever seeds run beside it.
     """
     better = score > state.best_score
+    if self.patience:
+      better &= ~stopped(state.best_epoch, epoch - 1, self.patience)
 
     def pick(new, old):
       return jnp.where(better.reshape((-1,) + (1,) * (new.ndim - 1)), new, old)
@@ -134,3 +138,11 @@ class Steps:
     function of (seed, view, epoch)."""
     return jax.vmap(lambda s, v: self.plan.seed_order(rngs.data_key(s, epoch), v))(
         seeds, views)
+
+
+def stopped(best_epoch, epoch, patience: int):
+  """``[seeds]`` bool: after ``epoch``, has each seed gone ``patience`` epochs without
+  a better dev score (and so would have stopped, trained alone)? False when off."""
+  if not patience:
+    return jnp.zeros_like(best_epoch, bool)
+  return epoch - best_epoch >= patience
