@@ -287,8 +287,16 @@ def load_dataset(data_config) -> EncodedDataset:
   pool = _pool(name, spec, builder)
   token_lists = [vocab_lib.tokenize(t, data_config.get('lowercase', True))
                  for t in pool.texts]
+  max_length = data_config.get('max_length', 0)
+  if not isinstance(max_length, int) or max_length < 0:
+    raise UserError(f'config.data.max_length={max_length!r}; expected an int >= 0 '
+                    '(0 = keep every token)')
+  if max_length:
+    token_lists = [t[:max_length] for t in token_lists]
   parts, protocol = encoded.partitions(pool.positions, pool.labels, data_config,
                                        spec.cross_validation)
+  if max_length:
+    protocol['max_length'] = max_length
   looked_up, words, keep, extra_for = _vocabulary_words(data_config, token_lists)
   views = tuple(encoded.encode_view(view_name, rows, token_lists,
                                     data_config.get('min_count', 1), oov,

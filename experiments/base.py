@@ -19,6 +19,7 @@ def get_base_config() -> ml_collections.ConfigDict:
   config.data.oov = 'unk'         # 'unk' (shared unknown id) or 'delete'
   config.data.num_buckets = 4     # length buckets (= train-step compilations)
   config.data.bucket_multiple = 8  # padded lengths are multiples of this
+  config.data.max_length = 0      # > 0: every example keeps its first N tokens only
   config.data.tfds_dir = ''       # '' = $SEEDSWEEP_TFDS_DIR or ~/.cache/seedsweep/tfds
   config.data.verify_checksums = True  # raw files must match data/raw.py RECORDED
   config.data.folds = ()          # mr, subj: the CV folds to run (() = all, stacked)
@@ -79,6 +80,7 @@ def get_base_config() -> ml_collections.ConfigDict:
   config.paper.source = ''
   config.paper.metric = 'test_accuracy'
   config.paper.value = config_dict.placeholder(float)  # None: not reported
+  config.paper.note = ''  # how to read the number (e.g. 'best of 10 runs')
   return config
 
 

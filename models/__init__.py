@@ -13,6 +13,8 @@ import flax.linen as nn
 from models import baselines
 from models import clstm
 from models import dclstm
+from models import dlstm
+from models import mtlstm
 from models import pooling
 from training.errors import UserError
 
@@ -23,6 +25,8 @@ REGISTRY: Dict[str, Tuple[Type[nn.Module], Dict[str, Any]]] = {
     'dclstm': (dclstm.DenseBiLSTM, {}),
     'stacked_bilstm': (dclstm.DenseBiLSTM, {'dense': False}),
     'clstm': (clstm.CLSTM, {}),
+    'mtlstm': (mtlstm.MTLSTM, {}),
+    'dlstm': (dlstm.DLSTM, {}),
 }
 
 

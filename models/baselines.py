@@ -21,15 +21,16 @@ def symmetric_uniform(scale: float):
   return init
 
 
-def embed_batch(batch, vocab_size: int, dim: int):
+def embed_batch(batch, vocab_size: int, dim: int, scale: float = 0.25):
   """``(word vectors [batch, time, dim], mask [batch, time])`` of a batch.
 
-  The table is the module ``embedding``, initialised from U(-0.25, 0.25) (Kim 2014).
+  The table is the module ``embedding``, initialised from U(-scale, scale) (Kim 2014:
+  0.25).
   """
   tokens = batch['tokens']
   mask = pooling.length_mask(batch['lengths'], tokens.shape[1])
   table = nn.Embed(vocab_size, dim, name='embedding',
-                   embedding_init=symmetric_uniform(0.25))
+                   embedding_init=symmetric_uniform(scale))
   return table(tokens), mask
 
 

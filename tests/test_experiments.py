@@ -12,6 +12,10 @@ QUICK = [
     ('dclstm_mr', 'quick'), ('dclstm_subj', 'quick'), ('dclstm_trec', 'quick'),
     ('clstm_sst', 'binary,quick'), ('clstm_trec', 'quick'),
     ('clstm_trec', 'bilstm,quick'), ('bilstm', 'trec/coarse,quick'),
+    ('mtlstm_sst', 'binary,quick'), ('mtlstm_sst', 'fine,lstm,quick'),
+    ('mtlstm_trec', 's2f,quick'), ('mtlstm_imdb', 'quick'),
+    ('dlstm_sst', 'binary,phrases,quick'), ('dlstm_trec', 'quick'),
+    ('dlstm_atis', 'quick'),
 ]
 
 
@@ -42,6 +46,15 @@ def test_quick_variant_trains_end_to_end_on_real_data(name, arg, tmp_path):
     ('clstm_sst', 'fine,bilstm', 'sst/fine_phrases', 47.8),
     ('clstm_trec', '', 'trec/coarse', 94.6), ('clstm_trec', 'lstm', 'trec/coarse', 93.2),
     ('clstm_trec', 'bilstm', 'trec/coarse', 93.0),
+    ('mtlstm_sst', '', 'sst/binary', 87.2), ('mtlstm_sst', 'fine', 'sst/fine', 49.1),
+    ('mtlstm_sst', 'binary,s2f', 'sst/binary', 86.7),
+    ('mtlstm_sst', 'fine,lstm', 'sst/fine', 47.9),
+    ('mtlstm_trec', '', 'trec/coarse', 94.4), ('mtlstm_trec', 'lstm', 'trec/coarse', 91.3),
+    ('mtlstm_imdb', '', 'imdb', 92.1), ('mtlstm_imdb', 's2f', 'imdb', 90.2),
+    ('dlstm_sst', '', 'sst/binary', 87.2), ('dlstm_sst', 'fine', 'sst/fine', 49.2),
+    ('dlstm_sst', 'binary,phrases', 'sst/binary_phrases', 88.7),
+    ('dlstm_sst', 'fine,phrases', 'sst/fine_phrases', 51.9),
+    ('dlstm_trec', '', 'trec/coarse', 94.8), ('dlstm_atis', '', 'atis/jointslu', 97.9),
 ])
 def test_full_configs_carry_the_papers_protocol_and_number(name, arg, dataset, value):
   config = get_config(name, arg)
@@ -59,3 +72,9 @@ def test_headline_settings_and_bad_arguments():
     get_config('dclstm_sst', 'binary,fine')
   with pytest.raises(ValueError, match='unknown or repeats'):
     get_config('clstm_sst', 'sst3')
+  mt = get_config('mtlstm_trec', '')
+  assert (mt.model.hidden, mt.model.groups, mt.model.strategy) == (55, 3, 'f2s')
+  assert get_config('mtlstm_imdb', 'lstm').model.groups == 1
+  assert get_config('mtlstm_imdb', '').data.max_length == 0  # every token kept
+  assert get_config('dlstm_atis', '').train.selection == 'last'  # no dev: epoch 100
+  assert get_config('dlstm_sst', '').optimizer.eps == 1e-5

@@ -122,6 +122,8 @@ PAPER_SIZES = {
     'dclstm': {'dl': 15, 'dh': 13, 'th': 100},
     'stacked_bilstm': {'dl': 15, 'dh': 13, 'th': 100},
     'clstm': {'filters': 150, 'hidden': 150},
+    'mtlstm': {'hidden': 100, 'groups': 5},
+    'dlstm': {'hidden': 256},
 }
 
 

@@ -107,7 +107,8 @@ def format_table(results: dict) -> str:
   paper = results.get('paper') or {}
   value = paper.get('value')
   if value is not None:
-    lines.append(f'paper ({paper.get("source", "")}): {paper.get("metric")} = {value}')
+    note = f' ({paper["note"]})' if paper.get('note') else ''
+    lines.append(f'paper ({paper.get("source", "")}): {paper.get("metric")} = {value}{note}')
   return '\n'.join(lines)
 
 

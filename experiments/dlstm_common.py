@@ -1,0 +1,38 @@
+"""The DLSTM recipe (MODELS.md §1.1-1.2) shared by ``dlstm_sst.py``, ``dlstm_trec.py``
+and ``dlstm_atis.py``.
+
+Not an experiment itself.
+"""
+from experiments import base
+
+SOURCE = 'Shi et al. 2016, Deep LSTM based Feature Mapping for Query Classification'
+
+
+def dlstm_config(dataset: str, paper_value, quick: bool, note: str = ''):
+  config = base.get_base_config()
+  config.data.name = dataset
+  config.data.lowercase = False  # GloVe 840B is cased
+  # With vectors (--config.data.vectors.path=glove.840B.300d.txt): static (MODELS.md
+  # §1.2, after Lei et al.'s code); training words without a vector get random rows.
+  config.data.vectors.static = True
+  config.model.name = 'dlstm'
+  config.model.embed_dim = 300
+  config.model.hidden = 256
+  config.model.layers = 3
+  config.model.units = 3
+  config.model.cell = 'literal'
+  config.model.dropout = 0.5
+  config.optimizer.name = 'adagrad'  # alpha / sqrt(sum g^2 + 1e-5), from zero
+  config.optimizer.learning_rate = 0.1
+  config.optimizer.initial_accumulator_value = 0.0
+  config.optimizer.eps = 1e-5
+  config.l2.coef = 1e-5  # weight matrices only
+  config.l2.params = (r'layer_\d+/(kernel|recurrent|peephole)$', 'classifier/kernel')
+  config.train.batch_size = 64
+  config.train.num_epochs = 100
+  base.set_paper(config, SOURCE, paper_value)
+  config.paper.note = note
+  if quick:
+    base.make_quick(config)
+    config.model.hidden = 16
+  return config
