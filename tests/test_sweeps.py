@@ -40,3 +40,31 @@ def test_every_point_of_the_dclstm_tables_has_the_papers_parameter_count(name, d
     assert config.paper.value == point['paper.value']
     model = models.build_model(config.model, vocab_size=100, num_classes=5)
     assert count_without_embeddings(model) == expected, point
+
+
+@pytest.mark.parametrize('arg, base', [('sst2', ('mtlstm_sst', 'binary')),
+                                       ('qc', ('mtlstm_trec', '')),
+                                       ('imdb', ('mtlstm_imdb', ''))])
+def test_mtlstm_groups_points_build_models_sharing_120_units(arg, base):
+  from models import mtlstm  # pylint: disable=g-import-not-at-top
+  points = importlib.import_module('sweeps.mtlstm_groups').sweep(arg)
+  assert [p['model.groups'] for p in points] == [1, 2, 3, 4, 5, 6]
+  for point in points:
+    config = apply(importlib.import_module(f'experiments.{base[0]}').get_config(base[1]),
+                   point)
+    model = models.build_model(config.model, vocab_size=100, num_classes=2)
+    assert sum(model.group_sizes()) == 120
+    assert count_without_embeddings(model) == mtlstm.parameter_count(
+        100, 120, point['model.groups'], 'f2s', 2)
+  with pytest.raises(ValueError, match='mtlstm_groups.py'):
+    importlib.import_module('sweeps.mtlstm_groups').sweep('sst3')
+
+
+def test_dlstm_depth_points_build_one_to_three_layers():
+  from experiments import dlstm_sst  # pylint: disable=g-import-not-at-top
+  from models import dlstm  # pylint: disable=g-import-not-at-top
+  points = importlib.import_module('sweeps.dlstm_depth').sweep()
+  for layers, point in zip((1, 2, 3), points):
+    config = apply(dlstm_sst.get_config('binary'), point)
+    model = models.build_model(config.model, vocab_size=100, num_classes=2)
+    assert count_without_embeddings(model) == dlstm.parameter_count(300, 256, layers, 2)
