@@ -20,17 +20,19 @@ gradient (tests/test_mtlstm.py) and timed by benchmarks/mtlstm_paths.py:
   groups (always the ``a`` fastest ones);
 * ``strided``: one scan per group over its own activation steps ``t = T_k, 2 T_k, ..``,
   groups in dependency order (fast to slow for f2s, slow to fast for s2f). Senders'
-  contributions are gathered from their finished trajectories and projected outside
-  the scan, so group ``k`` costs ``len / T_k`` small steps.
+  held states are read from their finished trajectories (strided slices or repeats)
+  and projected outside the scan, so group ``k`` costs ``len / T_k`` small steps.
 
 Parameters per group ``k`` (``s_k`` units, senders ``S_k`` units in all, ascending group
 order): ``input [m, 4 s_k]`` and ``bias [4 s_k]`` (gates ``[i, f, o, c]``), ``recurrent
 [S_k, 4 s_k]``, ``peephole [S_k, 3 s_k]``: only the blocks the strategy allows exist, so
 no dead weight is trained or regularised.
 
-Shapes: tokens ``[batch, time]``; input projections ``xp [batch, time, 4, hidden]``
-(gate-major, units in group order); final state ``[batch, hidden]``; logits
-``[batch, classes]``.
+Shapes: tokens ``[batch, time]``; word vectors ``x [batch, time, m]``; a group's
+states ``[batch, s_k]`` (its trajectory ``[n_k + 1, batch, s_k]``); the final state
+``[batch, hidden]``; logits ``[batch, classes]``. Gate pre-activations are laid out
+``[i, f, o, c]`` per group (``4 s_k``), or gate-major over all units (``4 d``) in the
+masked and unrolled paths.
 """
 from typing import List, Sequence
 
@@ -73,137 +75,152 @@ def _offsets(sizes: Sequence[int]) -> np.ndarray:
 
 
 def _cell(z, peep, c_prev):
-  """``z [.., 4, s]`` (gates i, f, o, c), ``peep [.., 3, s]`` -> ``(h, c)``."""
-  gates = jax.nn.sigmoid(z[..., :3, :] + peep)
-  c = gates[..., 1, :] * c_prev + gates[..., 0, :] * jnp.tanh(z[..., 3, :])
-  return gates[..., 2, :] * jnp.tanh(c), c
+  """``z [.., 4s]`` (gates i, f, o, c), ``peep [.., 3s]`` (i, f, o) -> ``(h, c)``."""
+  s = c_prev.shape[-1]
+  gates = jax.nn.sigmoid(z[..., :3 * s] + peep)
+  c = gates[..., s:2 * s] * c_prev + gates[..., :s] * jnp.tanh(z[..., 3 * s:])
+  return gates[..., 2 * s:] * jnp.tanh(c), c
 
 
-def full_matrices(recurrent, peephole, sizes, strategy):
-  """The per-group blocks placed into masked full matrices ``U [d, 4, d]`` and
-  ``V [d, 3, d]`` (rows: sender units, columns: receiver units; zero where the
-  strategy forbids a connection)."""
-  off, groups = _offsets(sizes), len(sizes)
-  d = off[-1]
-  u = jnp.zeros((d, 4, d), recurrent[0].dtype)
-  v = jnp.zeros((d, 3, d), peephole[0].dtype)
-  for k in range(groups):
-    src = senders(k, groups, strategy)
-    rows = slice(off[src[0]], off[src[-1] + 1])
-    cols = slice(off[k], off[k + 1])
-    u = u.at[rows, :, cols].set(recurrent[k].reshape(-1, 4, sizes[k]))
-    v = v.at[rows, :, cols].set(peephole[k].reshape(-1, 3, sizes[k]))
-  return u, v
+def _gate_major(mats, sizes, gates: int):
+  """Per-group ``[rows, gates * s_k]`` -> ``[rows, gates * d]``, columns ordered
+  gate by gate, each gate's units in group order."""
+  return jnp.concatenate([m[:, g * s:(g + 1) * s] for g in range(gates)
+                          for m, s in zip(mats, sizes)], axis=1)
 
 
-def masked_final(xp, recurrent, peephole, lengths, sizes, strategy, unroll=1):
+def full_matrices(groups, sizes, strategy):
+  """``(W [m, 4d], b [4d], U [d, 4d], V [d, 3d])``: every group's weights in one
+  gate-major layout, with zero rows where the strategy forbids a connection."""
+  off, g = _offsets(sizes), len(sizes)
+
+  def rows_of(mat, k):  # a receiver's sender rows placed among all d units
+    src = senders(k, g, strategy)
+    return jnp.pad(mat, ((off[src[0]], off[-1] - off[src[-1] + 1]), (0, 0)))
+
+  return (_gate_major([w for w, _, _, _ in groups], sizes, 4),
+          _gate_major([b[None] for _, b, _, _ in groups], sizes, 4)[0],
+          _gate_major([rows_of(u, k) for k, (_, _, u, _) in enumerate(groups)], sizes, 4),
+          _gate_major([rows_of(v, k) for k, (_, _, _, v) in enumerate(groups)], sizes, 3))
+
+
+def masked_final(x, groups, lengths, sizes, strategy, unroll=1):
   """Reference: one scan over time, all groups each step, inactive ones held."""
-  batch, time = xp.shape[:2]
-  off = _offsets(sizes)
-  u, v = full_matrices(recurrent, peephole, sizes, strategy)
+  batch, time = x.shape[:2]
+  w, b, u, v = full_matrices(groups, sizes, strategy)
+  xp = x @ w + b
   unit_period = np.repeat([2 ** k for k in range(len(sizes))], sizes)
 
   def step(carry, inputs):
     h, c = carry
     x_t, t = inputs
-    z = x_t + jnp.einsum('bd,dge->bge', h, u)
-    h_new, c_new = _cell(z, jnp.einsum('bd,dge->bge', c, v), c)
+    h_new, c_new = _cell(x_t + h @ u, c @ v, c)
     active = ((t % unit_period) == 0)[None, :] & (t <= lengths)[:, None]
     return (jnp.where(active, h_new, h), jnp.where(active, c_new, c)), None
 
-  zeros = jnp.zeros((batch, off[-1]), xp.dtype)
+  zeros = jnp.zeros((batch, sum(sizes)), x.dtype)
   (h, _), _ = jax.lax.scan(step, (zeros, zeros),
                            (jnp.moveaxis(xp, 1, 0), jnp.arange(1, time + 1)),
                            unroll=unroll)
   return h
 
 
-def unrolled_final(xp, recurrent, peephole, lengths, sizes, strategy, unroll=1):
+def unrolled_final(x, groups, lengths, sizes, strategy, unroll=1):
   """A scan over super-steps of one full period, micro-steps unrolled in Python.
 
   At micro-step ``p`` (1-indexed within the period) the active groups are those with
   ``p mod T_k == 0``: the ``a_p`` fastest ones, units ``[0, n_p)``. Under f2s they read
-  only units ``[0, n_p)``; under s2f every unit.
+  only units ``[0, n_p)``; under s2f every unit. Each micro-step's weights (the
+  active columns) are cut once, outside the scan.
   """
-  batch, time = xp.shape[:2]
-  off, groups = _offsets(sizes), len(sizes)
-  u, v = full_matrices(recurrent, peephole, sizes, strategy)
-  period = 2 ** (groups - 1)
+  batch, time = x.shape[:2]
+  off, g = _offsets(sizes), len(sizes)
+  d = off[-1]
+  w, b, u, v = full_matrices(groups, sizes, strategy)
+  period = 2 ** (g - 1)
   supers = -(-time // period)
-  pad = supers * period - time
-  xs = jnp.pad(xp, ((0, 0), (0, pad), (0, 0), (0, 0)))
-  xs = jnp.moveaxis(xs.reshape(batch, supers, period, *xp.shape[2:]), 1, 0)
-  active_units = [off[sum(1 for k in range(groups) if p % 2 ** k == 0)]
-                  for p in range(1, period + 1)]
+  xp = jnp.pad(x @ w + b, ((0, 0), (0, supers * period - time), (0, 0)))
+  xs = jnp.moveaxis(xp.reshape(batch, supers, period, 4, d), 1, 0)
+  micro = []  # (active units n, sender rows, U [rows, 4n], V [rows, 3n])
+  for p in range(1, period + 1):
+    n = off[sum(1 for k in range(g) if p % 2 ** k == 0)]
+    rows = n if strategy == 'f2s' else d
+    micro.append((n, rows, u.reshape(d, 4, d)[:rows, :, :n].reshape(rows, 4 * n),
+                  v.reshape(d, 3, d)[:rows, :, :n].reshape(rows, 3 * n)))
 
   def step(carry, inputs):
     h, c = carry
     x_super, s = inputs  # [batch, period, 4, d], super-step index (0-based)
-    for p, n in enumerate(active_units):
-      rows = n if strategy == 'f2s' else off[-1]
-      z = x_super[:, p, :, :n] + jnp.einsum('bd,dge->bge', h[:, :rows], u[:rows, :, :n])
-      peep = jnp.einsum('bd,dge->bge', c[:, :rows], v[:rows, :, :n])
-      h_new, c_new = _cell(z, peep, c[:, :n])
+    for p, (n, rows, u_p, v_p) in enumerate(micro):
+      z = x_super[:, p, :, :n].reshape(batch, 4 * n) + h[:, :rows] @ u_p
+      h_new, c_new = _cell(z, c[:, :rows] @ v_p, c[:, :n])
       real = (s * period + p + 1 <= lengths)[:, None]
       h = jnp.concatenate([jnp.where(real, h_new, h[:, :n]), h[:, n:]], axis=1)
       c = jnp.concatenate([jnp.where(real, c_new, c[:, :n]), c[:, n:]], axis=1)
     return (h, c), None
 
-  zeros = jnp.zeros((batch, off[-1]), xp.dtype)
+  zeros = jnp.zeros((batch, d), x.dtype)
   (h, _), _ = jax.lax.scan(step, (zeros, zeros), (xs, jnp.arange(supers)),
                            unroll=unroll)
   return h
 
 
-def strided_trajectories(xp, recurrent, peephole, sizes, strategy, unroll=1):
+def _held(traj, sender_period: int, period: int, steps: int):
+  """A sender's held states at a receiver's activation times ``t = a * period``
+  (``a = 1..steps``), read at ``t - 1``: entry ``(t - 1) // sender_period`` of its
+  activation-indexed ``traj [n + 1, ..]``. Periods are powers of two, so this is a
+  strided slice (faster sender) or a repeat (slower sender): no gather, and no
+  scatter in the backward pass."""
+  if sender_period <= period:
+    r = period // sender_period
+    return traj[r - 1::r][:steps]
+  r = sender_period // period
+  return jnp.repeat(traj[:(steps - 1) // r + 1], r, axis=0)[:steps]
+
+
+def strided_trajectories(x, groups, sizes, strategy, unroll=1):
   """Each group's states indexed by activation number: ``(hs, cs)``, lists over
   groups of ``[n_k + 1, batch, s_k]`` with ``n_k = time // T_k`` and entry 0 the zero
   initial state. Group ``j``'s held state at time ``tau`` is entry ``tau // T_j``."""
-  batch, time = xp.shape[:2]
-  off, groups = _offsets(sizes), len(sizes)
-  order = range(groups) if strategy == 'f2s' else range(groups - 1, -1, -1)
-  hs, cs = [None] * groups, [None] * groups
+  batch, time = x.shape[:2]
+  off, g = _offsets(sizes), len(sizes)
+  order = range(g) if strategy == 'f2s' else range(g - 1, -1, -1)
+  hs, cs = [None] * g, [None] * g
   for k in order:
     size, period = sizes[k], 2 ** k
     steps = time // period
-    zeros = jnp.zeros((1, batch, size), xp.dtype)
+    zeros = jnp.zeros((1, batch, size), x.dtype)
     if steps == 0:
       hs[k] = cs[k] = zeros
       continue
-    src = senders(k, groups, strategy)
+    w, b, u, v = groups[k]
+    src = senders(k, g, strategy)
     row = lambda j, src=src: slice(off[j] - off[src[0]], off[j + 1] - off[src[0]])
-    u = recurrent[k].reshape(-1, 4, size)
-    v = peephole[k].reshape(-1, 3, size)
-    # Inputs at this group's activation times t = a * T_k (position t - 1).
-    z = jnp.moveaxis(xp[:, period - 1::period, :, off[k]:off[k + 1]][:, :steps], 1, 0)
-    peep = jnp.zeros(z.shape[:2] + (3, size), xp.dtype)
-    when = np.arange(1, steps + 1) * period - 1  # t - 1: the senders' held states
+    v = jnp.pad(v, ((0, 0), (0, size)))  # peepholes add to i, f, o only
+    # Projections of the words at this group's activation times (position t - 1).
+    z = jnp.moveaxis(x[:, period - 1::period][:, :steps], 1, 0) @ w + b
     for j in src:
-      if j == k:
-        continue
-      held_h, held_c = hs[j][when // 2 ** j], cs[j][when // 2 ** j]
-      z = z + jnp.einsum('nbd,dge->nbge', held_h, u[row(j)])
-      peep = peep + jnp.einsum('nbd,dge->nbge', held_c, v[row(j)])
-    u_own, v_own = u[row(k)], v[row(k)]
+      if j != k:
+        z = z + (_held(hs[j], 2 ** j, period, steps) @ u[row(j)]
+                 + _held(cs[j], 2 ** j, period, steps) @ v[row(j)])
+    own = jnp.concatenate([u[row(k)], v[row(k)]])  # [h, c] @ own: one matmul a step
 
-    def step(carry, inputs, u_own=u_own, v_own=v_own):
+    def step(carry, z_t, own=own):
       h, c = carry
-      z_t, peep_t = inputs
-      h, c = _cell(z_t + jnp.einsum('bd,dge->bge', h, u_own),
-                   peep_t + jnp.einsum('bd,dge->bge', c, v_own), c)
+      pre = z_t + jnp.concatenate([h, c], axis=-1) @ own
+      h, c = _cell(pre, 0.0, c)
       return (h, c), (h, c)
 
-    _, (h_traj, c_traj) = jax.lax.scan(step, (zeros[0], zeros[0]), (z, peep),
-                                       unroll=unroll)
+    _, (h_traj, c_traj) = jax.lax.scan(step, (zeros[0], zeros[0]), z, unroll=unroll)
     hs[k] = jnp.concatenate([zeros, h_traj])
     cs[k] = jnp.concatenate([zeros, c_traj])
   return hs, cs
 
 
-def strided_final(xp, recurrent, peephole, lengths, sizes, strategy, unroll=1):
+def strided_final(x, groups, lengths, sizes, strategy, unroll=1):
   """Per-group strided scans; each group's held state at ``len`` is gathered."""
-  hs, _ = strided_trajectories(xp, recurrent, peephole, sizes, strategy, unroll)
-  batch = jnp.arange(xp.shape[0])
+  hs, _ = strided_trajectories(x, groups, sizes, strategy, unroll)
+  batch = jnp.arange(x.shape[0])
   return jnp.concatenate([traj[lengths // 2 ** k, batch]
                           for k, traj in enumerate(hs)], axis=1)
 
@@ -265,19 +282,9 @@ class MTLSTM(nn.Module):
                             sum(sizes[j] for j in senders(k, self.groups, self.strategy)),
                             self.init_scale, name=f'group_{k + 1}')()
               for k, s in enumerate(sizes)]
-    xp = input_projections(x, [p[0] for p in params], [p[1] for p in params], sizes)
-    final = FINAL_STATE[self.implementation](
-        xp, [p[2] for p in params], [p[3] for p in params], mask.sum(axis=1), sizes,
-        self.strategy, self.unroll)
+    final = FINAL_STATE[self.implementation](x, params, mask.sum(axis=1), sizes,
+                                             self.strategy, self.unroll)
     final = nn.Dropout(self.dropout, deterministic=not train)(final)
     return nn.Dense(self.num_classes, name='classifier',
                     kernel_init=symmetric_uniform(self.init_scale))(final)
-
-
-def input_projections(x, kernels, biases, sizes) -> jax.Array:
-  """``x [batch, time, m]`` -> ``[batch, time, 4, d]``: every group's ``W_k x + b_k``
-  for all steps in one matmul, gate-major."""
-  w = jnp.concatenate([k.reshape(-1, 4, s) for k, s in zip(kernels, sizes)], axis=-1)
-  b = jnp.concatenate([b.reshape(4, s) for b, s in zip(biases, sizes)], axis=-1)
-  return jnp.einsum('btm,mgd->btgd', x, w) + b
 

@@ -51,11 +51,10 @@ def numpy_mtlstm(x, blocks, sizes, strategy):
   return h
 
 
-def jax_inputs(x, blocks, sizes, lengths):
+def jax_inputs(x, blocks, lengths):
+  """``(x, groups, lengths)`` as the implementations take them (float32)."""
   f32 = lambda a: jnp.asarray(a, jnp.float32)
-  xp = mtlstm.input_projections(f32(x), [f32(b[0]) for b in blocks],
-                                [f32(b[1]) for b in blocks], sizes)
-  return (xp, [f32(b[2]) for b in blocks], [f32(b[3]) for b in blocks],
+  return (f32(x), [tuple(f32(a) for a in b) for b in blocks],
           jnp.asarray(lengths, jnp.int32))
 
 
@@ -70,7 +69,7 @@ def test_every_implementation_matches_the_numpy_equations(sizes, time, strategy)
   x = rng.normal(size=(4, time, 5))
   period = 2 ** (len(sizes) - 1)
   lengths = [time, period * (time // period), time - 2, 1]  # multiple of P or not
-  args = jax_inputs(x, blocks, sizes, lengths)
+  args = jax_inputs(x, blocks, lengths)
   for name, final in mtlstm.FINAL_STATE.items():
     out = np.asarray(final(*args, sizes, strategy))
     for b, n in enumerate(lengths):
@@ -88,12 +87,12 @@ def test_the_three_paths_agree_in_value_and_gradient(groups, strategy):
   blocks = random_blocks(rng, 4, sizes, strategy)
   lengths = [time, 2 * period, period + 1, 3]
   x, mask_w = rng.normal(size=(4, time, 4)), rng.normal(size=(4, sum(sizes)))
-  xp, rec, peep, lens = jax_inputs(x, blocks, sizes, lengths)
+  xs, groups, lens = jax_inputs(x, blocks, lengths)
 
-  def loss(xp, rec, peep, final):
-    return jnp.sum(jnp.sin(final(xp, rec, peep, lens, sizes, strategy)) * mask_w)
+  def loss(xs, groups, final):
+    return jnp.sum(jnp.sin(final(xs, groups, lens, sizes, strategy)) * mask_w)
 
-  results = {name: jax.value_and_grad(loss, argnums=(0, 1, 2))(xp, rec, peep, final)
+  results = {name: jax.value_and_grad(loss, argnums=(0, 1))(xs, groups, final)
              for name, final in mtlstm.FINAL_STATE.items()}
   ref_value, ref_grads = results['masked']
   for name, (value, grads) in results.items():
@@ -107,7 +106,7 @@ def test_a_group_whose_period_exceeds_the_length_gives_zeros(name):
   sizes = [2] * 5  # periods 1, 2, 4, 8, 16
   rng = np.random.default_rng(0)
   blocks = random_blocks(rng, 3, sizes, 'f2s')
-  args = jax_inputs(rng.normal(size=(2, 20, 3)), blocks, sizes, [3, 20])
+  args = jax_inputs(rng.normal(size=(2, 20, 3)), blocks, [3, 20])
   out = np.asarray(mtlstm.FINAL_STATE[name](*args, sizes, 'f2s'))
   # Length 3: groups 1-2 fired (periods 1, 2), groups 3-5 never did.
   assert np.all(out[0, :4] != 0) and np.all(out[0, 4:] == 0)
@@ -130,7 +129,7 @@ def test_one_group_is_a_plain_lstm_with_full_peepholes():
     c = f * c + i * np.tanh(z[18:])
     h = o * np.tanh(c)
   for final in mtlstm.FINAL_STATE.values():
-    out = final(*jax_inputs(x, blocks, [6], [9]), [6], 'f2s')
+    out = final(*jax_inputs(x, blocks, [9]), [6], 'f2s')
     np.testing.assert_allclose(out[0], h, rtol=2e-5, atol=2e-6)
 
 
