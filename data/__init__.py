@@ -259,14 +259,17 @@ def _vocabulary_words(data_config, token_lists):
   return looked_up, words, keep, extra_for
 
 
-def _tags(name: str, tag_strings, oov: str):
-  """``(tag_names, flat int32 tag ids)`` of a tagged dataset, else ``((), None)``."""
+def _tags(name: str, tag_strings, oov: str, max_length: int = 0):
+  """``(tag_names, flat int32 tag ids)`` of a tagged dataset, else ``((), None)``;
+  with ``max_length`` each example keeps its first tags, like its tokens."""
   if not any(tag_strings):
     return (), None
   if oov == 'delete':
     raise UserError(f"config.data.oov='delete' cannot be used with the tagged "
                     f'dataset {name!r}: deleting tokens would misalign their tags')
   tag_lists = [t.split(' ') if t else [] for t in tag_strings]
+  if max_length:
+    tag_lists = [t[:max_length] for t in tag_lists]
   tag_names = tuple(sorted({t for tl in tag_lists for t in tl}))
   index = {t: i for i, t in enumerate(tag_names)}
   return tag_names, np.asarray([index[t] for tl in tag_lists for t in tl], np.int32)
@@ -307,7 +310,7 @@ def load_dataset(data_config) -> EncodedDataset:
     tables = embeddings_lib.tables([v.vocab for v in views],
                                    {w: i for i, w in enumerate(words)}, *looked_up,
                                    data_config)
-  tag_names, tags = _tags(name, pool.tag_strings, oov)
+  tag_names, tags = _tags(name, pool.tag_strings, oov, max_length)
   return EncodedDataset(
       name=name, label_names=pool.label_names, labels=pool.labels, views=views,
       sources=pool.positions, checksums=pool.checksums, raw_checksums=raw_checksums,

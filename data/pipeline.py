@@ -17,7 +17,7 @@ batch from them inside jit, by indices that every seed draws for itself:
   member's batches do not depend on which other folds run beside it.
 """
 import dataclasses
-from typing import Dict, List, Sequence, Tuple
+from typing import Dict, List, Optional, Sequence, Tuple
 
 import jax
 import jax.numpy as jnp
@@ -153,18 +153,24 @@ class EvalPlan:
     return cls(chunks)
 
 
-def device_arrays(views, labels: np.ndarray) -> Dict[str, np.ndarray]:
+def device_arrays(views, labels: np.ndarray,
+                  tags: Optional[np.ndarray] = None) -> Dict[str, np.ndarray]:
   """The arrays every step gathers from: ``tokens`` int32 ``[views, total]`` (flat,
   zero-padded to the longest view), ``starts`` and ``lengths`` ``[views, rows]``,
-  ``labels`` ``[rows]``."""
+  ``labels`` ``[rows]``; for tagged datasets ``tags`` ``[total]`` (one tag per token,
+  the same in every view: tagged data keeps every token)."""
   total = max(max(len(v.tokens) for v in views), 1)
   tokens = np.zeros((len(views), total), np.int32)
   for i, v in enumerate(views):
     tokens[i, :len(v.tokens)] = v.tokens
-  return {'tokens': tokens,
-          'starts': np.stack([v.starts for v in views]).astype(np.int32),
-          'lengths': np.stack([v.lengths for v in views]).astype(np.int32),
-          'labels': np.asarray(labels, np.int32)}
+  out = {'tokens': tokens,
+         'starts': np.stack([v.starts for v in views]).astype(np.int32),
+         'lengths': np.stack([v.lengths for v in views]).astype(np.int32),
+         'labels': np.asarray(labels, np.int32)}
+  if tags is not None:
+    out['tags'] = np.zeros(total, np.int32)
+    out['tags'][:len(tags)] = tags
+  return out
 
 
 def gather_batch(arrays: Dict[str, jax.Array], view, idx: jax.Array, length: int):
@@ -180,6 +186,10 @@ def gather_batch(arrays: Dict[str, jax.Array], view, idx: jax.Array, length: int
   pos = jnp.arange(length)
   flat = arrays['starts'][v, safe][..., None] + pos
   flat = jnp.minimum(flat, arrays['tokens'].shape[-1] - 1)
-  tokens = jnp.where(pos < n[..., None], arrays['tokens'][v[..., None], flat], 0)
-  return {'tokens': tokens, 'lengths': n, 'labels': arrays['labels'][safe],
-          'weights': valid.astype(jnp.float32)}
+  real = pos < n[..., None]
+  batch = {'tokens': jnp.where(real, arrays['tokens'][v[..., None], flat], 0),
+           'lengths': n, 'labels': arrays['labels'][safe],
+           'weights': valid.astype(jnp.float32)}
+  if 'tags' in arrays:  # ``[..., batch, length]``, 0 on padding
+    batch['tags'] = jnp.where(real, arrays['tags'][flat], 0)
+  return batch

@@ -128,3 +128,27 @@ def test_vocabulary_comes_from_training_tokens_only_and_encodes_oov():
 def test_tokenize_splits_on_ascii_space_only():
   assert vocabulary.tokenize('8\u00a01\\/2 Film', lowercase=True) == ['8\u00a01\\/2',
                                                                       'film']
+
+
+def test_batches_of_a_tagged_dataset_carry_each_tokens_tag():
+  import data  # pylint: disable=g-import-not-at-top
+  from experiments import base  # pylint: disable=g-import-not-at-top
+  config = base.get_base_config().data
+  config.name = 'atis'
+  config.max_length = 12  # tags are cut with their tokens
+  ds = data.load_dataset(config)
+  view = ds.views[0]
+  arrays = pipeline.device_arrays(ds.views, ds.labels, ds.tags)
+  rows = view.rows['test'][:5]
+  batch = pipeline.gather_batch(arrays, 0, jnp.asarray(np.append(rows, -1)), 16)
+  assert batch['tags'].shape == (6, 16)
+  for i, row in enumerate(rows):
+    n = view.lengths[row]
+    assert n <= 12
+    expected = ds.tags[view.starts[row]:view.starts[row] + n]
+    np.testing.assert_array_equal(batch['tags'][i, :n], expected)
+    assert np.all(np.asarray(batch['tags'][i, n:]) == 0)
+  assert 'tags' not in pipeline.gather_batch(
+      pipeline.device_arrays(ds.views, ds.labels), 0, jnp.asarray(rows), 16)
+  names = [ds.tag_names[t] for t in ds.tags[view.starts[rows[0]]:][:3]]
+  assert all(n == 'O' or n[:2] in ('B-', 'I-') for n in names)

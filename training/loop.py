@@ -94,7 +94,8 @@ class Experiment:
       replicated = NamedSharding(self.mesh, PartitionSpec())
     else:
       self.seed_sharding = replicated = None
-    self.arrays = jax.device_put(pipeline.device_arrays(views, self.data.labels),
+    self.arrays = jax.device_put(pipeline.device_arrays(views, self.data.labels,
+                                                        self.data.tags),
                                  replicated)
     self.seeds_device = jax.device_put(self.member_seeds, self.seed_sharding)
     self.views_device = jax.device_put(self.member_views, self.seed_sharding)
