@@ -36,7 +36,6 @@ import flax.linen as nn
 import jax
 import jax.numpy as jnp
 
-from models import pooling
 from models import recurrent
 from models.baselines import embed_batch
 from models.baselines import symmetric_uniform

@@ -46,3 +46,27 @@ def test_bad_input_is_named():
     conlleval.chunks(['X-a'])
   with pytest.raises(ValueError, match='2 gold and 1 predicted'):
     conlleval.chunk_counts([['O', 'O']], [['O']])
+
+
+def test_chunk_sums_in_jit_equal_the_counts_on_random_sequences():
+  import jax  # pylint: disable=g-import-not-at-top
+  import jax.numpy as jnp  # pylint: disable=g-import-not-at-top
+  import numpy as np  # pylint: disable=g-import-not-at-top
+  names = ['O', 'B-a', 'I-a', 'B-b', 'I-b', 'B-c.d', 'I-c.d']
+  prefix, kind = conlleval.tag_tables(names)
+  rng = np.random.default_rng(0)
+  lengths = rng.integers(0, 12, 64)
+  gold = rng.integers(0, len(names), (64, 12))
+  # Predictions: gold with some tags changed, so that some chunks match.
+  pred = np.where(rng.random((64, 12)) < 0.2, rng.integers(0, len(names), (64, 12)), gold)
+  weights = (rng.random(64) < 0.9).astype(np.float32)
+  mask = np.arange(12)[None] < lengths[:, None]
+  sums = jax.jit(conlleval.chunk_sums)(jnp.asarray(gold), jnp.asarray(pred),
+                                       jnp.asarray(mask), jnp.asarray(prefix),
+                                       jnp.asarray(kind), jnp.asarray(weights))
+  keep = weights > 0
+  expected = conlleval.chunk_counts(
+      [[names[t] for t in g[:n]] for g, n in zip(gold[keep], lengths[keep])],
+      [[names[t] for t in p[:n]] for p, n in zip(pred[keep], lengths[keep])])
+  assert expected[0] > 20  # the case exercises matches and mismatches
+  assert (sums['slot_correct'], sums['slot_predicted'], sums['slot_gold']) == expected

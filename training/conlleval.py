@@ -14,6 +14,10 @@ over sentences), in percent.
 """
 from typing import Iterable, List, Sequence, Set, Tuple
 
+import jax.numpy as jnp
+from jax import lax
+import numpy as np
+
 Chunk = Tuple[str, int, int]  # (type, first token, last token)
 
 
@@ -82,3 +86,48 @@ def slot_f1(gold: Iterable[Sequence[str]], predicted: Iterable[Sequence[str]]) -
 def decode(ids: Sequence[int], names: Sequence[str]) -> List[str]:
   """Tag ids -> tag strings."""
   return [names[i] for i in ids]
+
+
+# The same counts inside jit, over padded batches of tag ids: a chunk is correct when
+# gold and prediction both start one at a token, of one type, ending at one token.
+PREFIX_IDS = {'O': 0, 'B': 1, 'I': 2}
+
+
+def tag_tables(tag_names: Sequence[str]):
+  """``(prefix [tags], kind [tags])`` int32 NumPy arrays: each tag's O/B/I code
+  (:data:`PREFIX_IDS`) and its chunk type's index (-1 for O)."""
+  parts = [split_tag(t) for t in tag_names]
+  kinds = sorted({k for _, k in parts if k})
+  index = {k: i for i, k in enumerate(kinds)}
+  return (np.asarray([PREFIX_IDS[p] for p, _ in parts], np.int32),
+          np.asarray([index.get(k, -1) for _, k in parts], np.int32))
+
+
+def _boundaries(ids, mask, prefix_of, kind_of):
+  """Per token of ``ids [batch, time]``: (chunk starts here, chunk type, index of the
+  last token of the chunk that starts here)."""
+  o, b, i = PREFIX_IDS['O'], PREFIX_IDS['B'], PREFIX_IDS['I']
+  prefix = jnp.where(mask, prefix_of[ids], o)
+  kind = jnp.where(mask, kind_of[ids], -1)
+  prev_p = jnp.pad(prefix[:, :-1], ((0, 0), (1, 0)), constant_values=o)
+  prev_k = jnp.pad(kind[:, :-1], ((0, 0), (1, 0)), constant_values=-1)
+  next_p = jnp.pad(prefix[:, 1:], ((0, 0), (0, 1)), constant_values=o)
+  next_k = jnp.pad(kind[:, 1:], ((0, 0), (0, 1)), constant_values=-1)
+  start = (prefix != o) & ((prefix == b) | (prev_p == o) | (kind != prev_k))
+  end = (prefix != o) & ((next_p != i) | (next_k != kind))
+  time = ids.shape[1]
+  at = jnp.where(end, jnp.arange(time)[None], time)
+  last = lax.cummin(at, axis=1, reverse=True)
+  return start, kind, last
+
+
+def chunk_sums(gold_ids, predicted_ids, mask, prefix_of, kind_of, weights=None):
+  """``{'slot_correct', 'slot_predicted', 'slot_gold'}`` chunk counts of a padded
+  batch ``[batch, time]`` (``mask`` True on real tokens; ``weights [batch]`` 0 drops
+  a row), equal to :func:`chunk_counts` on the unpadded sequences."""
+  g_start, g_kind, g_last = _boundaries(gold_ids, mask, prefix_of, kind_of)
+  p_start, p_kind, p_last = _boundaries(predicted_ids, mask, prefix_of, kind_of)
+  w = jnp.ones(gold_ids.shape[:1]) if weights is None else weights
+  row = lambda x: (x.astype(jnp.float32).sum(axis=1) * w).sum()
+  return {'slot_correct': row(g_start & p_start & (g_kind == p_kind) & (g_last == p_last)),
+          'slot_predicted': row(p_start), 'slot_gold': row(g_start)}
