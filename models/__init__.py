@@ -14,6 +14,7 @@ from models import baselines
 from models import clstm
 from models import dclstm
 from models import dlstm
+from models import joint_slu
 from models import mtlstm
 from models import pooling
 from training.errors import UserError
@@ -27,19 +28,25 @@ REGISTRY: Dict[str, Tuple[Type[nn.Module], Dict[str, Any]]] = {
     'clstm': (clstm.CLSTM, {}),
     'mtlstm': (mtlstm.MTLSTM, {}),
     'dlstm': (dlstm.DLSTM, {}),
+    'joint_slu': (joint_slu.JointSLU, {}),
 }
 
 
-def build_model(model_config, *, vocab_size: int, num_classes: int) -> nn.Module:
-  """Instantiates ``config.model`` (a ConfigDict or dict with a ``name`` key)."""
+def build_model(model_config, *, vocab_size: int, num_classes: int,
+                num_tags: int = 0) -> nn.Module:
+  """Instantiates ``config.model`` (a ConfigDict or dict with a ``name`` key).
+
+  ``num_tags`` (the dataset's slot tags) reaches models that have such a field.
+  """
   fields = dict(model_config)
   name = fields.pop('name', None)
   if name not in REGISTRY:
     raise UserError(f'config.model.name={name!r} is not a registered model; '
                     f'expected one of {sorted(REGISTRY)} (models/__init__.py)')
   cls, fixed = REGISTRY[name]
-  allowed = {f.name for f in dataclasses.fields(cls)} - {
-      'vocab_size', 'num_classes', 'parent', 'name'} - set(fixed)
+  field_names = {f.name for f in dataclasses.fields(cls)}
+  allowed = field_names - {'vocab_size', 'num_classes', 'num_tags', 'parent',
+                           'name'} - set(fixed)
   unknown = sorted(set(fields) - allowed)
   if unknown:
     raise UserError(f'config.model has field(s) {unknown} that model {name!r} '
@@ -47,4 +54,6 @@ def build_model(model_config, *, vocab_size: int, num_classes: int) -> nn.Module
   if 'pooling' in fields and fields['pooling'] not in pooling.POOLINGS:
     raise UserError(f'config.model.pooling={fields["pooling"]!r}; expected one of '
                     f'{sorted(pooling.POOLINGS)}')
+  if 'num_tags' in field_names:
+    fields['num_tags'] = num_tags
   return cls(vocab_size=vocab_size, num_classes=num_classes, **fixed, **fields)

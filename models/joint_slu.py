@@ -26,8 +26,8 @@ no tag head. ``cnn=False`` feeds the word vectors straight to the LSTM ("+joint"
 baseline).
 
 The module returns ``{'intent': [batch, classes], 'tags': [batch, time, tags] or
-None, 'attention': [batch, time], 'penalty': scalar}``; with ``greedy=True`` also
-``'predicted_tags' [batch, time]``. Batches carry ``tokens``, ``lengths`` and, for
+None, 'attention': [batch, time], 'penalty': scalar}``; with ``greedy=True`` (the
+default at inference) also ``'predicted_tags' [batch, time]``. Batches carry ``tokens``, ``lengths`` and, for
 teacher forcing, ``tags`` ``[batch, time]``.
 """
 from typing import Dict, Optional, Sequence
@@ -132,8 +132,11 @@ class JointSLU(nn.Module):
             self.param(f'{name}_bias', nn.initializers.zeros, (4 * self.hidden,)))
 
   @nn.compact
-  def __call__(self, batch, *, train: bool, greedy: bool = False) -> Dict:
+  def __call__(self, batch, *, train: bool, greedy: Optional[bool] = None) -> Dict:
+    """``greedy`` defaults to ``not train``: gold previous tags in training, the
+    model's own greedy tags at inference."""
     self._checks()
+    greedy = (not train) if greedy is None else greedy
     x, mask = embed_batch(batch, self.vocab_size, self.embed_dim, self.init_scale)
     x = x * mask[..., None]  # zero word vectors outside the sentence
     drop = nn.Dropout(self.dropout, deterministic=not train)

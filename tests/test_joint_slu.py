@@ -28,14 +28,16 @@ def test_teacher_forcing_on_the_greedy_tags_reproduces_greedy_decoding(head):
   m, b = model(head=head), batch()
   params = m.init(jax.random.key(0), b, train=False)
   greedy = m.apply(params, b, train=False, greedy=True)
-  forced = m.apply(params, {**b, 'tags': greedy['predicted_tags']}, train=False)
+  forced = m.apply(params, {**b, 'tags': greedy['predicted_tags']}, train=False,
+                   greedy=False)
   for key in ('tags', 'intent', 'attention', 'penalty'):
     np.testing.assert_allclose(forced[key], greedy[key], rtol=1e-5, atol=1e-6)
   real = np.arange(10)[None] < np.asarray(b['lengths'])[:, None]
   np.testing.assert_array_equal(np.asarray(greedy['predicted_tags'])[real],
                                 np.asarray(greedy['tags'].argmax(-1))[real])
   # Other previous tags give other outputs: the tags really are fed back.
-  other = m.apply(params, {**b, 'tags': (greedy['predicted_tags'] + 1) % 7}, train=False)
+  other = m.apply(params, {**b, 'tags': (greedy['predicted_tags'] + 1) % 7}, train=False,
+                  greedy=False)
   assert not np.allclose(other['tags'], greedy['tags'])
 
 
@@ -118,3 +120,22 @@ def test_bad_options_name_the_config_field(fields, message):
   m, b = model(**fields), batch()
   with pytest.raises(ValueError, match=message):
     m.init(jax.random.key(0), b, train=False)
+
+
+def test_trains_on_atis_and_reports_slot_f1_and_intent_error_per_seed(tmp_path):
+  from experiments import base  # pylint: disable=g-import-not-at-top
+  from training import loop  # pylint: disable=g-import-not-at-top
+  config = base.get_base_config()
+  config.seeds = (1, 2)
+  config.data.name = 'atis'
+  config.data.num_buckets = 2
+  config.model.update(name='joint_slu', embed_dim=16, hidden=16, filters=8, tag_dim=8)
+  config.optimizer.update(name='adadelta', learning_rate=1.0)
+  config.train.update(num_epochs=1, batch_size=16, progress=False)
+  results = loop.train(config, str(tmp_path), echo=lambda *a: None)
+  metrics = results['metrics']
+  for split in ('dev', 'test'):
+    assert len(metrics[f'{split}_slot_f1']) == 2
+    assert all(0 < f <= 100 for f in metrics[f'{split}_slot_f1'])
+    np.testing.assert_allclose(metrics[f'{split}_intent_error'],
+                               100 - np.asarray(metrics[f'{split}_accuracy']))

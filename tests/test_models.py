@@ -124,6 +124,7 @@ PAPER_SIZES = {
     'clstm': {'filters': 150, 'hidden': 150},
     'mtlstm': {'hidden': 100, 'groups': 5},
     'dlstm': {'hidden': 256},
+    'joint_slu': {'latent': True, 'hidden': 200},
 }
 
 

@@ -107,8 +107,8 @@ def _boundaries(ids, mask, prefix_of, kind_of):
   """Per token of ``ids [batch, time]``: (chunk starts here, chunk type, index of the
   last token of the chunk that starts here)."""
   o, b, i = PREFIX_IDS['O'], PREFIX_IDS['B'], PREFIX_IDS['I']
-  prefix = jnp.where(mask, prefix_of[ids], o)
-  kind = jnp.where(mask, kind_of[ids], -1)
+  prefix = jnp.where(mask, jnp.asarray(prefix_of)[ids], o)
+  kind = jnp.where(mask, jnp.asarray(kind_of)[ids], -1)
   prev_p = jnp.pad(prefix[:, :-1], ((0, 0), (1, 0)), constant_values=o)
   prev_k = jnp.pad(kind[:, :-1], ((0, 0), (1, 0)), constant_values=-1)
   next_p = jnp.pad(prefix[:, 1:], ((0, 0), (0, 1)), constant_values=o)

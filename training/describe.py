@@ -32,7 +32,8 @@ def describe(config) -> dict:
   config_checks.validate(config)
   dataset = data_lib.load_dataset(config.data)
   model = models.build_model(config.model, vocab_size=dataset.vocab_size,
-                             num_classes=dataset.num_classes)
+                             num_classes=dataset.num_classes,
+                             num_tags=len(dataset.tag_names))
   params = jax.eval_shape(lambda: state_lib.init_params(model, 0))
   rows = parameter_rows(params)
   total = sum(r['params'] for r in rows)

@@ -22,6 +22,7 @@ import models
 from data import pipeline
 from training import checkpoints as ckpt_lib
 from training import config_checks
+from training import conlleval
 from training import objectives
 from training import optimizers
 from training import outputs
@@ -69,7 +70,8 @@ class Experiment:
                       f'{self.data.name!r} has no dev split; set '
                       f'config.data.dev_holdout (e.g. 0.1) or selection="last"')
     self.model = models.build_model(config.model, vocab_size=self.data.vocab_size,
-                                    num_classes=self.data.num_classes)
+                                    num_classes=self.data.num_classes,
+                                    num_tags=len(self.data.tag_names))
     abstract = jax.eval_shape(lambda: state_lib.init_params(self.model, 0))
     self.tx = optimizers.make_optimizer(config.optimizer)
     vectors = config.data.get('vectors')
@@ -111,7 +113,9 @@ class Experiment:
     self.patience = config.train.get('patience', 0)
     l2_mask = optimizers.l2_mask(abstract, config.l2.params)
     self.steps = steps_lib.Steps(self.model, self.tx, l2_mask, config.l2.coef,
-                                 self.mode, self.plan, self.patience)
+                                 self.mode, self.plan, self.patience,
+                                 conlleval.tag_tables(self.data.tag_names)
+                                 if self.data.tag_names else None)
 
   def _selected_folds(self):
     """Folds this run trains (all of them by default); [] without CV."""

@@ -1,31 +1,59 @@
-"""Losses and metrics of sentence classification.
+"""Losses and metrics of sentence classification, and of joint tagging.
 
 ``loss`` is the mean over the batch's real examples (``weights`` 1) of the per-example
-cross-entropy (MODELS.md §0). ``eval_sums`` returns additive statistics so that a split
-evaluated in chunks gives exactly its metrics; ``finalize`` turns sums into metrics
-(accuracy in percent).
+cross-entropy (MODELS.md §0). A model may return a dict instead of logits (the joint
+model, MODELS.md §5): ``intent`` logits, optional per-token ``tags`` logits whose
+cross-entropy is summed over each sentence's tokens, and a ``penalty`` added once.
+``eval_sums`` returns additive statistics so that a split evaluated in chunks gives
+exactly its metrics (slot chunks are counted in jit, training/conlleval.py);
+``finalize`` turns sums into metrics (accuracy, F1 and error in percent).
 """
 import jax.numpy as jnp
 import numpy as np
 import optax
 
+from training import conlleval
+
 
 SUM_KEYS = ('correct', 'loss', 'count')
 
 
-def loss(logits, batch):
-  """Scalar mean cross-entropy over examples with weight 1."""
-  ce = optax.softmax_cross_entropy_with_integer_labels(logits, batch['labels'])
-  w = batch['weights']
-  return (ce * w).sum() / jnp.maximum(w.sum(), 1.0)
+def _token_mask(batch):
+  return jnp.arange(batch['tokens'].shape[-1])[None] < batch['lengths'][:, None]
 
 
-def eval_sums(logits, batch):
-  """``{'correct', 'loss', 'count'}`` summed over the batch's real examples."""
+def _per_example(out, batch):
+  """``(intent logits, per-example loss [batch])``: sentence cross-entropy, plus the
+  sum over its tokens of the tag cross-entropy when the model tags."""
+  if not isinstance(out, dict):
+    return out, optax.softmax_cross_entropy_with_integer_labels(out, batch['labels'])
+  ce = optax.softmax_cross_entropy_with_integer_labels(out['intent'], batch['labels'])
+  if out.get('tags') is not None:
+    tag_ce = optax.softmax_cross_entropy_with_integer_labels(out['tags'], batch['tags'])
+    ce = ce + (tag_ce * _token_mask(batch)).sum(axis=1)
+  return out['intent'], ce
+
+
+def loss(out, batch):
+  """Scalar mean per-example loss over examples with weight 1 (+ the penalty)."""
+  _, ce = _per_example(out, batch)
   w = batch['weights']
-  ce = optax.softmax_cross_entropy_with_integer_labels(logits, batch['labels'])
+  total = (ce * w).sum() / jnp.maximum(w.sum(), 1.0)
+  return total + out['penalty'] if isinstance(out, dict) else total
+
+
+def eval_sums(out, batch, tag_tables=None):
+  """``{'correct', 'loss', 'count'}`` summed over the batch's real examples; with
+  predicted tags also the slot chunk counts (``tag_tables``: the dataset's
+  :func:`training.conlleval.tag_tables`)."""
+  w = batch['weights']
+  logits, ce = _per_example(out, batch)
   correct = (logits.argmax(-1) == batch['labels']).astype(jnp.float32)
-  return {'correct': (correct * w).sum(), 'loss': (ce * w).sum(), 'count': w.sum()}
+  sums = {'correct': (correct * w).sum(), 'loss': (ce * w).sum(), 'count': w.sum()}
+  if isinstance(out, dict) and out.get('predicted_tags') is not None:
+    sums.update(conlleval.chunk_sums(batch['tags'], out['predicted_tags'],
+                                     _token_mask(batch), *tag_tables, w))
+  return sums
 
 
 def finalize(sums):
@@ -35,4 +63,9 @@ def finalize(sums):
   """
   sums = {k: np.asarray(v, np.float64) for k, v in sums.items()}
   count = np.maximum(sums['count'], 1.0)
-  return {'accuracy': 100.0 * sums['correct'] / count, 'loss': sums['loss'] / count}
+  out = {'accuracy': 100.0 * sums['correct'] / count, 'loss': sums['loss'] / count}
+  if 'slot_correct' in sums:  # the joint model: slot F1 and intent error rate
+    out['slot_f1'] = np.vectorize(lambda c, p, g: conlleval.f1_from_counts(c, p, g)[2])(
+        sums['slot_correct'], sums['slot_predicted'], sums['slot_gold'])
+    out['intent_error'] = 100.0 - out['accuracy']
+  return out

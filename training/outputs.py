@@ -100,9 +100,10 @@ def format_table(results: dict) -> str:
             'cross-validation folds')
   else:
     what = f'{len(results["seeds"])} seeds'
-  lines = [f'{"metric":<16} {"mean ± std":>18} {"min":>8} {"max":>8}   ({what})']
+  width = max([16] + [len(n) for n in results['summary']])
+  lines = [f'{"metric":<{width}} {"mean ± std":>18} {"min":>8} {"max":>8}   ({what})']
   for name, s in results['summary'].items():
-    lines.append(f'{name:<16} {s["mean"]:>9.2f} ± {s["std"]:<6.2f} '
+    lines.append(f'{name:<{width}} {s["mean"]:>9.2f} ± {s["std"]:<6.2f} '
                  f'{s["min"]:>8.2f} {s["max"]:>8.2f}')
   paper = results.get('paper') or {}
   value = paper.get('value')

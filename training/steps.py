@@ -53,9 +53,11 @@ class Steps:
   """The compiled functions of one experiment (model, optimiser, L2, seed mapping)."""
 
   def __init__(self, model, tx: optax.GradientTransformation, l2_mask, l2_coef: float,
-               mode: str, plan: pipeline.TrainPlan, patience: int = 0):
+               mode: str, plan: pipeline.TrainPlan, patience: int = 0,
+               tag_tables=None):
     self.model, self.tx, self.mode, self.plan = model, tx, mode, plan
     self.patience = patience
+    self.tag_tables = tag_tables  # (prefix, kind) of each slot tag: slot F1 in eval
     self.l2_mask, self.l2_coef = l2_mask, l2_coef
     self.epoch_orders = jax.jit(self._epoch_orders)
     self.train_step = jax.jit(self._train_step, static_argnames=('length',),
@@ -106,7 +108,7 @@ class Steps:
     """
     def seed_sums(p, batch):
       logits = self.model.apply({'params': p}, batch, train=False)
-      return objectives.eval_sums(logits, batch)
+      return objectives.eval_sums(logits, batch, self.tag_tables)
 
     if idx.shape[0] == 1:
       batch = pipeline.gather_batch(arrays, 0, idx[0], length)
