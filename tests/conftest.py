@@ -52,3 +52,23 @@ def run_steps(config, n_steps):
 @pytest.fixture
 def config():
   return small_config()
+
+
+def assert_logits_ignore_padding(model, vocab_size=30, lengths=(9, 6, 1)):
+  """The logits of ``model`` (random init) are the same when the padding after each
+  sentence holds other tokens and the batch is padded wider."""
+  import jax  # pylint: disable=g-import-not-at-top
+  import jax.numpy as jnp  # pylint: disable=g-import-not-at-top
+  import numpy as np  # pylint: disable=g-import-not-at-top
+  rng = np.random.default_rng(0)
+  lengths = np.asarray(lengths)
+  time = int(lengths.max())
+  tokens = rng.integers(2, vocab_size, (len(lengths), time))
+  batch = {'tokens': jnp.asarray(tokens), 'lengths': jnp.asarray(lengths)}
+  params = model.init(jax.random.key(0), batch, train=False)
+  out = model.apply(params, batch, train=False)
+  garbage = np.where(np.arange(time)[None] < lengths[:, None], tokens, 1)
+  wider = np.concatenate([garbage, rng.integers(2, vocab_size, (len(lengths), 7))], 1)
+  np.testing.assert_allclose(
+      model.apply(params, {'tokens': jnp.asarray(wider), 'lengths': batch['lengths']},
+                  train=False), out, rtol=1e-5, atol=1e-6)

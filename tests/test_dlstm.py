@@ -7,6 +7,7 @@ import pytest
 
 import models
 from models import dlstm
+from tests.conftest import assert_logits_ignore_padding
 from tests.test_dclstm import count_without_embeddings
 
 
@@ -96,18 +97,7 @@ def small(**kw):
 
 @pytest.mark.parametrize('cell', dlstm.CELLS)
 def test_logits_do_not_depend_on_padding(cell):
-  model = small(cell=cell)
-  rng = np.random.default_rng(0)
-  tokens = rng.integers(2, 30, (3, 8))
-  lengths = np.array([8, 5, 1])
-  batch = {'tokens': jnp.asarray(tokens), 'lengths': jnp.asarray(lengths)}
-  params = model.init(jax.random.key(0), batch, train=False)
-  out = model.apply(params, batch, train=False)
-  garbage = np.where(np.arange(8)[None] < lengths[:, None], tokens, 4)
-  wider = np.concatenate([garbage, rng.integers(2, 30, (3, 6))], axis=1)
-  np.testing.assert_allclose(
-      model.apply(params, {'tokens': jnp.asarray(wider), 'lengths': batch['lengths']},
-                  train=False), out, rtol=1e-5, atol=1e-6)
+  assert_logits_ignore_padding(small(cell=cell))
 
 
 @pytest.mark.parametrize('peephole', dlstm.PEEPHOLES)
