@@ -36,6 +36,7 @@ import flax.linen as nn
 import jax
 import jax.numpy as jnp
 
+from models import clstm
 from models import recurrent
 from models.baselines import embed_batch
 from models.baselines import symmetric_uniform
@@ -52,14 +53,6 @@ def sparsity_penalty(weights, mask, rho: float, beta: float):
   rho_hat = jnp.clip((weights * m).sum(axis=0) / jnp.maximum(count, 1.0), 1e-6, 1 - 1e-6)
   kl = rho * jnp.log(rho / rho_hat) + (1 - rho) * jnp.log((1 - rho) / (1 - rho_hat))
   return beta * jnp.sum(jnp.where(count > 0, kl, 0.0))
-
-
-def word_windows(x, k: int):
-  """``x [batch, time, m]`` -> ``[batch, time, (2k + 1) m]``: words ``t-k .. t+k``,
-  zeros outside the sequence."""
-  time = x.shape[1]
-  padded = jnp.pad(x, ((0, 0), (k, k), (0, 0)))
-  return jnp.concatenate([padded[:, i:i + time] for i in range(2 * k + 1)], axis=-1)
 
 
 def shifted_ids(ids, r: int, fill: int):
@@ -175,12 +168,14 @@ class JointSLU(nn.Module):
     word_part = []
     fb_kernels = []  # per width: [k, feedback, filters] (offset r = 1..k)
     for w, k in zip(self.widths, ks):
-      f_word = self.param(f'conv{w}_word', init, ((2 * k + 1) * self.embed_dim,
-                                                  self.filters))
+      f_word = self.param(f'conv{w}_word', init, (w, self.embed_dim, self.filters))
       bias = self.param(f'conv{w}_bias', nn.initializers.zeros, (self.filters,))
       fb_kernels.append(self.param(f'conv{w}_feedback', init, (k, feedback,
                                                                self.filters)))
-      word_part.append(word_windows(x, k) @ f_word + bias)
+      # Words t-k .. t+k, zeros outside the sentence: a valid convolution of the
+      # k-padded sequence.
+      word_part.append(clstm.conv_windows(jnp.pad(x, ((0, 0), (k, k), (0, 0))),
+                                          f_word, bias))
     word_part = jnp.concatenate(word_part, axis=-1)  # [batch, time, widths * filters]
     w_in, w_h, b = self._lstm_weights('lstm', len(self.widths) * self.filters)
     # Dropout on the convolution features, one mask drawn for the whole sequence.
@@ -230,10 +225,7 @@ class JointSLU(nn.Module):
       h, c, fb = carry
       wp, kp, m = inputs
       conv = jax.nn.relu(wp + feed(fb)) * kp
-      z = conv @ w_in + h @ w_h + b
-      i, f, g, o = jnp.split(z, 4, axis=-1)
-      c_new = jax.nn.sigmoid(f) * c + jax.nn.sigmoid(i) * jnp.tanh(g)
-      h_new = jax.nn.sigmoid(o) * jnp.tanh(c_new)
+      h_new, c_new = recurrent.lstm_cell(conv @ w_in + h @ w_h + b, c)
       m = m[:, None]
       h_new, c_new = jnp.where(m, h_new, h), jnp.where(m, c_new, c)
       if tag_head is None:

@@ -25,6 +25,14 @@ def reverse_within_length(x, mask):
   return jnp.take_along_axis(x, idx[..., None], axis=1)
 
 
+def lstm_cell(z, c):
+  """One LSTM update from fused pre-activations ``z [.., 4h]`` (gates ``[i, f, g, o]``)
+  and the previous cell ``c [.., h]``: ``(h, c)``."""
+  i, f, g, o = jnp.split(z, 4, axis=-1)
+  c_new = jax.nn.sigmoid(f) * c + jax.nn.sigmoid(i) * jnp.tanh(g)
+  return jax.nn.sigmoid(o) * jnp.tanh(c_new), c_new
+
+
 def lstm_scan(gates_x, w_h, mask, unroll: int = 1):
   """Runs ``D`` independent LSTMs (e.g. two directions) in one scan.
 
@@ -44,10 +52,7 @@ def lstm_scan(gates_x, w_h, mask, unroll: int = 1):
   def step(carry, inputs):
     h, c = carry
     g_x, m = inputs
-    z = g_x + jnp.einsum('dbh,dhk->dbk', h, w_h)
-    i, f, g, o = jnp.split(z, 4, axis=-1)
-    c_new = jax.nn.sigmoid(f) * c + jax.nn.sigmoid(i) * jnp.tanh(g)
-    h_new = jax.nn.sigmoid(o) * jnp.tanh(c_new)
+    h_new, c_new = lstm_cell(g_x + jnp.einsum('dbh,dhk->dbk', h, w_h), c)
     m = m[None, :, None]
     return ((jnp.where(m, h_new, h), jnp.where(m, c_new, c)),
             jnp.where(m, h_new, 0.0))

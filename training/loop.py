@@ -298,9 +298,9 @@ def train(config, workdir: str, echo=print) -> dict:
     started = time.perf_counter()
     examples_per_epoch = exp.data.sizes()['train'] * len(exp.member_seeds)
     completed = latest
-    for epoch in range(latest + 1, num_epochs + 1):
-      if exp.all_stopped(state, epoch - 1):
-        break
+    # A resumed run whose members had all stopped early trains no further epoch.
+    first = num_epochs + 1 if exp.all_stopped(state, latest) else latest + 1
+    for epoch in range(first, num_epochs + 1):
       epoch_start = time.perf_counter()
       state, train_loss = exp.train_epoch(state, epoch, on_step=lambda: bar.update(1))
       evals = exp.evaluate_all(state.params)
