@@ -81,6 +81,8 @@ def get_base_config() -> ml_collections.ConfigDict:
   config.paper.metric = 'test_accuracy'
   config.paper.value = config_dict.placeholder(float)  # None: not reported
   config.paper.note = ''  # how to read the number (e.g. 'best of 10 runs')
+  # Other numbers the paper reports for the same row: {metric: value}.
+  config.paper.other = ml_collections.ConfigDict()
   return config
 
 

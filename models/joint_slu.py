@@ -23,7 +23,8 @@ filter is a table ``[tags + 1, filters]`` per offset, looked up by tag id.
 hidden states ``h_{t-k} .. h_{t-1}`` (zeros before the sentence) where the tags were;
 no tag head. ``cnn=False`` feeds the word vectors straight to the LSTM ("+joint");
 ``independent=True`` runs two LSTMs on the word vectors, one per head (the vanilla
-baseline).
+baseline). Without slot tags (``num_tags=0``) and ``cnn=False`` the model is a plain
+LSTM sentence classifier with the chosen head (TREC's "Independent LSTM").
 
 The module returns ``{'intent': [batch, classes], 'tags': [batch, time, tags] or
 None, 'attention': [batch, time], 'penalty': scalar}``; with ``greedy=True`` (the
@@ -112,9 +113,13 @@ class JointSLU(nn.Module):
     if self.latent and not self.cnn:
       raise ValueError('config.model.latent=True needs config.model.cnn=True (the '
                        'hidden states enter through the convolution)')
-    if not self.latent and self.num_tags < 1:
+    if self.cnn and not self.latent and self.num_tags < 1:
       raise ValueError(f'config.model.num_tags={self.num_tags}: a joint model with '
                        f'tag feedback needs a dataset with slot tags (or latent=True)')
+    if self.independent and (self.cnn or self.num_tags < 1):
+      raise ValueError('config.model.independent=True is the vanilla baseline of two '
+                       'LSTMs, one per head: it needs cnn=False and a dataset with slot '
+                       f'tags (cnn={self.cnn}, num_tags={self.num_tags})')
     if any(w % 2 == 0 or w < 1 for w in self.widths):
       raise ValueError(f'config.model.widths={tuple(self.widths)}; expected odd widths')
 
@@ -134,7 +139,7 @@ class JointSLU(nn.Module):
     x = x * mask[..., None]  # zero word vectors outside the sentence
     drop = nn.Dropout(self.dropout, deterministic=not train)
     tag_head = None
-    if not self.latent:  # plain arrays: the greedy scan calls it inside lax.scan
+    if self.num_tags and not self.latent:  # plain arrays: the greedy scan calls it
       kernel = self.param('tag_classifier_kernel', symmetric_uniform(self.init_scale),
                           (self.hidden, self.num_tags))
       bias = self.param('tag_classifier_bias', nn.initializers.zeros, (self.num_tags,))
@@ -152,8 +157,8 @@ class JointSLU(nn.Module):
         h_sent = h_int[0]
       else:
         h_sent = h_tags
-      out['tags'] = tag_head(h_tags)
-      if greedy:
+      out['tags'] = None if tag_head is None else tag_head(h_tags)
+      if greedy and tag_head is not None:
         out['predicted_tags'] = out['tags'].argmax(-1)
     else:
       h_sent = self._conv_lstm(x, mask, batch, drop, tag_head, greedy, out)

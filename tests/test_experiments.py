@@ -15,8 +15,8 @@ QUICK = [
     ('mtlstm_sst', 'binary,quick'), ('mtlstm_sst', 'fine,lstm,quick'),
     ('mtlstm_trec', 's2f,quick'), ('mtlstm_imdb', 'quick'),
     ('dlstm_sst', 'binary,phrases,quick'), ('dlstm_trec', 'quick'),
-    ('dlstm_atis', 'quick'),
-]
+    ('dlstm_atis', 'quick'), ('joint_trec', 'quick'),
+]  # joint_atis:quick: tests/test_joint_slu.py
 
 
 def get_config(name, arg):
@@ -55,6 +55,9 @@ def test_quick_variant_trains_end_to_end_on_real_data(name, arg, tmp_path):
     ('dlstm_sst', 'binary,phrases', 'sst/binary_phrases', 88.7),
     ('dlstm_sst', 'fine,phrases', 'sst/fine_phrases', 51.9),
     ('dlstm_trec', '', 'trec/coarse', 94.8), ('dlstm_atis', '', 'atis/jointslu', 97.9),
+    ('joint_atis', '', 'atis', 96.98), ('joint_atis', 'independent', 'atis', 93.74),
+    ('joint_atis', 'latent_sparse', 'atis', 5.42), ('joint_trec', '', 'trec/coarse', 94.0),
+    ('joint_trec', 'independent', 'trec/coarse', 92.2),
 ])
 def test_full_configs_carry_the_papers_protocol_and_number(name, arg, dataset, value):
   config = get_config(name, arg)
@@ -78,3 +81,22 @@ def test_headline_settings_and_bad_arguments():
   assert get_config('mtlstm_imdb', '').data.max_length == 0  # every token kept
   assert get_config('dlstm_atis', '').train.selection == 'last'  # no dev: epoch 100
   assert get_config('dlstm_sst', '').optimizer.eps == 1e-5
+
+
+def test_joint_rows_carry_both_of_table_1s_numbers_and_their_variant():
+  from experiments import joint_atis  # pylint: disable=g-import-not-at-top
+  for row, (slot_f1, intent_error) in joint_atis.PAPER.items():
+    config = get_config('joint_atis', row)
+    if slot_f1 is None:
+      assert config.model.latent and config.paper.metric == 'test_intent_error'
+      assert config.paper.value == intent_error
+    else:
+      assert config.paper.metric == 'test_slot_f1' and config.paper.value == slot_f1
+      assert config.paper.other.to_dict() == {'test_intent_error': intent_error}
+  head = lambda name, row: get_config(name, row).model.head
+  assert [head('joint_atis', r) for r in ('joint_cnn', 'attention', 'sparse')] == [
+      'mean', 'softmax', 'sparse']
+  assert get_config('joint_atis', 'independent').model.independent
+  trec = get_config('joint_trec', '')
+  assert trec.model.latent and trec.data.dev_holdout == 0.1 and trec.model.embed_dim == 300
+  assert get_config('joint_atis', '').optimizer.to_dict()['rho'] == 0.95

@@ -86,7 +86,8 @@ def test_a_word_reaches_the_states_up_to_three_tokens_before_it():
 
 
 @pytest.mark.parametrize('variant', [{}, {'latent': True, 'num_tags': 0},
-                                     {'cnn': False}, {'cnn': False, 'independent': True}])
+                                     {'cnn': False}, {'cnn': False, 'independent': True},
+                                     {'cnn': False, 'num_tags': 0}])
 def test_one_gradient_step_reaches_every_parameter(variant):
   m, b = model(**variant), batch()
   params = m.init(jax.random.key(0), b, train=False)['params']
@@ -115,6 +116,7 @@ def test_one_gradient_step_reaches_every_parameter(variant):
     ({'num_tags': 0}, 'config.model.num_tags=0'),
     ({'latent': True, 'cnn': False}, 'config.model.latent=True'),
     ({'widths': (3, 4)}, 'config.model.widths='),
+    ({'independent': True}, 'config.model.independent=True'),
 ])
 def test_bad_options_name_the_config_field(fields, message):
   m, b = model(**fields), batch()
@@ -122,16 +124,11 @@ def test_bad_options_name_the_config_field(fields, message):
     m.init(jax.random.key(0), b, train=False)
 
 
-def test_trains_on_atis_and_reports_slot_f1_and_intent_error_per_seed(tmp_path):
-  from experiments import base  # pylint: disable=g-import-not-at-top
+def test_quick_atis_config_reports_slot_f1_and_intent_error_per_seed(tmp_path):
+  from experiments import joint_atis  # pylint: disable=g-import-not-at-top
   from training import loop  # pylint: disable=g-import-not-at-top
-  config = base.get_base_config()
-  config.seeds = (1, 2)
-  config.data.name = 'atis'
-  config.data.num_buckets = 2
-  config.model.update(name='joint_slu', embed_dim=16, hidden=16, filters=8, tag_dim=8)
-  config.optimizer.update(name='adadelta', learning_rate=1.0)
-  config.train.update(num_epochs=1, batch_size=16, progress=False)
+  config = joint_atis.get_config('quick')
+  config.train.progress = False
   results = loop.train(config, str(tmp_path), echo=lambda *a: None)
   metrics = results['metrics']
   for split in ('dev', 'test'):
@@ -139,3 +136,5 @@ def test_trains_on_atis_and_reports_slot_f1_and_intent_error_per_seed(tmp_path):
     assert all(0 < f <= 100 for f in metrics[f'{split}_slot_f1'])
     np.testing.assert_allclose(metrics[f'{split}_intent_error'],
                                100 - np.asarray(metrics[f'{split}_accuracy']))
+  assert results['paper']['value'] == 96.98
+  assert results['paper']['other'] == {'test_intent_error': 5.12}

@@ -68,3 +68,16 @@ def test_dlstm_depth_points_build_one_to_three_layers():
     config = apply(dlstm_sst.get_config('binary'), point)
     model = models.build_model(config.model, vocab_size=100, num_classes=2)
     assert count_without_embeddings(model) == dlstm.parameter_count(300, 256, layers, 2)
+
+
+def test_joint_sparsity_grid_builds_the_sparse_head_with_each_pair():
+  from experiments import joint_atis  # pylint: disable=g-import-not-at-top
+  points = importlib.import_module('sweeps.joint_sparsity').sweep()
+  assert len(points) == 12
+  pairs = set()
+  for point in points:
+    config = apply(joint_atis.get_config(''), point)
+    model = models.build_model(config.model, vocab_size=100, num_classes=5, num_tags=9)
+    assert model.head == 'sparse' and config.paper.metric == 'dev_accuracy'
+    pairs.add((model.rho, model.beta))
+  assert len(pairs) == 12

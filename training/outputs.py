@@ -109,7 +109,9 @@ def format_table(results: dict) -> str:
   value = paper.get('value')
   if value is not None:
     note = f' ({paper["note"]})' if paper.get('note') else ''
-    lines.append(f'paper ({paper.get("source", "")}): {paper.get("metric")} = {value}{note}')
+    others = ''.join(f', {k} = {v}' for k, v in (paper.get('other') or {}).items())
+    lines.append(f'paper ({paper.get("source", "")}): {paper.get("metric")} = {value}'
+                 f'{others}{note}')
   return '\n'.join(lines)
 
 
