@@ -2,8 +2,12 @@ r"""Runs one experiment: ``python launch.py --config=experiments/demo.py --workd
 
 Modes: ``train`` (default; resumes from W's checkpoints), ``eval`` (re-evaluates the
 checkpoints, rewrites results.json), ``describe`` (config and parameter table;
-``--json`` for JSON). Override any config field with ``--config.a.b=value`` and select a
-config variant with ``--config=file.py:arg``.
+``--json`` for JSON), ``report`` (the tables and plots of every run under W),
+``commands`` (one command line per sweep point). Override any config field with
+``--config.a.b=value`` and select a config variant with ``--config=file.py:arg``.
+
+Sweeps: ``--sweep=sweeps/X.py[:arg]`` trains every point in ``W/<point name>``;
+``--sweep_shard=i/n`` takes every n-th point from the i-th (training/sweep.py).
 """
 import os
 import sys
@@ -15,13 +19,21 @@ from ml_collections import config_flags
 
 from training import runtime
 
-MODES = ('train', 'eval', 'describe')
+MODES = ('train', 'eval', 'describe', 'report', 'commands')
 _CONFIG = config_flags.DEFINE_config_file(
     'config', None, 'Experiment config file, optionally `file.py:arg`.',
     lock_config=True)
 _WORKDIR = flags.DEFINE_string('workdir', None, 'Directory of the run (train, eval).')
 _MODE = flags.DEFINE_enum('mode', 'train', MODES, 'What to do.')
 _JSON = flags.DEFINE_bool('json', False, 'describe: print JSON instead of a table.')
+_SWEEP = flags.DEFINE_string(
+    'sweep', None, 'A sweep file, `sweeps/X.py[:arg]`: train every point under --workdir.')
+_SWEEP_SHARD = flags.DEFINE_string(
+    'sweep_shard', '0/1', 'i/n: run the sweep points k with k % n == i only.')
+_LATEX = flags.DEFINE_bool('latex', False, 'report: also write report.tex.')
+_DISTRIBUTED = flags.DEFINE_bool(
+    'distributed', False, 'Call jax.distributed.initialize() first (multi-host TPU or '
+    'GPU slices: one process per host, every host running the same command).')
 _DATA_DIR = flags.DEFINE_string(
     'data_dir', None, 'Raw datasets (layout: data/raw.py); overrides $SEEDSWEEP_DATA.')
 
@@ -34,13 +46,23 @@ def main(argv):
   # Imported here so that `--help` and flag errors stay fast.
   from training import describe  # pylint: disable=g-import-not-at-top
   from training import loop  # pylint: disable=g-import-not-at-top
+  from training import sweep  # pylint: disable=g-import-not-at-top
   from training.errors import UserError  # pylint: disable=g-import-not-at-top
 
   runtime.enable_compilation_cache()
+  if _DISTRIBUTED.value:
+    import jax  # pylint: disable=g-import-not-at-top
+    jax.distributed.initialize()
   if _DATA_DIR.value:
     os.environ['SEEDSWEEP_DATA'] = _DATA_DIR.value
 
   try:
+    if _MODE.value == 'report':
+      from training import report  # pylint: disable=g-import-not-at-top
+      if not _WORKDIR.value:
+        raise UserError('--workdir is required for --mode=report (the folder of runs)')
+      report.write_report(_WORKDIR.value, latex=_LATEX.value)
+      return
     try:
       config = _CONFIG.value
       if config is not None:
@@ -56,7 +78,16 @@ def main(argv):
       return
     if not _WORKDIR.value:
       raise UserError(f'--workdir is required for --mode={_MODE.value}')
-    if _MODE.value == 'train':
+    if _MODE.value == 'commands':
+      if not _SWEEP.value:
+        raise UserError('--mode=commands needs --sweep=sweeps/X.py')
+      print('\n'.join(sweep.commands(_SWEEP.value, _WORKDIR.value, sys.argv)))
+    elif _SWEEP.value:
+      if _MODE.value != 'train':
+        raise UserError(f'--sweep trains; for --mode={_MODE.value} point --workdir '
+                        f'at one point folder (or use --mode=report on the root)')
+      sweep.run(config, _SWEEP.value, _WORKDIR.value, _SWEEP_SHARD.value)
+    elif _MODE.value == 'train':
       loop.train(config, _WORKDIR.value)
     else:
       loop.evaluate(config, _WORKDIR.value)

@@ -4,7 +4,7 @@ A point is a dict ``{'model.dl': 5, 'model.dh': 40, 'paper.value': 88.4}`` of do
 config keys, applied on top of the experiment config a sweep names in its docstring.
 Build points with :func:`product` (every combination) and :func:`zipped` (values taken
 together). Seeds are never a sweep axis: every point runs all of its config's seeds
-in one program. (The runner that executes sweeps comes with the sweeps issue.)
+in one program. ``training/sweep.py`` runs them (``launch.py --sweep=...``).
 """
 import itertools
 from typing import Any, Dict, List, Sequence

@@ -2,10 +2,12 @@
 import json
 import os
 import signal
+import struct
 import subprocess
 import sys
 import time
 
+import numpy as np
 import pytest
 
 from tests.conftest import REPO, run_launch
@@ -96,6 +98,23 @@ def test_bad_config_is_a_clear_error(tmp_path, args, expected):
   assert 'Traceback' not in proc.stderr, proc.stderr[-3000:]
 
 
+def _scalars(folder):
+  """``{tag: {step: value}}`` of the TensorBoard event files in ``folder`` (records:
+  8-byte length, 4-byte CRC, an Event proto, 4-byte CRC)."""
+  from tensorboardX.proto import event_pb2  # pylint: disable=g-import-not-at-top
+  out = {}
+  for name in os.listdir(folder):
+    data = open(os.path.join(folder, name), 'rb').read()
+    i = 0
+    while i < len(data):
+      n = struct.unpack('<Q', data[i:i + 8])[0]
+      event = event_pb2.Event.FromString(data[i + 12:i + 12 + n])
+      i += 12 + n + 4
+      for v in event.summary.value:
+        out.setdefault(v.tag, {})[event.step] = v.simple_value
+  return out
+
+
 def test_finished_run_is_left_alone_and_other_configs_are_refused(tmp_path):
   workdir = str(tmp_path / 'run')
   proc = run_launch(*SMALL, f'--workdir={workdir}')
@@ -107,8 +126,15 @@ def test_finished_run_is_left_alone_and_other_configs_are_refused(tmp_path):
   assert set(results['summary']['test_accuracy']) == {'mean', 'std', 'min', 'max'}
   prov = results['provenance']
   assert prov['versions']['jax'] and prov['data']['checksums']['train']
-  assert os.listdir(os.path.join(workdir, 'tensorboard')) == ['seed_1', 'seed_2'] or \
-      sorted(os.listdir(os.path.join(workdir, 'tensorboard'))) == ['seed_1', 'seed_2']
+  assert sorted(os.listdir(os.path.join(workdir, 'tensorboard'))) == [
+      'aggregate', 'seed_1', 'seed_2']
+  rows = [json.loads(line) for line in open(os.path.join(workdir, 'metrics.jsonl'))]
+  means = _scalars(os.path.join(workdir, 'tensorboard', 'aggregate'))
+  for epoch in (1, 2):
+    dev = [r['dev_accuracy'] for r in rows if r['epoch'] == epoch]
+    assert means['dev_accuracy/mean'][epoch] == pytest.approx(np.mean(dev), rel=1e-6)
+    assert means['dev_accuracy/std'][epoch] == pytest.approx(np.std(dev, ddof=1),
+                                                             rel=1e-5, abs=1e-6)
   before = _snapshot(workdir)
 
   again = run_launch(*SMALL, f'--workdir={workdir}')

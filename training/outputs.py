@@ -117,21 +117,30 @@ def format_table(results: dict) -> str:
 
 class TensorBoard:
   """One event-file folder per member: ``workdir/tensorboard/<label>`` (``seed_<k>``,
-  or ``fold<f>_seed_<k>``); rows are matched to writers in order."""
+  or ``fold<f>_seed_<k>``); rows are matched to writers in order. ``aggregate`` holds
+  each metric's mean and std over the members (``<metric>/mean``, ``<metric>/std``):
+  TensorBoard cannot group runs itself."""
+
+  AGGREGATE = 'aggregate'
 
   def __init__(self, workdir: str, labels: Sequence[str]):
     from tensorboardX import SummaryWriter  # pylint: disable=g-import-not-at-top
     self.writers = [SummaryWriter(os.path.join(workdir, 'tensorboard', label))
                     for label in labels]
+    self.aggregate = SummaryWriter(os.path.join(workdir, 'tensorboard', self.AGGREGATE))
 
   def write(self, rows: Sequence[dict]) -> None:
+    keys = [k for k in rows[0] if k not in ('epoch', 'seed', 'fold')]
     for w, row in zip(self.writers, rows):
-      for k, v in row.items():
-        if k not in ('epoch', 'seed', 'fold'):
-          w.add_scalar(k, v, row['epoch'])
-    for w in self.writers:
+      for k in keys:
+        w.add_scalar(k, row[k], row['epoch'])
+    for k in keys:
+      s = summarize([row[k] for row in rows])
+      self.aggregate.add_scalar(f'{k}/mean', s['mean'], rows[0]['epoch'])
+      self.aggregate.add_scalar(f'{k}/std', s['std'], rows[0]['epoch'])
+    for w in self.writers + [self.aggregate]:
       w.flush()
 
   def close(self):
-    for w in self.writers:
+    for w in self.writers + [self.aggregate]:
       w.close()

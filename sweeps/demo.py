@@ -1,0 +1,21 @@
+"""A small sweep over the demo: Bi-LSTM hidden size x dropout (4 points), ten seeds
+each. The README's sweep and report example, and the sweep tests' subject.
+
+  python launch.py --config=experiments/demo.py --sweep=sweeps/demo.py \\
+      --workdir=/tmp/seedsweep/demo_sweep
+  python launch.py --mode=report --workdir=/tmp/seedsweep/demo_sweep
+
+``sweeps/demo.py:hidden`` sweeps the hidden size alone (3 points, dropout 0.2).
+"""
+import sweeps
+
+HIDDEN = (16, 32, 64)
+DROPOUT = (0.0, 0.2)
+
+
+def sweep(arg: str = ''):
+  if arg == 'hidden':
+    return sweeps.product(**{'model.hidden': HIDDEN})
+  if arg:
+    raise ValueError(f'sweeps/demo.py: argument {arg!r}; expected none or hidden')
+  return sweeps.product(**{'model.hidden': HIDDEN[1:], 'model.dropout': DROPOUT})

@@ -1,0 +1,329 @@
+"""The report (training/report.py) and its plots (training/plots.py), on fake run
+folders written the way training/loop.py writes them, plus one real run."""
+import csv
+import io
+import json
+import os
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from experiments import base
+from training import config_checks
+from training import outputs
+from training import plots
+from training import report
+
+PNG_MAGIC = b'\x89PNG\r\n\x1a\n'
+
+
+def make_run(root, name, metrics, seeds=None, folds=None, source='', value=None,
+             metric='test_accuracy', other=None, dataset='demo', model='bilstm',
+             point=None, log=True):
+  """A run folder as training writes it: config.json, results.json, metrics.jsonl
+  (three epochs whose last has the results' numbers) and point.json."""
+  run_dir = os.path.join(root, name)
+  os.makedirs(run_dir, exist_ok=True)
+  n = len(next(iter(metrics.values())))
+  seeds = list(seeds or range(1, n + 1))
+  config = base.get_base_config()
+  config.seeds = tuple(dict.fromkeys(seeds))
+  config.data.name, config.model.name = dataset, model
+  base.set_paper(config, source, value, metric)
+  config.paper.other = other or {}
+  outputs.write_json(os.path.join(run_dir, outputs.CONFIG),
+                     config_checks.to_dict(config))
+  results = outputs.build_results(seeds, metrics, folds=folds, selection='best_dev',
+                                  epochs_completed=3,
+                                  paper=config.paper.to_dict(), wall_time=12.5)
+  outputs.write_json(os.path.join(run_dir, outputs.RESULTS), results)
+  if log:
+    with open(os.path.join(run_dir, outputs.METRICS), 'w') as f:
+      for epoch in (1, 2, 3):
+        for i, seed in enumerate(seeds):
+          row = {'epoch': epoch, 'seed': seed}
+          if folds is not None:
+            row['fold'] = folds[i]
+          row['train_loss'] = 1.0 / epoch + 0.01 * i
+          row.update({k: v[i] - 3 + epoch for k, v in metrics.items()})
+          row['wall_time'] = float(epoch)
+          f.write(json.dumps(row) + '\n')
+  if point is not None:
+    outputs.write_json(os.path.join(run_dir, report.POINT), point)
+  return run_dir
+
+
+def quiet(*_):
+  pass
+
+
+def test_find_runs_at_any_depth_sorted(tmp_path):
+  for name in ('b', 'a/x', 'a/y/deep', 'a-b'):
+    make_run(tmp_path, name, {'test_accuracy': [1.0]})
+  os.makedirs(tmp_path / 'empty' / 'nothing')
+  assert [report.run_name(r, str(tmp_path)) for r in report.find_runs(str(tmp_path))
+          ] == ['a/x', 'a/y/deep', 'a-b', 'b']
+
+
+def test_row_statistics_and_the_best_dev_seeds_test_value(tmp_path):
+  test, dev = [80.0, 82.0, 87.0], [70.0, 75.0, 72.0]
+  make_run(tmp_path, 'run', {'test_accuracy': test, 'dev_accuracy': dev},
+           seeds=[4, 5, 6], source='Paper 2017', value=85.0)
+  (row,) = report.build_rows(str(tmp_path), echo=quiet)
+  assert (row['run'], row['model'], row['dataset'], row['point']) == (
+      'run', 'bilstm', 'demo', '')
+  assert row['group'] == ('Paper 2017', 'demo') and row['seeds'] == [4, 5, 6]
+  e = row['metrics']['test_accuracy']
+  assert e['mean'] == pytest.approx(np.mean(test))
+  assert e['std'] == pytest.approx(np.std(test, ddof=1))
+  assert (e['min'], e['max'], e['n'], e['paper']) == (80.0, 87.0, 3, 85.0)
+  assert e['diff'] == pytest.approx(np.mean(test) - 85.0)
+  assert e['best_dev_test'] == 82.0  # seed 5 has the best dev score
+  assert row['wall_time'] == 12.5 and row['epochs_completed'] == 3
+
+
+def test_other_paper_metrics_and_lower_is_better_dev_selection(tmp_path):
+  make_run(tmp_path, 'joint', {
+      'test_slot_f1': [90.0, 92.0], 'dev_slot_f1': [91.0, 89.0],
+      'test_intent_error': [5.0, 7.0], 'dev_intent_error': [6.0, 4.0]},
+           source='Ma 2017', value=96.98, metric='test_slot_f1',
+           other={'test_intent_error': 5.12}, dataset='atis')
+  (row,) = report.build_rows(str(tmp_path), echo=quiet)
+  assert list(row['metrics']) == ['test_slot_f1', 'test_intent_error']
+  assert row['metrics']['test_slot_f1']['best_dev_test'] == 90.0
+  error = row['metrics']['test_intent_error']
+  assert error['best_dev_test'] == 7.0  # lowest dev error: the second seed
+  assert error['paper'] == 5.12 and error['diff'] == pytest.approx(6.0 - 5.12)
+
+
+def test_cross_validated_runs_report_each_seeds_mean_over_folds(tmp_path):
+  # Members fold-major: (fold 0, seeds 1, 2), (fold 1, seeds 1, 2).
+  make_run(tmp_path, 'mr', {'test_accuracy': [70.0, 80.0, 72.0, 84.0],
+                            'dev_accuracy': [60.0, 50.0, 62.0, 54.0]},
+           seeds=[1, 2, 1, 2], folds=[0, 0, 1, 1], dataset='mr')
+  (row,) = report.build_rows(str(tmp_path), echo=quiet)
+  e = row['metrics']['test_accuracy']
+  assert row['seeds'] == [1, 2] and e['values'] == [71.0, 82.0] and e['n'] == 2
+  assert e['best_dev_test'] == 71.0  # seed 1: CV dev mean 61 > 52
+
+
+def test_welch_p_values_against_the_groups_best_row(tmp_path):
+  values = {'a': [80.0, 81.0, 83.0], 'b': [85.0, 86.5, 84.0, 88.0],
+            'c': [70.0, 79.0], 'd': [90.0]}
+  for name, test in values.items():
+    make_run(tmp_path, name, {'test_accuracy': test}, source='S')
+  rows = {r['run']: r['metrics']['test_accuracy']
+          for r in report.build_rows(str(tmp_path), echo=quiet)}
+  # d has the highest mean but one seed: it is the reference, no test is possible.
+  assert rows['d']['p_value'] == 'ref'
+  assert [rows[k]['p_value'] for k in 'abc'] == [None, None, None]
+  os.remove(tmp_path / 'd' / outputs.RESULTS)  # d is skipped now: b is the best
+  rows = {r['run']: r['metrics']['test_accuracy']
+          for r in report.build_rows(str(tmp_path), echo=quiet)}
+  assert rows['b']['p_value'] == 'ref'
+  for name in 'ac':
+    expected = stats.ttest_ind(values[name], values['b'], equal_var=False).pvalue
+    assert rows[name]['p_value'] == pytest.approx(expected, rel=1e-12)
+  assert report.welch_p([1.0, 2.0], [3.0]) is None
+
+
+def test_lower_is_better_metrics_take_the_lowest_mean_as_reference(tmp_path):
+  make_run(tmp_path, 'low', {'test_intent_error': [4.0, 5.0]},
+           metric='test_intent_error')
+  make_run(tmp_path, 'high', {'test_intent_error': [8.0, 9.0]},
+           metric='test_intent_error')
+  rows = {r['run']: r for r in report.build_rows(str(tmp_path), echo=quiet)}
+  assert rows['low']['metrics']['test_intent_error']['p_value'] == 'ref'
+  assert isinstance(rows['high']['metrics']['test_intent_error']['p_value'], float)
+
+
+def _sweep_point(sweep, index, overrides):
+  return {'sweep': sweep, 'index': index, 'overrides': overrides}
+
+
+def test_groups_and_order_follow_the_papers_tables(tmp_path):
+  make_run(tmp_path, 'zz_plain', {'test_accuracy': [1.0]}, source='B', dataset='sst')
+  make_run(tmp_path, 'aa_plain', {'test_accuracy': [1.0]}, source='B', dataset='sst')
+  # Index order (32, 128) differs from name order ('h=128' < 'h=32').
+  for index, hidden in enumerate((32, 128)):
+    make_run(tmp_path, f'sweep/h={hidden}', {'test_accuracy': [1.0]}, source='B',
+             dataset='sst', point=_sweep_point('sweeps/x.py', index,
+                                               {'model.hidden': hidden,
+                                                'model.th': 100,
+                                                'paper.value': 80.0 + index}))
+  make_run(tmp_path, 'other', {'test_accuracy': [1.0]}, source='A', dataset='trec')
+  make_run(tmp_path, 'nosource', {'test_accuracy': [1.0]})
+  rows = report.build_rows(str(tmp_path), echo=quiet)
+  assert [(r['group'], r['run']) for r in rows] == [
+      (('A', 'trec'), 'other'), (('B', 'sst'), 'aa_plain'),
+      (('B', 'sst'), 'zz_plain'), (('B', 'sst'), 'sweep/h=32'),
+      (('B', 'sst'), 'sweep/h=128'), (('', 'demo'), 'nosource')]
+  assert [r['point'] for r in rows[3:5]] == ['hidden=32', 'hidden=128']
+  md = report.write_report(str(tmp_path), plots=False, echo=quiet)
+  text = (tmp_path / report.REPORT_MD).read_text()
+  headings = [line for line in text.splitlines() if line.startswith('## ')]
+  assert headings == ['## A: trec', '## B: sst', '## demo (no paper source)']
+  assert md['files'] == [str(tmp_path / report.REPORT_MD),
+                         str(tmp_path / report.REPORT_CSV)]
+
+
+def _demo_root(tmp_path):
+  make_run(tmp_path, 'base', {'test_accuracy': [88.123, 90.0, 91.5],
+                              'dev_accuracy': [89.0, 91.0, 90.0]},
+           source='Demo paper', value=90.0)
+  for index, (hidden, dropout) in enumerate([(32, 0.0), (32, 0.2), (64, 0.0),
+                                             (64, 0.2)]):
+    make_run(tmp_path, f'sweep/hidden={hidden},dropout={dropout}', {
+        'test_accuracy': [80.0 + index + s for s in (0.0, 1.0, 2.5)],
+        'dev_accuracy': [79.0 + index + s for s in (0.5, 0.0, 2.0)]},
+             source='Demo paper', value=90.0,
+             point=_sweep_point('sweeps/demo.py', index,
+                                {'model.hidden': hidden, 'model.dropout': dropout}))
+  return str(tmp_path)
+
+
+def test_report_files_are_deterministic_and_formatted(tmp_path):
+  root = _demo_root(tmp_path)
+  first = report.write_report(root, plots=False, echo=quiet)
+  md, table = (open(os.path.join(root, n), 'rb').read()
+               for n in (report.REPORT_MD, report.REPORT_CSV))
+  os.utime(os.path.join(root, 'base', outputs.RESULTS))
+  second = report.write_report(root, plots=False, echo=quiet)
+  assert open(os.path.join(root, report.REPORT_MD), 'rb').read() == md
+  assert open(os.path.join(root, report.REPORT_CSV), 'rb').read() == table
+  assert first['rows'] == second['rows']
+  text = md.decode()
+  assert '| base | bilstm |  | test_accuracy | 89.87 ± 1.69 | 88.12 | 91.50 | 3 | ' \
+         '90.00 | 90.00 | -0.13 |' in text
+  assert 'hidden=64, dropout=0.2' in text and str(tmp_path) not in text
+  assert not os.path.exists(os.path.join(root, report.REPORT_TEX))
+  lines = list(csv.DictReader(io.StringIO(table.decode())))
+  assert len(lines) == 5 and list(lines[0]) == list(report.CSV_COLUMNS)
+  assert float(lines[0]['mean']) == pytest.approx(np.mean([88.123, 90.0, 91.5]))
+  assert [line['index'] for line in lines] == ['', '0', '1', '2', '3']
+
+
+def test_latex_is_written_on_request(tmp_path):
+  root = _demo_root(tmp_path)
+  files = report.write_report(root, latex=True, plots=False, echo=quiet)['files']
+  assert os.path.join(root, report.REPORT_TEX) in files
+  tex = open(os.path.join(root, report.REPORT_TEX)).read()
+  for part in (r'\toprule', r'\midrule', r'\bottomrule', r'89.87 $\pm$ 1.69',
+               r'test\_accuracy', r'\textit{Demo paper: demo}'):
+    assert part in tex
+
+
+def test_plots_are_written_and_linked(tmp_path):
+  root = _demo_root(tmp_path)
+  make_run(tmp_path, 'nolog', {'test_accuracy': [1.0, 2.0]}, log=False)
+  written = report.write_report(root, plots=True, echo=quiet)['files']
+  pngs = sorted(os.path.relpath(p, root) for p in written if p.endswith('.png'))
+  assert 'plots/base.curves.png' in pngs and 'plots/base.dev_test.png' in pngs
+  assert 'plots/sweep.sweep__sweeps__demo.py.png' in pngs
+  assert not any(p.startswith('plots/nolog.curves') for p in pngs)
+  assert len(pngs) == 2 * 5 + 1
+  for p in pngs:
+    with open(os.path.join(root, p), 'rb') as f:
+      assert f.read(8) == PNG_MAGIC and os.path.getsize(os.path.join(root, p)) > 1000
+  text = open(os.path.join(root, report.REPORT_MD)).read()
+  assert '[learning curves](plots/base.curves.png)' in text
+  assert ('- sweep sweeps/demo.py (in sweep): [test_accuracy vs model.hidden]'
+          '(plots/sweep.sweep__sweeps__demo.py.png)') in text
+
+
+def test_sweep_series_one_line_per_other_key():
+  points = [plots.SweepPoint({'model.hidden': h, 'model.dropout': d, 'paper.value': 1},
+                             1.0, 0.1, None)
+            for h, d in [(64, 0.0), (32, 0.0), (64, 0.2), (32, 0.2), (16, 0.2)]]
+  x, lines = plots.sweep_series(points)
+  assert x == 'model.hidden'
+  assert [(label, [p.overrides[x] for p in members]) for label, members in lines] == [
+      ('dropout=0.0', [32, 64]), ('dropout=0.2', [16, 32, 64])]
+  names = [plots.SweepPoint({'model.pooling': p}, 1.0, 0.0, None) for p in 'ab']
+  assert plots.sweep_series(names) is None
+
+
+def test_curve_stats_average_folds_then_seeds():
+  rows = [{'epoch': 1, 'seed': 1, 'fold': 0, 'x': 1.0},
+          {'epoch': 1, 'seed': 1, 'fold': 1, 'x': 3.0},
+          {'epoch': 1, 'seed': 2, 'fold': 0, 'x': 6.0},
+          {'epoch': 1, 'seed': 2, 'fold': 1, 'x': 6.0}]
+  epochs, mean, std = plots.curve_stats(rows, 'x')
+  assert list(epochs) == [1] and mean[0] == 4.0
+  assert std[0] == pytest.approx(np.std([2.0, 6.0], ddof=1))
+
+
+def test_invalid_json_runs_are_skipped_and_named(tmp_path):
+  root = _demo_root(tmp_path)
+  make_run(tmp_path, 'broken', {'test_accuracy': [1.0]})
+  with open(tmp_path / 'broken' / outputs.RESULTS, 'w') as f:
+    f.write('{"seeds": [1')
+  os.makedirs(tmp_path / 'bad_config')
+  (tmp_path / 'bad_config' / outputs.CONFIG).write_text('not json')
+  os.makedirs(tmp_path / 'unfinished')
+  make_run(tmp_path, 'unfinished', {'test_accuracy': [1.0]})
+  os.remove(tmp_path / 'unfinished' / outputs.RESULTS)
+  messages = []
+  result = report.write_report(root, plots=False, echo=messages.append)
+  assert [name for name, _ in result['skipped']] == ['bad_config', 'broken',
+                                                      'unfinished']
+  assert len(result['rows']) == 5
+  assert any('bad_config/config.json is not valid JSON' in m for m in messages)
+  text = open(os.path.join(root, report.REPORT_MD)).read()
+  skipped = text[text.index('## Skipped runs'):]
+  assert '- broken: broken/results.json is not valid JSON' in skipped
+  assert '- unfinished: no results.json and no checkpoint' in skipped
+  assert str(tmp_path) not in text
+
+
+def test_config_from_json_restores_tuples():
+  from experiments import dclstm_sst  # pylint: disable=g-import-not-at-top
+  for config in (base.get_base_config(), dclstm_sst.get_config('binary')):
+    stored = json.loads(json.dumps(config_checks.to_dict(config)))
+    restored = report.config_from_json(stored)
+    assert config_checks.differences(stored, config_checks.to_dict(restored)) == []
+    assert isinstance(restored.seeds, tuple) and isinstance(restored.l2.params, tuple)
+
+
+def test_stale_reason():
+  fresh = {'epochs_completed': 3}
+  assert report.stale_reason(fresh, None) is None
+  assert report.stale_reason(fresh, 3) is None
+  assert 'covers 2 epochs' in report.stale_reason({'epochs_completed': 2}, 3)
+  assert report.stale_reason({}, 3) is not None
+
+
+def test_report_from_checkpoints_equals_the_report_from_training(tmp_path):
+  """A real run (2 seeds, 1 epoch): with results.json and metrics.jsonl deleted, or
+  results.json behind the checkpoint, the checkpoint is re-evaluated and gives
+  the same rows and the same report files."""
+  from tests.conftest import small_config  # pylint: disable=g-import-not-at-top
+  from training import loop  # pylint: disable=g-import-not-at-top
+  run_dir = tmp_path / 'runs' / 'demo'
+  config = small_config(seeds=(1, 2), epochs=1)
+  trained = loop.train(config, str(run_dir), echo=quiet)
+  root = str(tmp_path / 'runs')
+
+  def snapshot():
+    result = report.write_report(root, plots=False, echo=messages.append)
+    files = [open(p, 'rb').read() for p in result['files']]
+    return [{k: v for k, v in r.items() if k != 'wall_time'}
+            for r in result['rows']], files
+
+  messages = []
+  from_logs = snapshot()
+  assert not any('evaluat' in m for m in messages)
+  assert from_logs[0][0]['metrics']['test_accuracy']['values'] == (
+      trained['metrics']['test_accuracy'])
+  os.remove(run_dir / outputs.RESULTS)
+  os.remove(run_dir / outputs.METRICS)
+  assert snapshot() == from_logs
+  assert any('no results.json; evaluating the checkpoint of epoch 1' in m
+             for m in messages)
+  messages.clear()
+  stale = json.loads((run_dir / outputs.RESULTS).read_text())
+  stale['epochs_completed'] = 0  # as if written before the newest checkpoint
+  (run_dir / outputs.RESULTS).write_text(json.dumps(stale))
+  assert snapshot() == from_logs
+  assert any('covers 0 epochs, the newest checkpoint 1' in m for m in messages)

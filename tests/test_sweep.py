@@ -1,0 +1,128 @@
+"""The sweep runner: point folders, overrides, shards, command lines, and a sweep that
+is interrupted and resumes without recomputing its finished points."""
+import json
+import os
+
+import pytest
+
+from tests.conftest import run_launch
+from tests.conftest import small_config
+from training import checkpoints
+from training import report
+from training import sweep
+from training.errors import UserError
+
+
+def test_point_names_are_readable_stable_and_distinct():
+  point = {'model.dl': 5, 'model.dh': 40, 'paper.value': 88.4}
+  assert sweep.point_name(point) == 'dl=5,dh=40'
+  assert sweep.point_name({'model.dropout': 0.5, 'data.dropout': 1e-05}) == (
+      'model.dropout=0.5,data.dropout=1e-05')
+  assert sweep.point_name({'model.widths': (3, 5), 'data.name': 'sst/fine'}) == (
+      'widths=3-5,name=sst_fine')
+  assert sweep.point_names([{'paper.value': 1.0}], 's.py') == ['point_0']
+  with pytest.raises(UserError, match='points 0 and 1 give the same'):
+    sweep.point_names([{'a.b': 1}, {'a.b': 1}], 's.py')
+
+
+def test_points_override_a_copy_and_bad_points_name_the_field(tmp_path):
+  config = small_config()
+  changed = sweep.apply_point(config, {'model.hidden': 8}, 'here')
+  assert changed.model.hidden == 8 and config.model.hidden == 32
+  with pytest.raises(UserError, match=r"here: config.model.hiden is not a config field"):
+    sweep.apply_point(config, {'model.hiden': 8}, 'here')
+  bad = tmp_path / 'bad.py'
+  bad.write_text('def sweep(arg):\n  return [{"seeds": (1, 2)}]\n')
+  with pytest.raises(UserError, match='never a sweep axis'):
+    sweep.load_points(str(bad))
+  with pytest.raises(UserError, match='no file'):
+    sweep.load_points(str(tmp_path / 'missing.py'))
+  with pytest.raises(UserError, match='expected none or hidden'):
+    sweep.load_points('sweeps/demo.py:depth')
+  for text in ('2/2', '1', 'a/b'):
+    with pytest.raises(UserError, match='--sweep_shard'):
+      sweep.parse_shard(text)
+  assert sweep.parse_shard('1/3') == (1, 3)
+
+
+def test_commands_print_one_line_per_point_and_keep_the_overrides():
+  argv = ['launch.py', '--config=experiments/demo.py', '--sweep=sweeps/demo.py',
+          '--mode=commands', '--config.seeds=(1,2)']
+  lines = sweep.commands('sweeps/demo.py', '/runs/d', argv)
+  assert len(lines) == 4
+  assert lines[3] == ("python launch.py --config=experiments/demo.py "
+                      "--sweep=sweeps/demo.py '--config.seeds=(1,2)' --workdir=/runs/d "
+                      '--sweep_shard=3/4')
+
+
+def _rows(path):
+  with open(path) as f:
+    return [json.loads(line) for line in f]
+
+
+def test_interrupted_sweep_resumes_without_recomputing_finished_points(
+    tmp_path, monkeypatch):
+  """3 points x 2 seeds: point 0 finishes, point 1 dies after its first epoch's
+  checkpoint; the second invocation skips 0, resumes 1 after epoch 1, trains 2."""
+  config = small_config(seeds=(1, 2), epochs=2)
+  config.data.num_buckets = 1
+  root = str(tmp_path / 'sweep')
+  save = checkpoints.Checkpoints.save
+  saves = []
+
+  def dying_save(self, epoch, state, meta):
+    save(self, epoch, state, meta)
+    saves.append(epoch)
+    if len(saves) == 3:  # point 0: epochs 1, 2; point 1: epoch 1
+      raise KeyboardInterrupt
+  monkeypatch.setattr(checkpoints.Checkpoints, 'save', dying_save)
+  with pytest.raises(KeyboardInterrupt):
+    sweep.run(config, 'sweeps/demo.py:hidden', root, echo=lambda *a: None)
+  monkeypatch.setattr(checkpoints.Checkpoints, 'save', save)
+  names = ['hidden=16', 'hidden=32', 'hidden=64']
+  assert sorted(os.listdir(root)) == names[:2] + ['sweep.json']
+  first = os.path.join(root, names[0], 'results.json')
+  finished = (os.stat(first).st_mtime_ns, open(first).read())
+  epoch1 = _rows(os.path.join(root, names[1], 'metrics.jsonl'))
+  assert {r['epoch'] for r in epoch1} == {1}
+
+  messages = []
+  results = sweep.run(config, 'sweeps/demo.py:hidden', root, echo=messages.append)
+  assert list(results) == names
+  assert (os.stat(first).st_mtime_ns, open(first).read()) == finished
+  assert any('finished run found' in str(m) for m in messages)
+  resumed = _rows(os.path.join(root, names[1], 'metrics.jsonl'))
+  assert resumed[:2] == epoch1 and [r['epoch'] for r in resumed] == [1, 1, 2, 2]
+  for name, hidden in zip(names, (16, 32, 64)):
+    point = json.load(open(os.path.join(root, name, 'point.json')))
+    assert point['overrides'] == {'model.hidden': hidden}
+    stored = json.load(open(os.path.join(root, name, 'config.json')))
+    assert stored['model']['hidden'] == hidden and stored['seeds'] == [1, 2]
+    assert results[name]['seeds'] == [1, 2]
+
+  # The report from checkpoints alone equals the one from the logs.
+  def table():
+    rows = report.write_report(root, plots=False, echo=lambda *a: None)['rows']
+    csv = open(os.path.join(root, report.REPORT_CSV)).read()
+    return [{k: v for k, v in r.items() if k != 'wall_time'} for r in rows], csv
+  from_logs = table()
+  assert [r['point'] for r in from_logs[0]] == ['hidden=16', 'hidden=32', 'hidden=64']
+  for name in names:
+    for file in ('results.json', 'metrics.jsonl'):
+      os.remove(os.path.join(root, name, file))
+  assert table() == from_logs
+
+
+def test_launch_runs_one_shard_of_a_sweep(tmp_path):
+  """Shard 1/2 of the demo sweep (4 points) trains points 1 and 3 only."""
+  root = tmp_path / 'sweep'
+  proc = run_launch('--config=experiments/demo.py:quick', '--sweep=sweeps/demo.py',
+                    f'--workdir={root}', '--sweep_shard=1/2', '--config.seeds=(1,)',
+                    '--config.train.num_epochs=1', '--config.train.progress=False',
+                    '--config.data.num_buckets=1', '--config.model.embed_dim=8')
+  assert proc.returncode == 0, proc.stderr[-2000:]
+  trained = sorted(p.name for p in root.iterdir() if (p / 'results.json').exists())
+  assert trained == ['hidden=32,dropout=0.2', 'hidden=64,dropout=0.2']
+  bad = run_launch('--config=experiments/demo.py:quick', '--sweep=sweeps/demo.py',
+                   f'--workdir={root}', '--sweep_shard=2/2')
+  assert bad.returncode != 0 and '--sweep_shard=' in bad.stderr

@@ -1,0 +1,156 @@
+"""Runs a sweep: every point of a ``sweeps/*.py`` file is one seed-parallel run in its
+own sub-folder of the sweep root.
+
+``python launch.py --config=E --sweep=sweeps/X.py[:arg] --workdir=ROOT`` trains each
+point in ``ROOT/<point name>``, a name built from the point's overrides
+(``dl=5,dh=40``: readable, and the same every time the sweep is listed). A finished
+point is skipped, an interrupted one resumes from its checkpoints (``loop.train``
+does both). ``--sweep_shard=i/n`` runs the points ``k`` with ``k % n == i`` only, so
+``n`` processes or hosts share a sweep; ``--mode=commands`` prints one command line
+per point for a batch system.
+
+Each point folder gets ``point.json`` (the sweep, the point's index and overrides),
+and the root ``sweep.json`` (every point's name and overrides): the report reads
+them.
+"""
+import importlib.util
+import os
+import re
+import shlex
+from typing import Any, Dict, List, Sequence, Tuple
+
+from training import outputs
+from training.errors import UserError
+
+POINT, SWEEP = 'point.json', 'sweep.json'
+
+
+def load_points(spec: str) -> List[Dict[str, Any]]:
+  """The points of ``spec`` = ``path/to/sweep.py[:arg]``: ``sweep(arg)``'s list."""
+  path, _, arg = spec.partition(':')
+  if not os.path.isfile(path):
+    raise UserError(f'--sweep={spec}: no file {path!r}; expected a sweep file such as '
+                    f'sweeps/demo.py')
+  module_spec = importlib.util.spec_from_file_location('_sweep_file', path)
+  module = importlib.util.module_from_spec(module_spec)
+  try:
+    module_spec.loader.exec_module(module)
+  except Exception as e:  # pylint: disable=broad-except
+    raise UserError(f'--sweep={spec}: {path} does not load: {e!r}') from e
+  if not callable(getattr(module, 'sweep', None)):
+    raise UserError(f'--sweep={spec}: {path} has no function sweep(arg) returning '
+                    f'the list of points')
+  try:
+    points = module.sweep(arg)
+  except ValueError as e:
+    raise UserError(f'--sweep={spec}: {e}') from e
+  if not isinstance(points, (list, tuple)) or not all(
+      isinstance(p, dict) for p in points) or not points:
+    raise UserError(f'--sweep={spec}: sweep({arg!r}) returned {type(points).__name__}; '
+                    f'expected a non-empty list of dicts of config overrides')
+  for i, point in enumerate(points):
+    if 'seeds' in point:
+      raise UserError(f'--sweep={spec}: point {i} sets seeds; seeds are the vmap axis '
+                      f'of every point, never a sweep axis (set --config.seeds)')
+  return list(points)
+
+
+def _value_text(value) -> str:
+  if isinstance(value, (tuple, list)):
+    return '-'.join(_value_text(v) for v in value) or 'none'
+  if isinstance(value, float):
+    text = repr(value)
+  else:
+    text = str(value)
+  return re.sub(r'[^A-Za-z0-9._+-]', '_', text)
+
+
+def point_name(point: Dict[str, Any]) -> str:
+  """``'dl=5,dh=40'``: the point's overrides (``paper.*`` left out) in their order,
+  each by the last part of its key, or the whole dotted key where two last parts
+  clash."""
+  keys = [k for k in point if not k.startswith('paper.')]
+  leaves = [k.split('.')[-1] for k in keys]
+  names = [leaf if leaves.count(leaf) == 1 else key for key, leaf in zip(keys, leaves)]
+  return ','.join(f'{n}={_value_text(point[k])}' for n, k in zip(names, keys))
+
+
+def point_names(points: Sequence[Dict[str, Any]], spec: str) -> List[str]:
+  """One distinct folder name per point (``point_<i>`` for a point of ``paper.*``
+  keys only)."""
+  names = [point_name(p) or f'point_{i}' for i, p in enumerate(points)]
+  seen = {}
+  for i, name in enumerate(names):
+    if name in seen:
+      raise UserError(f'--sweep={spec}: points {seen[name]} and {i} give the same '
+                      f'overrides ({name}); each point needs its own')
+    seen[name] = i
+  return names
+
+
+def apply_point(config, point: Dict[str, Any], where: str):
+  """A copy of ``config`` with the point's dotted-key overrides; an unknown key raises
+  UserError naming it, ``where`` it came from and the fields that exist there."""
+  config = config.copy_and_resolve_references()
+  for key, value in point.items():
+    *parents, leaf = key.split('.')
+    node = config
+    for depth, part in enumerate(parents + [leaf]):
+      if not hasattr(node, 'keys') or part not in node:
+        known = sorted(node.keys()) if hasattr(node, 'keys') else []
+        raise UserError(f'{where}: config.{".".join(parents[:depth] + [part])} is not '
+                        f'a config field (key {key!r}); fields there: {known}')
+      if depth < len(parents):
+        node = node[part]
+    try:
+      node[leaf] = tuple(value) if isinstance(value, list) else value
+    except (TypeError, ValueError) as e:
+      raise UserError(f'{where}: config.{key}={value!r} does not fit the field: {e}') \
+          from e
+  return config
+
+
+def parse_shard(text: str) -> Tuple[int, int]:
+  """``'i/n'`` -> ``(i, n)`` with ``0 <= i < n``."""
+  match = re.fullmatch(r'(\d+)/(\d+)', text or '')
+  if not match or not int(match[1]) < int(match[2]):
+    raise UserError(f'--sweep_shard={text!r}; expected i/n with 0 <= i < n, e.g. 0/4')
+  return int(match[1]), int(match[2])
+
+
+def run(config, spec: str, root: str, shard: str = '0/1',
+        echo=print) -> Dict[str, dict]:
+  """Trains the points of this shard; returns ``{point name: results}``."""
+  from training import loop  # pylint: disable=g-import-not-at-top
+  points = load_points(spec)
+  names = point_names(points, spec)
+  index, count = parse_shard(shard)
+  configs = [apply_point(config, p, f'--sweep={spec} point {i} ({names[i]})')
+             for i, p in enumerate(points)]  # every point checked before any trains
+  os.makedirs(root, exist_ok=True)
+  if index == 0:  # one writer when shards share the root
+    outputs.write_json(os.path.join(root, SWEEP), {
+        'sweep': spec, 'points': [{'name': n, 'overrides': p}
+                                  for n, p in zip(names, points)]})
+  results = {}
+  mine = [i for i in range(len(points)) if i % count == index]
+  for position, i in enumerate(mine):
+    workdir = os.path.join(root, names[i])
+    echo(f'sweep point {i + 1}/{len(points)} ({position + 1}/{len(mine)} of shard '
+         f'{index}/{count}): {workdir}')
+    os.makedirs(workdir, exist_ok=True)
+    outputs.write_json(os.path.join(workdir, POINT),
+                       {'sweep': spec, 'index': i, 'overrides': points[i]})
+    results[names[i]] = loop.train(configs[i], workdir, echo=echo)
+  return results
+
+
+def commands(spec: str, root: str, argv: Sequence[str]) -> List[str]:
+  """One ``launch.py`` command line per point (``--sweep_shard=k/n``), carrying the
+  flags of ``argv`` except ``--mode`` and ``--sweep_shard``: for a batch system."""
+  n = len(load_points(spec))
+  keep = [a for a in argv[1:] if not a.startswith(('--mode', '--sweep_shard'))]
+  if not any(a.startswith('--workdir') for a in keep):
+    keep.append(f'--workdir={root}')
+  return [' '.join(['python', 'launch.py'] + [shlex.quote(a) for a in keep]
+                   + [f'--sweep_shard={k}/{n}']) for k in range(n)]
