@@ -1,5 +1,7 @@
 """The seed axis sharded over several devices (4 CPU devices forced by XLA_FLAGS)."""
+import json
 import os
+import socket
 import subprocess
 import sys
 import textwrap
@@ -58,3 +60,60 @@ def test_seeds_not_divisible_by_devices_use_a_dividing_mesh():
                         env=env, timeout=300, check=False)
   assert proc.returncode == 0, proc.stderr[-3000:]
   assert '[2, 3, 4, 0]' in proc.stdout
+
+
+DISTRIBUTED = textwrap.dedent('''
+    import sys
+    sys.path.insert(0, {repo!r})
+    import jax
+    jax.config.update('jax_cpu_collectives_implementation', 'gloo')
+    jax.distributed.initialize(coordinator_address='localhost:{port}', num_processes=2,
+                               process_id=int(sys.argv[1]))
+    from tests.conftest import small_config
+    from training import loop
+    config = small_config(seeds=(1, 2, 3, 4), epochs=1, seed_parallel='vmap')
+    config.data.num_buckets = 1
+    results = loop.train(config, {workdir!r}, echo=lambda *a: None)
+    print('process', jax.process_index(), 'of', jax.process_count(), 'devices',
+          jax.device_count(), 'test', results['metrics']['test_accuracy'])
+''')
+
+
+def test_two_processes_train_one_run_over_a_global_mesh(tmp_path):
+  """Two processes of 2 CPU devices each (jax.distributed, as on two hosts) share
+  one run: the seeds are sharded over all 4 devices, both processes see every seed's
+  numbers, process 0 alone writes the run's files, and the numbers are those of one
+  process with one device."""
+  with socket.socket() as s:
+    s.bind(('localhost', 0))
+    port = s.getsockname()[1]
+  workdir = str(tmp_path / 'run')
+  script = DISTRIBUTED.format(repo=REPO, port=port, workdir=workdir)
+  env = dict(os.environ, XLA_FLAGS='--xla_force_host_platform_device_count=2')
+  procs = [subprocess.Popen([sys.executable, '-c', script, str(i)], env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+           for i in range(2)]
+  outs = [p.communicate(timeout=600) for p in procs]
+  for p, (out, err) in zip(procs, outs):
+    assert p.returncode == 0, err[-3000:]
+  lines = [out.strip().splitlines()[-1] for out, _ in outs]
+  assert lines[0].startswith('process 0 of 2 devices 4')
+  assert lines[1].startswith('process 1 of 2 devices 4')
+  assert lines[0].split('test')[1] == lines[1].split('test')[1]
+  written = json.load(open(os.path.join(workdir, 'results.json')))
+  rows = [json.loads(line) for line in open(os.path.join(workdir, 'metrics.jsonl'))]
+  assert len(rows) == 4  # one row per seed, written once
+
+  alone = subprocess.run(
+      [sys.executable, '-c', textwrap.dedent(f'''
+          import sys; sys.path.insert(0, {REPO!r})
+          from tests.conftest import small_config
+          from training import loop
+          config = small_config(seeds=(1, 2, 3, 4), epochs=1, seed_parallel='vmap')
+          config.data.num_buckets = 1
+          print(loop.train(config, {str(tmp_path / "alone")!r},
+                           echo=lambda *a: None)['metrics']['test_accuracy'])
+      ''')], capture_output=True, text=True, timeout=600, check=False,
+      env=dict(os.environ, XLA_FLAGS='--xla_force_host_platform_device_count=1'))
+  assert alone.returncode == 0, alone.stderr[-3000:]
+  assert written['metrics']['test_accuracy'] == json.loads(alone.stdout.splitlines()[-1])

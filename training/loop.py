@@ -23,6 +23,7 @@ from data import pipeline
 from training import checkpoints as ckpt_lib
 from training import config_checks
 from training import conlleval
+from training import hosts
 from training import objectives
 from training import optimizers
 from training import outputs
@@ -155,7 +156,7 @@ class Experiment:
       total = total + loss
       if on_step is not None:
         on_step()
-    return state, np.asarray(total, np.float64) / self.plan.steps_per_epoch
+    return state, hosts.fetch(total, np.float64) / self.plan.steps_per_epoch
 
   def evaluate_split(self, params, split: str) -> Dict[str, np.ndarray]:
     """``{'accuracy', 'loss'}``, each ``[members]``, of stacked ``params``."""
@@ -177,7 +178,7 @@ class Experiment:
 
   def all_stopped(self, state, epoch: int) -> bool:
     """True when early stopping has ended every member's selection after ``epoch``."""
-    return bool(self.patience) and bool(np.all(np.asarray(
+    return bool(self.patience) and bool(np.all(hosts.fetch(
         steps_lib.stopped(state.best_epoch, epoch, self.patience))))
 
   def selected_params(self, state):
@@ -188,7 +189,7 @@ class Experiment:
   def results(self, state, epochs_completed: int) -> dict:
     metrics = self.evaluate_all(self.selected_params(state))
     if self.config.train.selection == 'best_dev':
-      metrics['best_epoch'] = np.asarray(state.best_epoch)
+      metrics['best_epoch'] = hosts.fetch(state.best_epoch)
     return outputs.build_results(
         self.member_seeds, metrics, folds=self.member_views if self.folds else None,
         selection=self.config.train.selection, epochs_completed=epochs_completed,
@@ -279,7 +280,8 @@ def train(config, workdir: str, echo=print) -> dict:
         return results
 
     exp = Experiment(config)
-    if not known:
+    primary = hosts.is_primary()  # under jax.distributed only process 0 writes files
+    if not known and primary:
       outputs.write_json(os.path.join(workdir, outputs.CONFIG),
                          config_checks.to_dict(config))
     state = exp.init_state()
@@ -289,8 +291,9 @@ def train(config, workdir: str, echo=print) -> dict:
       elapsed = float(meta.get('elapsed', 0.0))
       echo(f'{workdir}: resuming after epoch {latest}/{num_epochs}.')
     log = outputs.MetricsLog(workdir)
-    log.keep_epochs_up_to(latest)
-    tensorboard = outputs.TensorBoard(workdir, exp.member_labels)
+    if primary:
+      log.keep_epochs_up_to(latest)
+      tensorboard = outputs.TensorBoard(workdir, exp.member_labels)
 
     steps = exp.plan.steps_per_epoch
     bar = tqdm(total=num_epochs * steps, initial=latest * steps, unit='step',
@@ -309,8 +312,9 @@ def train(config, workdir: str, echo=print) -> dict:
             state, jnp.asarray(evals['dev_accuracy'], jnp.float32), epoch)
       wall = elapsed + time.perf_counter() - started
       rows = _epoch_rows(exp, epoch, train_loss, evals, wall)
-      log.append(rows)
-      tensorboard.write(rows)
+      if primary:
+        log.append(rows)
+        tensorboard.write(rows)
       rate = examples_per_epoch / (time.perf_counter() - epoch_start)
       bar.set_postfix_str(f'{rate:,.0f} ex/s (all seeds)')
       bar.write(_epoch_summary(epoch, num_epochs, rows))
@@ -327,7 +331,8 @@ def train(config, workdir: str, echo=print) -> dict:
     bar.close()
     results = exp.results(state, completed)
     results['wall_time'] = elapsed + time.perf_counter() - started
-    outputs.write_json(results_path, results)
+    if primary:
+      outputs.write_json(results_path, results)
     echo(outputs.format_table(results))
     return results
   finally:

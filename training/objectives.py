@@ -13,6 +13,7 @@ import numpy as np
 import optax
 
 from training import conlleval
+from training import hosts
 
 
 SUM_KEYS = ('correct', 'loss', 'count')
@@ -61,7 +62,7 @@ def finalize(sums):
 
   Runs on the host in float64, so an accuracy is exactly ``100 * correct / count``.
   """
-  sums = {k: np.asarray(v, np.float64) for k, v in sums.items()}
+  sums = {k: hosts.fetch(v, np.float64) for k, v in sums.items()}
   count = np.maximum(sums['count'], 1.0)
   out = {'accuracy': 100.0 * sums['correct'] / count, 'loss': sums['loss'] / count}
   if 'slot_correct' in sums:  # the joint model: slot F1 and intent error rate

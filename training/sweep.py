@@ -19,6 +19,7 @@ import re
 import shlex
 from typing import Any, Dict, List, Sequence, Tuple
 
+from training import hosts
 from training import outputs
 from training.errors import UserError
 
@@ -128,7 +129,8 @@ def run(config, spec: str, root: str, shard: str = '0/1',
   configs = [apply_point(config, p, f'--sweep={spec} point {i} ({names[i]})')
              for i, p in enumerate(points)]  # every point checked before any trains
   os.makedirs(root, exist_ok=True)
-  if index == 0:  # one writer when shards share the root
+  primary = hosts.is_primary()  # under jax.distributed only process 0 writes
+  if index == 0 and primary:  # one writer when shards share the root
     outputs.write_json(os.path.join(root, SWEEP), {
         'sweep': spec, 'points': [{'name': n, 'overrides': p}
                                   for n, p in zip(names, points)]})
@@ -139,8 +141,9 @@ def run(config, spec: str, root: str, shard: str = '0/1',
     echo(f'sweep point {i + 1}/{len(points)} ({position + 1}/{len(mine)} of shard '
          f'{index}/{count}): {workdir}')
     os.makedirs(workdir, exist_ok=True)
-    outputs.write_json(os.path.join(workdir, POINT),
-                       {'sweep': spec, 'index': i, 'overrides': points[i]})
+    if primary:
+      outputs.write_json(os.path.join(workdir, POINT),
+                         {'sweep': spec, 'index': i, 'overrides': points[i]})
     results[names[i]] = loop.train(configs[i], workdir, echo=echo)
   return results
 

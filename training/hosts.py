@@ -1,0 +1,23 @@
+"""Several processes (hosts) running one program under ``jax.distributed``.
+
+With ``launch.py --distributed`` every host runs the same command, the seed axis is
+sharded over the global mesh, and a stacked ``[seeds]`` result spans devices of other
+hosts: :func:`fetch` gathers it for the host side. Process 0 alone writes the run's
+files (orbax checkpoints are written by all processes together, as orbax requires).
+In a single process both are no-ops.
+"""
+import jax
+import numpy as np
+from jax.experimental import multihost_utils
+
+
+def fetch(x, dtype=None) -> np.ndarray:
+  """``x`` as a NumPy array on this host, gathered from every host if sharded."""
+  if isinstance(x, jax.Array) and not x.is_fully_addressable:
+    x = multihost_utils.process_allgather(x, tiled=True)
+  return np.asarray(x, dtype)
+
+
+def is_primary() -> bool:
+  """Whether this process writes the run's files (process 0)."""
+  return jax.process_index() == 0
