@@ -14,7 +14,7 @@ holds ``results.json``, ``metrics.jsonl`` and ``checkpoints/`` once trained, and
 
 The same runs always give byte-identical ``report.md`` and ``report.csv``: no
 timestamps, no absolute paths, rows in a fixed order. A run whose ``results.json``
-is missing or older than its newest checkpoint is re-evaluated from that checkpoint
+is missing or behind its newest checkpoint is re-evaluated from that checkpoint
 first (:func:`ensure_results`); a run whose files cannot be read is skipped with a
 warning and listed at the end of ``report.md``.
 
@@ -56,8 +56,8 @@ import numpy as np
 
 from training import outputs
 from training.errors import UserError
+from training.sweep import POINT
 
-POINT = 'point.json'
 REPORT_MD, REPORT_CSV, REPORT_TEX = 'report.md', 'report.csv', 'report.tex'
 PLOTS_DIR = 'plots'
 DEFAULT_METRIC = 'test_accuracy'
