@@ -18,8 +18,8 @@ and ``quick`` (2 seeds, 1 epoch, a small model).
 
 Protocol: ATIS as the slot-gated release splits it (``atis``: 4478 training, 500 dev,
 893 test utterances, BIO slot tags, multi-intent labels one class each); random
-100-d word vectors; the epoch (of at most 50) with the best dev intent accuracy is
-tested. The paper's ATIS is TriCRF's 5138-dialog version, not obtainable: numbers
+100-d word vectors; the epoch (of at most 50; a seed stops after 10 without a better
+dev score) with the best dev intent accuracy is tested. The paper's ATIS is TriCRF's 5138-dialog version, not obtainable: numbers
 compare only roughly (MODELS.md §5.2). Slot F1 counts chunks as conlleval does.
 Measured: WORKSPACE_NOTES.md.
 """

@@ -49,6 +49,9 @@ def joint_config(dataset: str, row: str, quick: bool):
   config.train.batch_size = 16
   config.train.num_epochs = 50  # at most; the epoch is chosen on dev
   config.train.selection = 'best_dev'
+  # Each seed's selection ends after 10 epochs without a better dev score; the run
+  # ends when every seed's has (the paper gives no schedule; MODELS.md §5.2).
+  config.train.patience = 10
   if quick:
     base.make_quick(config)
     config.model.update(hidden=16, filters=8, tag_dim=8)

@@ -99,4 +99,5 @@ def test_joint_rows_carry_both_of_table_1s_numbers_and_their_variant():
   assert get_config('joint_atis', 'independent').model.independent
   trec = get_config('joint_trec', '')
   assert trec.model.latent and trec.data.dev_holdout == 0.1 and trec.model.embed_dim == 300
-  assert get_config('joint_atis', '').optimizer.to_dict()['rho'] == 0.95
+  atis = get_config('joint_atis', '')
+  assert atis.optimizer.to_dict()['rho'] == 0.95 and atis.train.patience == 10

@@ -221,8 +221,9 @@ def test_plots_are_written_and_linked(tmp_path):
   pngs = sorted(os.path.relpath(p, root) for p in written if p.endswith('.png'))
   assert 'plots/base.curves.png' in pngs and 'plots/base.dev_test.png' in pngs
   assert 'plots/sweep.sweep__sweeps__demo.py.png' in pngs
+  assert 'plots/sweep.sweep__sweeps__demo.py.dev_test.png' in pngs  # every point
   assert not any(p.startswith('plots/nolog.curves') for p in pngs)
-  assert len(pngs) == 2 * 5 + 1
+  assert len(pngs) == 2 * 5 + 2
   for p in pngs:
     with open(os.path.join(root, p), 'rb') as f:
       assert f.read(8) == PNG_MAGIC and os.path.getsize(os.path.join(root, p)) > 1000

@@ -4,7 +4,7 @@
   epoch (mean line, ±std band over seeds) and, in a second panel, the training loss;
   read from ``metrics.jsonl`` (runs without one get none).
 * :func:`dev_test_scatter`: one point per seed, dev against test value of the
-  selected model (results.json).
+  selected model (results.json), for one run or every point of a sweep.
 * :func:`sweep_plot`: the runs of one sweep, mean ± std error bars of the paper metric
   against the numeric override that varies; one line per combination of the other
   varying overrides.
@@ -132,26 +132,31 @@ def learning_curves(run_dir: str, metric: str, path: str, title: str = '') -> Li
   return _save(fig, path)
 
 
-def dev_test_scatter(seeds: Sequence[int], values: Dict[str, Sequence[float]],
+def dev_test_scatter(series: Sequence[Tuple[str, Sequence[int], Dict[str, Sequence[float]]]],
                      metric: str, path: str, title: str = '') -> List[str]:
-  """One point per seed: its dev value against its ``metric`` value ([n] each)."""
+  """One point per seed, its dev value against its ``metric`` value, for each
+  ``(label, seeds [n], values {metric: [n]})`` of ``series`` (one run, or every point
+  of a sweep in its own colour, as in the DLSTM paper's Figure 3)."""
   dev = report.dev_metric(metric)
-  test, dev_values = values.get(metric) or [], values.get(dev) or []
-  if dev == metric or not test or len(test) != len(dev_values):
+  drawn = [(label, seeds, values[dev], values[metric]) for label, seeds, values in series
+           if dev != metric and values.get(metric) and values.get(dev)
+           and len(values[metric]) == len(values[dev])]
+  if not drawn:
     return []
   fig, (ax,) = _figure(5, 5)
-  ax.scatter(dev_values, test, zorder=3)
-  for seed, x, y in zip(seeds, dev_values, test):
-    ax.annotate(str(seed), (x, y), textcoords='offset points', xytext=(4, 4),
-                fontsize=8)
-  low = min(min(dev_values), min(test))
-  high = max(max(dev_values), max(test))
-  ax.plot([low, high], [low, high], linestyle='--', color='gray', linewidth=1,
-          label='dev = test')
+  for label, seeds, dev_values, test in drawn:
+    ax.scatter(dev_values, test, zorder=3, label=label or None)
+    if len(drawn) == 1:
+      for seed, x, y in zip(seeds, dev_values, test):
+        ax.annotate(str(seed), (x, y), textcoords='offset points', xytext=(4, 4),
+                    fontsize=8)
+  every = [v for _, _, d, t in drawn for v in list(d) + list(t)]
+  ax.plot([min(every), max(every)], [min(every), max(every)], linestyle='--',
+          color='gray', linewidth=1, label='dev = test')
   ax.set_xlabel(dev)
   ax.set_ylabel(metric)
   ax.grid(alpha=0.3)
-  ax.legend()
+  ax.legend(fontsize=8)
   ax.set_title(f'{title}: seeds' if title else 'seeds')
   return _save(fig, path)
 
@@ -231,7 +236,7 @@ def write_plots(rows: Sequence[dict], root: str,
               row['path'], metric, os.path.join(out_dir, f'{name}.curves.png'),
               row['run'])),
           ('dev vs test', dev_test_scatter(
-              row['seeds'], row['values'], metric,
+              [('', row['seeds'], row['values'])], metric,
               os.path.join(out_dir, f'{name}.dev_test.png'), row['run']))):
         plots += [Plot(row['run'], label, p) for p in paths]
     except UserError as e:
@@ -251,4 +256,8 @@ def write_plots(rows: Sequence[dict], root: str,
     for p in sweep_plot(points, metric, path, label):
       x_key = sweep_series(points)[0]
       plots.append(Plot(label, f'{metric} vs {x_key}', p))
+    scatter = path[:-len('.png')] + '.dev_test.png'
+    for p in dev_test_scatter([(r['point'], r['seeds'], r['values']) for r in members
+                               if r['metric'] == metric], metric, scatter, label):
+      plots.append(Plot(label, 'dev vs test, every point', p))
   return plots
