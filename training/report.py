@@ -190,6 +190,10 @@ def ensure_results(run_dir: str, echo: Echo = print) -> Optional[dict]:
   return loop.evaluate(config, run_dir, echo)
 
 
+def _runs(n: int) -> str:
+  return f'{n} run' if n == 1 else f'{n} runs'
+
+
 # ------------------------------------------------------------------------- statistics
 
 
@@ -458,7 +462,7 @@ def render_markdown(rows: Sequence[dict], skipped: Sequence[Tuple[str, str]],
   skipped runs."""
   links = links or {}
   lines = ['# Report', '',
-           f'{len(rows)} runs. Over seeds: mean ± sample std (ddof=1), min, max, n. '
+           f'{_runs(len(rows))}. Over seeds: mean ± sample std (ddof=1), min, max, n. '
            '*best-dev test*: the value of the seed with the best dev score; '
            '*diff*: mean - paper; *p (Welch)*: Welch\'s t-test against the best '
            'row of the table on the same metric (*ref*).', '']
@@ -579,6 +583,6 @@ def write_report(root: str, latex: bool = False, plots: bool = True,
     path = os.path.join(root, name)
     write_text(path, text)
     files.append(path)
-  echo(f'report of {len(rows)} runs ({len(skipped)} skipped): '
+  echo(f'report of {_runs(len(rows))} ({len(skipped)} skipped): '
        f'{os.path.join(root, REPORT_MD)}')
   return {'rows': rows, 'skipped': skipped, 'files': files}
