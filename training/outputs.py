@@ -16,6 +16,8 @@ from typing import Dict, List, Sequence
 
 import numpy as np
 
+from training.errors import UserError
+
 CONFIG, METRICS, RESULTS = 'config.json', 'metrics.jsonl', 'results.json'
 
 
@@ -40,10 +42,19 @@ class MetricsLog:
     self.path = os.path.join(workdir, METRICS)
 
   def rows(self) -> List[dict]:
+    """Every row ([] without the file); UserError naming the file and line when one
+    is not JSON."""
     if not os.path.exists(self.path):
       return []
+    rows = []
     with open(self.path) as f:
-      return [json.loads(line) for line in f if line.strip()]
+      for number, line in enumerate(f, 1):
+        if line.strip():
+          try:
+            rows.append(json.loads(line))
+          except ValueError as e:
+            raise UserError(f'{self.path}, line {number}: not valid JSON ({e})') from e
+    return rows
 
   def keep_epochs_up_to(self, epoch: int) -> None:
     """Drops rows of epochs after ``epoch`` (written after the last checkpoint)."""

@@ -16,7 +16,6 @@ draws every figure of a report's rows (:mod:`training.report`) and returns
 atomically.
 """
 import collections
-import json
 import os
 import re
 from typing import Callable, Dict, List, Optional, Sequence, Tuple
@@ -40,24 +39,6 @@ def slug(text: str) -> str:
   return text or 'root'
 
 
-def read_log(run_dir: str) -> List[dict]:
-  """The rows of ``run_dir/metrics.jsonl`` ([] without one); UserError naming the
-  file and line when one is not JSON."""
-  path = os.path.join(run_dir, outputs.METRICS)
-  if not os.path.exists(path):
-    return []
-  rows = []
-  with open(path) as f:
-    for number, line in enumerate(f, 1):
-      if not line.strip():
-        continue
-      try:
-        rows.append(json.loads(line))
-      except ValueError as e:
-        raise UserError(f'{path}, line {number}: not valid JSON ({e})') from e
-  return rows
-
-
 def curve_stats(log_rows: Sequence[dict], key: str
                 ) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
   """``(epochs [e], mean [e], std [e])`` of ``key`` over seeds per epoch.
@@ -73,10 +54,9 @@ def curve_stats(log_rows: Sequence[dict], key: str
   for (epoch, _), values in sorted(per_seed.items(), key=lambda kv: kv[0][0]):
     by_epoch[epoch].append(float(np.mean(values)))
   epochs = sorted(by_epoch)
-  mean = [float(np.mean(by_epoch[e])) for e in epochs]
-  std = [float(np.std(by_epoch[e], ddof=1)) if len(by_epoch[e]) > 1 else 0.0
-         for e in epochs]
-  return np.asarray(epochs), np.asarray(mean), np.asarray(std)
+  stats = [outputs.summarize(by_epoch[e]) for e in epochs]
+  return (np.asarray(epochs), np.asarray([s['mean'] for s in stats]),
+          np.asarray([s['std'] for s in stats]))
 
 
 def metric_base(metric: str) -> str:
@@ -106,7 +86,7 @@ def _save(fig, path: str) -> List[str]:
 def learning_curves(run_dir: str, metric: str, path: str, title: str = '') -> List[str]:
   """Dev and test ``metric`` per epoch, and the train loss, mean ± std over seeds."""
   from matplotlib.ticker import MaxNLocator  # pylint: disable=g-import-not-at-top
-  rows = read_log(run_dir)
+  rows = outputs.MetricsLog(run_dir).rows()
   if not rows:
     return []
   base = metric_base(metric)

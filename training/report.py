@@ -55,8 +55,10 @@ from typing import Callable, Dict, List, Optional, Sequence, Tuple
 import numpy as np
 
 from training import outputs
+from training import sweep
 from training.errors import UserError
-from training.sweep import POINT
+
+POINT = sweep.POINT  # each sweep point's {"sweep", "index", "overrides"}
 
 REPORT_MD, REPORT_CSV, REPORT_TEX = 'report.md', 'report.csv', 'report.tex'
 PLOTS_DIR = 'plots'
@@ -258,14 +260,12 @@ def seed_values(results: dict) -> Tuple[List[int], Dict[str, List[float]]]:
 
 def point_label(overrides: dict, varying: Sequence[str]) -> str:
   """``'hidden=32, dropout=0.2'``: the overrides in ``varying`` (all of them, when
-  none vary), ``paper.*`` left out, each named by its last key part unless two
-  clash."""
+  none vary), ``paper.*`` left out, named as the sweep runner names them
+  (:func:`training.sweep.short_names`)."""
   keys = [k for k in overrides if not k.startswith('paper.')]
   shown = [k for k in keys if k in varying] or keys
-  leaves = [k.split('.')[-1] for k in shown]
-  return ', '.join(f'{leaf if leaves.count(leaf) == 1 else key}='
-                   f'{_value_text(overrides[key])}'
-                   for key, leaf in zip(shown, leaves))
+  return ', '.join(f'{name}={_value_text(overrides[key])}'
+                   for name, key in zip(sweep.short_names(shown), shown))
 
 
 def _value_text(value) -> str:

@@ -66,14 +66,18 @@ def _value_text(value) -> str:
   return re.sub(r'[^A-Za-z0-9._+-]', '_', text)
 
 
+def short_names(keys: Sequence[str]) -> List[str]:
+  """Each dotted config key by its last part, or whole where two last parts clash
+  (``model.dropout`` and ``data.dropout``)."""
+  leaves = [k.split('.')[-1] for k in keys]
+  return [leaf if leaves.count(leaf) == 1 else key for key, leaf in zip(keys, leaves)]
+
+
 def point_name(point: Dict[str, Any]) -> str:
   """``'dl=5,dh=40'``: the point's overrides (``paper.*`` left out) in their order,
-  each by the last part of its key, or the whole dotted key where two last parts
-  clash."""
+  named by :func:`short_names`."""
   keys = [k for k in point if not k.startswith('paper.')]
-  leaves = [k.split('.')[-1] for k in keys]
-  names = [leaf if leaves.count(leaf) == 1 else key for key, leaf in zip(keys, leaves)]
-  return ','.join(f'{n}={_value_text(point[k])}' for n, k in zip(names, keys))
+  return ','.join(f'{n}={_value_text(point[k])}' for n, k in zip(short_names(keys), keys))
 
 
 def point_names(points: Sequence[Dict[str, Any]], spec: str) -> List[str]:
