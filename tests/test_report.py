@@ -164,6 +164,10 @@ def test_groups_and_order_follow_the_papers_tables(tmp_path):
   text = (tmp_path / report.REPORT_MD).read_text()
   headings = [line for line in text.splitlines() if line.startswith('## ')]
   assert headings == ['## A: trec', '## B: sst', '## demo (no paper source)']
+  # Folders named otherwise than their points keep the `point` column, in their
+  # group only.
+  assert '| sweep/h=32 | bilstm | hidden=32 | test_accuracy |' in text
+  assert '| other | bilstm | test_accuracy |' in text
   assert md['files'] == [str(tmp_path / report.REPORT_MD),
                          str(tmp_path / report.REPORT_CSV)]
 
@@ -194,9 +198,12 @@ def test_report_files_are_deterministic_and_formatted(tmp_path):
   assert open(os.path.join(root, report.REPORT_CSV), 'rb').read() == table
   assert first['rows'] == second['rows']
   text = md.decode()
-  assert '| base | bilstm |  | test_accuracy | 89.87 ± 1.69 | 88.12 | 91.50 | 3 | ' \
+  # The sweep points' folders are named by their overrides: no `point` column.
+  assert '| run | model | metric | mean ± std |' in text
+  assert '| base | bilstm | test_accuracy | 89.87 ± 1.69 | 88.12 | 91.50 | 3 | ' \
          '90.00 | 90.00 | -0.13 |' in text
-  assert 'hidden=64, dropout=0.2' in text and str(tmp_path) not in text
+  assert '| sweep/hidden=64,dropout=0.2 | bilstm | test_accuracy |' in text
+  assert str(tmp_path) not in text
   assert not os.path.exists(os.path.join(root, report.REPORT_TEX))
   lines = list(csv.DictReader(io.StringIO(table.decode())))
   assert len(lines) == 5 and list(lines[0]) == list(report.CSV_COLUMNS)
@@ -212,6 +219,9 @@ def test_latex_is_written_on_request(tmp_path):
   for part in (r'\toprule', r'\midrule', r'\bottomrule', r'89.87 $\pm$ 1.69',
                r'test\_accuracy', r'\textit{Demo paper: demo}'):
     assert part in tex
+  # Points named as their folders: no Point column; the spec matches the header.
+  assert r'\begin{tabular}{llrrrrr}' in tex
+  assert 'Run & Metric & Mean' in tex
 
 
 def test_plots_are_written_and_linked(tmp_path):

@@ -70,6 +70,7 @@ CSV_COLUMNS = ('source', 'dataset', 'run', 'model', 'point', 'sweep', 'index',
                'diff', 'p_value', 'epochs_completed')
 MD_COLUMNS = ('run', 'model', 'point', 'metric', 'mean ± std', 'min', 'max', 'n',
               'best-dev test', 'paper', 'diff', 'p (Welch)')
+MD_NUMBER_COLUMNS = MD_COLUMNS[4:]  # right-aligned in report.md
 
 Echo = Callable[[str], None]
 
@@ -451,6 +452,14 @@ def _table_cells(row: dict, metric: str, entry: dict) -> List[str]:
           fmt(entry['paper']), fmt(entry['diff'], '+.2f'), fmt_p(entry['p_value'])]
 
 
+def _points_add_to_names(members: Sequence[dict]) -> bool:
+  """Whether the ``point`` column says more than ``run`` for some row: a sweep
+  point's folder is named by all its overrides, its point label only by the ones
+  that vary, so the column is dropped from report.md where the two agree."""
+  return any(r['point'] and r['point'].replace(', ', ',')
+             != r['run'].rsplit('/', 1)[-1] for r in members)
+
+
 def _md_cell(text: str) -> str:
   return text.replace('|', '\\|')
 
@@ -467,13 +476,16 @@ def render_markdown(rows: Sequence[dict], skipped: Sequence[Tuple[str, str]],
            '*diff*: mean - paper; *p (Welch)*: Welch\'s t-test against the best '
            'row of the table on the same metric (*ref*).', '']
   for group, members in grouped(rows):
+    keep = [c != 'point' or _points_add_to_names(members) for c in MD_COLUMNS]
+    columns = [c for c, k in zip(MD_COLUMNS, keep) if k]
     lines += [f'## {_md_cell(group_title(group))}', '',
-              '| ' + ' | '.join(MD_COLUMNS) + ' |',
-              '|' + '|'.join(' --- ' if i < 4 else ' ---: '
-                             for i in range(len(MD_COLUMNS))) + '|']
+              '| ' + ' | '.join(columns) + ' |',
+              '|' + '|'.join(' ---: ' if c in MD_NUMBER_COLUMNS else ' --- '
+                             for c in columns) + '|']
     for r in members:
       for metric, entry in r['metrics'].items():
-        cells = [_md_cell(c) for c in _table_cells(r, metric, entry)]
+        cells = [_md_cell(c) for c, k in zip(_table_cells(r, metric, entry), keep)
+                 if k]
         lines.append('| ' + ' | '.join(cells) + ' |')
     plot_lines = [f'- {_md_cell(owner)}: '
                   + ', '.join(f'[{text}]({path})' for text, path in links[owner])
@@ -528,10 +540,11 @@ def latex_escape(text: str) -> str:
 def render_latex(rows: Sequence[dict]) -> str:
   """report.tex: one booktabs tabular (needs ``\\usepackage{booktabs}``), a
   sub-heading per group."""
-  header = ['Run', 'Point', 'Metric', r'Mean $\pm$ std', 'Best-dev test', 'Paper',
-            'Diff', '$p$']
+  keep_point = _points_add_to_names(rows)  # one tabular: one choice for all groups
+  header = ['Run'] + ['Point'] * keep_point + [
+      'Metric', r'Mean $\pm$ std', 'Best-dev test', 'Paper', 'Diff', '$p$']
   lines = ['% Written by training/report.py; needs \\usepackage{booktabs}.',
-           r'\begin{tabular}{lll' + 'r' * (len(header) - 3) + '}', r'\toprule',
+           r'\begin{tabular}{' + 'l' * (len(header) - 5) + 'r' * 5 + '}', r'\toprule',
            ' & '.join(header) + r' \\', r'\midrule']
   for position, (group, members) in enumerate(grouped(rows)):
     if position:
@@ -541,7 +554,7 @@ def render_latex(rows: Sequence[dict]) -> str:
     for r in members:
       for metric, e in r['metrics'].items():
         spread = rf'{fmt(e["mean"])} $\pm$ {fmt(e["std"])}' if e['n'] else ''
-        cells = [latex_escape(r['run']), latex_escape(r['point']),
+        cells = [latex_escape(r['run'])] + [latex_escape(r['point'])] * keep_point + [
                  latex_escape(metric), spread, fmt(e['best_dev_test']),
                  fmt(e['paper']), fmt(e['diff'], '+.2f'),
                  latex_escape(fmt_p(e['p_value'])).replace('<', '$<$')]
