@@ -453,11 +453,14 @@ def _table_cells(row: dict, metric: str, entry: dict) -> List[str]:
 
 
 def _points_add_to_names(members: Sequence[dict]) -> bool:
-  """Whether the ``point`` column says more than ``run`` for some row: a sweep
-  point's folder is named by all its overrides, its point label only by the ones
-  that vary, so the column is dropped from report.md where the two agree."""
-  return any(r['point'] and r['point'].replace(', ', ',')
-             != r['run'].rsplit('/', 1)[-1] for r in members)
+  """Whether the ``point`` column says more than ``run`` for some row. The runner
+  names a point's folder by all its overrides (:func:`training.sweep.point_name`);
+  the label shows only the varying ones. Where the label shows every override and
+  the folder has the runner's name, the column repeats ``run`` and is left out."""
+  def repeats_run(r):
+    return (r['point'] == point_label(r['overrides'], ())
+            and r['run'].rsplit('/', 1)[-1] == sweep.point_name(r['overrides']))
+  return any(r['point'] and not repeats_run(r) for r in members)
 
 
 def _md_cell(text: str) -> str:
