@@ -12,6 +12,7 @@ its own module, its raw files in ``data/raw.py``, and a :class:`DatasetSpec` her
 """
 import contextlib
 import dataclasses
+import fcntl
 import hashlib
 import os
 import sys
@@ -162,15 +163,33 @@ def prepare(name: str, data_config) -> Tuple[tfds.core.DatasetBuilder, Dict[str,
     key = raw.digest_of(digests)
   else:
     digests, key = {}, 'generated'
-  builder = spec.builder(config=config, data_dir=os.path.join(tfds_dir(data_config), key),
-                         file_format='array_record')
-  if not builder.is_prepared():
-    tfds.disable_progress_bar()
-    # TFDS prints its progress on stdout; keep stdout for results (--json output).
-    with contextlib.redirect_stdout(sys.stderr):
-      builder.download_and_prepare(download_config=tfds.download.DownloadConfig(
-          manual_dir=root, try_download_gcs=False))
-  return builder, digests
+  return _prepared_builder(spec, config, os.path.join(tfds_dir(data_config), key),
+                           root), digests
+
+
+def _prepared_builder(spec: DatasetSpec, config, data_dir: str, manual_dir):
+  """``spec``'s builder over ``data_dir``, built first if no process has built it.
+
+  Building holds an exclusive lock on ``data_dir/.prepare.lock``: processes started
+  together on an empty cache (sweep shards, test workers) build each dataset once,
+  and the others wait, then read what it wrote.
+  """
+  def make():
+    return spec.builder(config=config, data_dir=data_dir, file_format='array_record')
+  builder = make()
+  if builder.is_prepared():
+    return builder
+  os.makedirs(data_dir, exist_ok=True)
+  with open(os.path.join(data_dir, '.prepare.lock'), 'a') as lock:
+    fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
+    builder = make()  # another process may have built it while this one waited
+    if not builder.is_prepared():
+      tfds.disable_progress_bar()
+      # TFDS prints its progress on stdout; keep stdout for results (--json output).
+      with contextlib.redirect_stdout(sys.stderr):
+        builder.download_and_prepare(download_config=tfds.download.DownloadConfig(
+            manual_dir=manual_dir, try_download_gcs=False))
+  return builder
 
 
 def _read_source(source, keys) -> Dict[str, list]:

@@ -1,6 +1,8 @@
 """The registered datasets, built from the real files in ../shared/data: counts, label
 sets, exact examples, quirks, folds, held-out dev splits and ``python -m data``."""
+import glob
 import json
+import os
 import subprocess
 import sys
 
@@ -190,3 +192,20 @@ def test_python_m_data_prints_statistics_as_json():
   text = subprocess.run([sys.executable, '-m', 'data', 'mr'], cwd=REPO,
                         capture_output=True, text=True, check=True).stdout
   assert '10-fold cross-validation' in text
+
+
+def test_processes_started_together_on_an_empty_cache_build_a_dataset_once(tmp_path):
+  """Sweep shards (or test workers) launched at once share one TFDS folder."""
+  env = dict(os.environ, SEEDSWEEP_CACHE=str(tmp_path))
+  env.pop('SEEDSWEEP_TFDS_DIR', None)
+  procs = [subprocess.Popen([sys.executable, '-m', 'data', 'trec/coarse', '--json'],
+                            cwd=REPO, env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True) for _ in range(3)]
+  outs = [p.communicate(timeout=300) for p in procs]
+  for p, (_, err) in zip(procs, outs):
+    assert p.returncode == 0, err
+  assert all(json.loads(out)['splits'] == {'train': 5452, 'test': 500}
+             for out, _ in outs)
+  builds = [d for d in glob.glob(str(tmp_path / 'tfds' / '*' / '*' / '*' / '*'))
+            if os.path.isdir(d)]
+  assert len(builds) == 1, builds  # one version folder, no leftover incomplete ones
