@@ -98,16 +98,13 @@ def main(argv):
 def _unknown_override(argv):
   """The first ``--config.a.b=v`` naming no field of the config, with the fields
   that exist there; None if every override names a field."""
-  import importlib.util  # pylint: disable=g-import-not-at-top
   spec_arg = next((a.split('=', 1)[1] for a in argv if a.startswith('--config=')), None)
   if spec_arg is None:
     return None
-  path, _, arg = spec_arg.partition(':')
+  path = spec_arg.partition(':')[0]
   sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-  spec = importlib.util.spec_from_file_location('_config_file', path)
-  module = importlib.util.module_from_spec(spec)
-  spec.loader.exec_module(module)
-  config = module.get_config(arg) if arg else module.get_config()
+  from experiments import base  # pylint: disable=g-import-not-at-top
+  config = base.load_config(spec_arg)
   for a in argv:
     if not a.startswith('--config.'):
       continue

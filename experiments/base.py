@@ -123,3 +123,17 @@ def make_quick(config, embed_dim: int = 32) -> None:
   config.train.num_epochs = 1
   config.data.num_buckets = 2
   config.model.embed_dim = embed_dim
+
+
+def load_config(spec: str) -> ml_collections.ConfigDict:
+  """The config of ``'path/to/file.py[:arg]'``: the file's ``get_config(arg)``.
+
+  What ``--config=`` loads, for scripts and notebooks (no flag parsing); a relative
+  path is taken from the current folder.
+  """
+  import importlib.util  # pylint: disable=g-import-not-at-top
+  path, _, arg = spec.partition(':')
+  module_spec = importlib.util.spec_from_file_location('_config_file', path)
+  module = importlib.util.module_from_spec(module_spec)
+  module_spec.loader.exec_module(module)
+  return module.get_config(arg) if arg else module.get_config()

@@ -97,10 +97,7 @@ class DenseBiLSTM(nn.Module):
     def bilstm(l, pre):
       """Layer ``l`` on its pre-activations ``[batch, time, 8w]``: ``[batch, time, 2w]``."""
       fw, bw = jnp.split(pre, 2, axis=-1)
-      hs, _ = recurrent.lstm_scan(
-          jnp.stack([fw, recurrent.reverse_within_length(bw, mask)]), layers[l][2],
-          mask, self.unroll)
-      return jnp.concatenate([hs[0], recurrent.reverse_within_length(hs[1], mask)], -1)
+      return recurrent.bidirectional_scan(fw, bw, layers[l][2], mask, self.unroll)
 
     if self.projection == 'concat':
       x = e

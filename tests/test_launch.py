@@ -126,6 +126,9 @@ def test_finished_run_is_left_alone_and_other_configs_are_refused(tmp_path):
   assert set(results['summary']['test_accuracy']) == {'mean', 'std', 'min', 'max'}
   prov = results['provenance']
   assert prov['versions']['jax'] and prov['data']['checksums']['train']
+  timing = results['timing']  # what the run cost, by phase (seconds, MiB)
+  assert timing['train'] > 0 and timing['eval'] > 0 and timing['build'] > 0
+  assert 0 <= timing['compile'] < results['wall_time'] and timing['peak_rss_mib'] > 100
   assert sorted(os.listdir(os.path.join(workdir, 'tensorboard'))) == [
       'aggregate', 'seed_1', 'seed_2']
   rows = [json.loads(line) for line in open(os.path.join(workdir, 'metrics.jsonl'))]

@@ -30,6 +30,7 @@ from training import outputs
 from training import provenance as provenance_lib
 from training import state as state_lib
 from training import steps as steps_lib
+from training import timing
 from training.errors import UserError
 
 EVAL_SPLITS = ('dev', 'test')
@@ -186,8 +187,28 @@ class Experiment:
       return state.best_params
     return state.params
 
-  def results(self, state, epochs_completed: int) -> dict:
-    metrics = self.evaluate_all(self.selected_params(state))
+  def selected_epochs(self, state, epochs_completed: int) -> np.ndarray:
+    """``[members]``: the epoch whose parameters each member's results use."""
+    if self.config.train.selection == 'best_dev':
+      return hosts.fetch(state.best_epoch)
+    return np.full(len(self.member_seeds), epochs_completed)
+
+  def selected_metrics(self, state, epochs_completed: int, known=None):
+    """Eval metrics ``{name: [members]}`` of the selected parameters.
+
+    ``known`` maps epochs evaluated in this process to their metrics; when it holds
+    every member's selected epoch they are read from it (the same program on the
+    same parameters: the same numbers), else the selected parameters are evaluated.
+    """
+    epochs = self.selected_epochs(state, epochs_completed)
+    if known and all(int(e) in known for e in epochs):
+      names = known[int(epochs[0])].keys()
+      return {k: np.array([known[int(e)][k][i] for i, e in enumerate(epochs)])
+              for k in names}
+    return self.evaluate_all(self.selected_params(state))
+
+  def results(self, state, epochs_completed: int, known=None) -> dict:
+    metrics = self.selected_metrics(state, epochs_completed, known)
     if self.config.train.selection == 'best_dev':
       metrics['best_epoch'] = hosts.fetch(state.best_epoch)
     return outputs.build_results(
@@ -279,12 +300,15 @@ def train(config, workdir: str, echo=print) -> dict:
         echo(outputs.format_table(results))
         return results
 
-    exp = Experiment(config)
+    timer = timing.Timer()
+    with timer('build'):
+      exp = Experiment(config)
     primary = hosts.is_primary()  # under jax.distributed only process 0 writes files
     if not known and primary:
       outputs.write_json(os.path.join(workdir, outputs.CONFIG),
                          config_checks.to_dict(config))
-    state = exp.init_state()
+    with timer('build'):
+      state = exp.init_state()
     elapsed = 0.0
     if latest:
       state, meta = ckpts.restore(latest, state)
@@ -301,12 +325,16 @@ def train(config, workdir: str, echo=print) -> dict:
     started = time.perf_counter()
     examples_per_epoch = exp.data.sizes()['train'] * len(exp.member_seeds)
     completed = latest
+    evaluated = {}  # epoch -> its eval metrics, to build results without re-evaluating
     # A resumed run whose members had all stopped early trains no further epoch.
     first = num_epochs + 1 if exp.all_stopped(state, latest) else latest + 1
     for epoch in range(first, num_epochs + 1):
       epoch_start = time.perf_counter()
-      state, train_loss = exp.train_epoch(state, epoch, on_step=lambda: bar.update(1))
-      evals = exp.evaluate_all(state.params)
+      with timer('train'):
+        state, train_loss = exp.train_epoch(state, epoch, on_step=lambda: bar.update(1))
+      with timer('eval'):
+        evals = exp.evaluate_all(state.params)
+      evaluated[epoch] = evals
       if 'dev_accuracy' in evals:
         state = exp.steps.select_best(
             state, jnp.asarray(evals['dev_accuracy'], jnp.float32), epoch)
@@ -329,8 +357,11 @@ def train(config, workdir: str, echo=print) -> dict:
       if stop:
         break
     bar.close()
-    results = exp.results(state, completed)
+    with timer('eval'):
+      results = exp.results(state, completed, evaluated)
     results['wall_time'] = elapsed + time.perf_counter() - started
+    # Seconds of this process only (a resumed run counts from its restart).
+    results['timing'] = timer.as_dict()
     if primary:
       outputs.write_json(results_path, results)
     echo(outputs.format_table(results))

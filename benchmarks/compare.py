@@ -1,0 +1,406 @@
+r"""Side by side: the ten-seed program against ten separate runs, in one command.
+
+  python benchmarks/compare.py                      # everything, 1 and 2 cores
+  python benchmarks/compare.py --cores=2 --parts=whole
+  python benchmarks/compare.py --quick              # a smoke test (CI): tiny settings
+
+Two parts, every contestant run in its own process, alternating, on the same cores
+(``os.sched_setaffinity``; PyTorch gets one thread per core it may use):
+
+* ``whole``: the headline. Bi-LSTM SST-2 (experiments/bilstm.py:sst/binary), 10 seeds
+  x ``--epochs`` with dev and test evaluated every epoch, whole processes: the
+  framework's one ten-seed run (its own fresh compilation cache: a first run) against
+  ten runs of the plain PyTorch loop in benchmarks/torch_bilstm.py (same examples,
+  vocabulary and protocol) and against ten single-seed runs of the framework (sharing
+  one fresh cache, as a user running seeds one by one would). Wall time, train and
+  eval time, compile time, peak memory, test accuracy.
+* ``models``: every paper model on its SST-2 (joint model: ATIS) config, probed
+  in-process: compile time, ``--steps`` training steps and one full dev + test
+  evaluation, with all ten seeds and with one seed; sentences/s per seed, the matmul
+  FLOPs of a step (counted from its jaxpr) as a fraction of the matmul peak measured
+  in the same run, peak memory.
+
+Writes ``--out/compare_<date>.json`` (every number) and ``.md`` (the tables the README
+shows) and prints the Markdown. Ratios are what to read: absolute times move with the
+machine's load.
+"""
+import argparse
+import datetime
+import functools
+import json
+import os
+import platform
+import subprocess
+import sys
+import tempfile
+import time
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+if REPO not in sys.path:
+  sys.path.insert(0, REPO)
+
+from experiments import base  # pylint: disable=wrong-import-position
+from training import runtime  # pylint: disable=wrong-import-position
+
+SEEDS = tuple(range(1, 11))
+WHOLE_CONFIG = 'experiments/bilstm.py:sst/binary'
+# name -> (config, what it is); the models part probes each.
+MODELS = {
+    'bilstm': ('experiments/bilstm.py:sst/binary', 'Bi-LSTM baseline, SST-2'),
+    'dclstm': ('experiments/dclstm_sst.py:binary', 'DC-Bi-LSTM, SST-2'),
+    'clstm': ('experiments/clstm_sst.py:binary', 'C-LSTM, SST-2 phrases'),
+    'mtlstm': ('experiments/mtlstm_sst.py:binary', 'MT-LSTM F2S, SST-2'),
+    'dlstm': ('experiments/dlstm_sst.py:binary', 'DLSTM, SST-2'),
+    'joint': ('experiments/joint_atis.py', 'joint slot + intent, ATIS'),
+}
+QUICK_CONFIG = 'experiments/demo.py:quick'
+ALL, TORCH, ONE = ('seedsweep, all seeds in one program', 'PyTorch loop, one run per seed',
+                   'seedsweep, one run per seed')
+
+
+# --------------------------------------------------------------------------- helpers
+
+def run_process(argv, cores, env=None, timeout=None):
+  """Runs ``argv`` (from the repo root) pinned to ``cores``: ``(wall s, stdout)``."""
+  start = time.perf_counter()
+  proc = subprocess.Popen(argv, cwd=REPO, stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE, text=True,
+                          env=dict(os.environ, **(env or {})),
+                          preexec_fn=lambda: os.sched_setaffinity(0, cores))
+  out, err = proc.communicate(timeout=timeout)
+  wall = time.perf_counter() - start
+  if proc.returncode != 0:
+    raise RuntimeError(f'{" ".join(argv)} failed ({proc.returncode}):\n{err[-3000:]}')
+  return wall, out
+
+
+def last_json(text: str) -> dict:
+  return json.loads([l for l in text.splitlines() if l.startswith('{')][-1])
+
+
+def framework_env(cache: str) -> dict:
+  """A fresh compilation cache in ``cache``; the usual prepared datasets."""
+  tfds_dir = os.environ.get('SEEDSWEEP_TFDS_DIR') or os.path.join(runtime.cache_dir(),
+                                                                  'tfds')
+  return {'SEEDSWEEP_CACHE': cache, 'SEEDSWEEP_TFDS_DIR': tfds_dir,
+          'GLIBC_TUNABLES': runtime.GLIBC_TUNABLES,
+          'SEEDSWEEP_DATA': os.environ.get('SEEDSWEEP_DATA', os.path.join(
+              os.path.dirname(REPO), 'shared', 'data'))}
+
+
+# ------------------------------------------------------------------- matmul FLOPs
+
+def matmul_flops(jaxpr) -> float:
+  """FLOPs of every ``dot_general`` in a closed jaxpr, loops multiplied out."""
+  import jax  # pylint: disable=g-import-not-at-top
+  import numpy as np  # pylint: disable=g-import-not-at-top
+  total = 0.0
+  for eqn in jaxpr.eqns:
+    if eqn.primitive.name == 'dot_general':
+      (contract, _), _ = eqn.params['dimension_numbers']
+      lhs = eqn.invars[0].aval.shape
+      k = float(np.prod([lhs[d] for d in contract])) if contract else 1.0
+      total += 2.0 * float(np.prod(eqn.outvars[0].aval.shape)) * k
+      continue
+    times = float(eqn.params.get('length', 1)) if eqn.primitive.name == 'scan' else 1.0
+    for sub in jax.core.jaxprs_in_params(eqn.params):
+      total += times * matmul_flops(sub)
+  return total
+
+
+def measure_peak(seconds: float = 2.0) -> float:
+  """f32 matmul GFLOP/s on this process's cores (1024^3 products)."""
+  import jax  # pylint: disable=g-import-not-at-top
+  import jax.numpy as jnp  # pylint: disable=g-import-not-at-top
+  a = jnp.ones((1024, 1024), jnp.float32)
+  f = jax.jit(lambda x: x @ a)
+  x = f(a).block_until_ready()
+  n, start = 0, time.perf_counter()
+  while time.perf_counter() - start < seconds:
+    x = f(x)
+    n += 1
+  x.block_until_ready()
+  return 2 * 1024 ** 3 * n / (time.perf_counter() - start) / 1e9
+
+
+# ------------------------------------------------------------------------- probes
+
+def probe(config_name: str, seeds, steps: int) -> dict:
+  """In-process measurement of one config (runs in a child: see ``--probe``)."""
+  import jax  # pylint: disable=g-import-not-at-top
+  from training import loop  # pylint: disable=g-import-not-at-top
+  from training import timing  # pylint: disable=g-import-not-at-top
+  runtime.enable_compilation_cache()
+  config = base.load_config(config_name)
+  config.seeds = tuple(seeds)
+  peak = measure_peak()
+  compile0 = timing.compile_seconds()
+  start = time.perf_counter()
+  exp = loop.Experiment(config)
+  state = exp.init_state()
+  build = time.perf_counter() - start
+  orders = exp.steps.epoch_orders(exp.seeds_device, exp.views_device, 1)
+  schedule = exp.plan.schedule(1)
+
+  def step(position, state):
+    slot, length = schedule[position % len(schedule)]
+    return exp.steps.train_step(state, exp.seeds_device, exp.views_device, exp.arrays,
+                                orders, slot, 1, position, length=length)
+
+  # Compile every bucket's step (and the evaluation) before timing.
+  first = {}
+  for position, (_, length) in enumerate(schedule):
+    first.setdefault(length, position)
+  for position in first.values():
+    state, loss = step(position, state)
+  jax.block_until_ready(loss)
+  exp.evaluate_all(state.params)
+  compile_s = timing.compile_seconds() - compile0
+  # FLOPs of the timed steps, from the step's jaxpr at each one's length.
+  flops_at = {}
+  for length, position in first.items():
+    slot = schedule[position][0]
+    jaxpr = jax.make_jaxpr(functools.partial(exp.steps._train_step, length=length))(  # pylint: disable=protected-access
+        state, exp.seeds_device, exp.views_device, exp.arrays, orders, slot, 1,
+        position)
+    flops_at[length] = matmul_flops(jaxpr.jaxpr)
+  timed = list(range(steps))
+  start = time.perf_counter()
+  for position in timed:
+    state, loss = step(position, state)
+  jax.block_until_ready(loss)
+  train_s = time.perf_counter() - start
+  flops = sum(flops_at[schedule[p % len(schedule)][1]] for p in timed)
+  start = time.perf_counter()
+  exp.evaluate_all(state.params)
+  eval_s = time.perf_counter() - start
+  members = len(exp.member_seeds)
+  batch = config.train.batch_size
+  eval_rows = sum(exp.data.sizes()[s] for s in exp.eval_splits)
+  return {'config': config_name, 'members': members, 'build_s': build,
+          'compile_s': compile_s, 'train_step_s': train_s / steps,
+          'train_sentences_per_s_per_seed': steps * batch / train_s,
+          'eval_s': eval_s, 'eval_sentences_per_s_per_seed': eval_rows / eval_s,
+          'matmul_gflop_per_step': flops / steps / 1e9,
+          'matmul_peak_gflops': peak,
+          'fraction_of_peak': flops / train_s / 1e9 / peak,
+          'epoch_steps': exp.plan.steps_per_epoch,
+          'peak_rss_mib': timing.peak_rss_mib()}
+
+
+# ------------------------------------------------------------------------- parts
+
+def export_for_torch(config_name: str, path: str) -> None:
+  """Writes the dataset of ``config_name`` as padded token ids for the PyTorch loop."""
+  import numpy as np  # pylint: disable=g-import-not-at-top
+  import data as data_lib  # pylint: disable=g-import-not-at-top
+  dataset = data_lib.load_dataset(base.load_config(config_name).data)
+  view = dataset.views[0]
+  out = {'vocab_size': dataset.vocab_size, 'num_classes': dataset.num_classes}
+  for split, rows in view.rows.items():
+    lengths = view.lengths[rows]
+    tokens = np.zeros((len(rows), max(int(lengths.max(initial=1)), 1)), np.int64)
+    for i, r in enumerate(rows):
+      tokens[i, :lengths[i]] = view.tokens[view.starts[r]:view.starts[r] + lengths[i]]
+    out.update({f'{split}_tokens': tokens, f'{split}_lengths': lengths.astype(np.int64),
+                f'{split}_labels': dataset.labels[rows].astype(np.int64)})
+  np.savez(path, **out)
+
+
+def framework_run(config_name, seeds, epochs, cores, workdir, cache):
+  argv = [sys.executable, 'launch.py', f'--config={config_name}',
+          f'--config.seeds={tuple(seeds)!r}', f'--config.train.num_epochs={epochs}',
+          '--config.train.progress=False', f'--workdir={workdir}']
+  wall, _ = run_process(argv, cores, framework_env(cache))
+  with open(os.path.join(workdir, 'results.json')) as f:
+    results = json.load(f)
+  return {'wall_s': wall, 'timing': results.get('timing', {}),
+          'train_sentences': results['provenance']['data']['sizes']['train'],
+          'peak_rss_mib': results.get('timing', {}).get('peak_rss_mib'),
+          'test_accuracy': results['metrics']['test_accuracy']}
+
+
+def whole_part(config_name, cores, epochs, seeds, tmp, torch_data):
+  """The three contestants of the headline comparison on ``cores``."""
+  contestants = {}
+  # 1. The framework, all seeds in one program (fresh cache: its first run).
+  contestants[ALL] = [framework_run(
+      config_name, seeds, epochs, cores, os.path.join(tmp, 'all'),
+      os.path.join(tmp, 'cache_all'))]
+  # 2. PyTorch, one process per seed.
+  if torch_data:
+    runs = []
+    for seed in seeds:
+      wall, out = run_process([sys.executable, 'benchmarks/torch_bilstm.py',
+                               f'--data={torch_data}', f'--seed={seed}',
+                               f'--epochs={epochs}'], cores)
+      runs.append({'wall_s': wall, **last_json(out)})
+    contestants[TORCH] = runs
+  # 3. The framework, one single-seed run per seed (one shared fresh cache).
+  contestants[ONE] = [
+      framework_run(config_name, (seed,), epochs, cores,
+                    os.path.join(tmp, f'seed{seed}'), os.path.join(tmp, 'cache_one'))
+      for seed in seeds]
+  return contestants
+
+
+def summarize_whole(contestants, train_sentences, epochs):
+  """One row per contestant: its processes' times added up, its peak memory."""
+  rows = []
+  for name, runs in contestants.items():
+    wall = sum(r['wall_s'] for r in runs)
+    train = sum(r['timing'].get('train', 0.0) for r in runs)
+    n_seeds = sum(len(r['test_accuracy']) if isinstance(r['test_accuracy'], list)
+                  else 1 for r in runs)
+    evals = sum(r['timing'].get('eval', 0.0) for r in runs)
+    accs = [a for r in runs for a in (r['test_accuracy'] if isinstance(
+        r['test_accuracy'], list) else [r['test_accuracy']])]
+    rows.append({'contestant': name, 'processes': len(runs), 'wall_s': wall,
+                 'train_s': train, 'eval_s': evals,
+                 'compile_s': sum(r['timing'].get('compile', 0.0) for r in runs),
+                 # training sentences of all seeds per second of training
+                 'train_seed_sentences_per_s':
+                     train_sentences * epochs * n_seeds / train if train else None,
+                 'peak_rss_mib': max(r.get('peak_rss_mib') or 0 for r in runs),
+                 'test_accuracy_mean': sum(accs) / len(accs)})
+  ref = next((r['wall_s'] for r in rows if r['contestant'] == TORCH), rows[-1]['wall_s'])
+  for r in rows:
+    r['speedup_vs_reference'] = ref / r['wall_s']
+  return rows
+
+
+def models_part(names, cores, steps, seeds, tmp, quick=False):
+  out = {}
+  for name in names:
+    config_name = QUICK_CONFIG if quick else MODELS[name][0]
+    for label, members in (('all seeds', seeds), ('1 seed', seeds[:1])):
+      _, text = run_process([sys.executable, 'benchmarks/compare.py',
+                             f'--probe={config_name}', f'--seeds={",".join(map(str, members))}',
+                             f'--steps={steps}'], cores,
+                            framework_env(os.path.join(tmp, 'cache_probe')))
+      out.setdefault(name, {})[label] = last_json(text)
+  return out
+
+
+# ------------------------------------------------------------------------ report
+
+def markdown(report) -> str:
+  lines = [f"Measured {report['date']} on {report['machine']} "
+           f"(`{report['command']}`).", '']
+  n = report['n_seeds']
+  for cores, part in report['parts'].items():
+    if 'whole' in part:
+      lines += [f'**{report["whole_config"]}, {report["n_seeds"]} seeds x {report["epochs"]} '
+                f'epoch(s), whole processes, {cores} core(s)**', '',
+                '| contestant | processes | wall s | train s | eval s | compile s | '
+                'train sentences x seeds / s | peak RSS MiB | test acc | '
+                'speed-up (wall) vs PyTorch |',
+                '| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |']
+      for r in part['whole']:
+        rate = r['train_seed_sentences_per_s']
+        lines.append(
+            f"| {r['contestant']} | {r['processes']} | {r['wall_s']:.1f} | "
+            f"{r['train_s']:.1f} | {r['eval_s']:.1f} | {r['compile_s']:.1f} | "
+            f"{rate or 0:.0f} | {r['peak_rss_mib']:.0f} | {r['test_accuracy_mean']:.2f} | "
+            f"{r['speedup_vs_reference']:.2f}x |")
+      lines.append('')
+    if 'models' in part:
+      lines += [f'**Every model, in-process probe, {cores} core(s)** (train: '
+                f'{report["steps"]} steps after compilation; eval: dev + test once)', '',
+                f'| model | compile s | train sentences/s per seed, {n} seeds / 1 seed | '
+                f'ratio | eval sentences/s per seed, {n} / 1 | ratio | matmul % of peak '
+                f'({n} seeds) | peak RSS MiB ({n} / 1) |',
+                '| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |']
+      for name, probes in part['models'].items():
+        many, one = probes['all seeds'], probes['1 seed']
+        tr = many['train_sentences_per_s_per_seed'] / one['train_sentences_per_s_per_seed']
+        ev = many['eval_sentences_per_s_per_seed'] / one['eval_sentences_per_s_per_seed']
+        lines.append(
+            f"| {many['config'] if report['quick'] else MODELS[name][1]} | "
+            f"{many['compile_s']:.1f} | "
+            f"{many['train_sentences_per_s_per_seed']:.0f} / "
+            f"{one['train_sentences_per_s_per_seed']:.0f} | {tr:.2f}x | "
+            f"{many['eval_sentences_per_s_per_seed']:.0f} / "
+            f"{one['eval_sentences_per_s_per_seed']:.0f} | {ev:.2f}x | "
+            f"{100 * many['fraction_of_peak']:.0f} % | "
+            f"{many['peak_rss_mib']:.0f} / {one['peak_rss_mib']:.0f} |")
+      lines.append('')
+  return '\n'.join(lines)
+
+
+def machine() -> str:
+  cpu = ''
+  try:
+    with open('/proc/cpuinfo') as f:
+      cpu = next((l.split(':', 1)[1].strip() for l in f if l.startswith('model name')), '')
+  except OSError:
+    pass
+  return f'{cpu or platform.processor()}, {os.cpu_count()} cores, {platform.system()}'
+
+
+def torch_available() -> bool:
+  import importlib.util  # pylint: disable=g-import-not-at-top
+  return importlib.util.find_spec('torch') is not None
+
+
+def main(argv=None):
+  parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
+  parser.add_argument('--parts', default='whole,models', help='whole,models')
+  parser.add_argument('--cores', default='1,2', help='core counts, e.g. 1,2')
+  parser.add_argument('--epochs', type=int, default=1)
+  parser.add_argument('--steps', type=int, default=10, help='models: timed steps')
+  parser.add_argument('--models', default=','.join(MODELS))
+  parser.add_argument('--out', default=os.path.join(REPO, 'benchmarks', 'results'))
+  parser.add_argument('--quick', action='store_true',
+                      help='demo quick config, 2 seeds, 2 steps: checks that it runs')
+  parser.add_argument('--probe', help=argparse.SUPPRESS)  # internal: one probe
+  parser.add_argument('--seeds', default='', help=argparse.SUPPRESS)
+  args = parser.parse_args(argv)
+  if args.probe:
+    print(json.dumps(probe(args.probe, [int(s) for s in args.seeds.split(',')],
+                           args.steps)))
+    return
+  seeds = SEEDS[:2] if args.quick else SEEDS
+  whole_config = QUICK_CONFIG if args.quick else WHOLE_CONFIG
+  names = ['bilstm'] if args.quick else [m for m in args.models.split(',') if m]
+  steps = 2 if args.quick else args.steps
+  available = len(os.sched_getaffinity(0))
+  report = {'date': datetime.date.today().isoformat(), 'machine': machine(),
+            'command': 'python benchmarks/compare.py ' + ' '.join(sys.argv[1:]),
+            'whole_config': whole_config, 'quick': args.quick,
+            'n_seeds': len(seeds), 'epochs': args.epochs, 'steps': steps, 'parts': {}}
+  with tempfile.TemporaryDirectory(prefix='seedsweep_compare_') as tmp:
+    torch_data = None
+    if 'whole' in args.parts and torch_available():
+      torch_data = os.path.join(tmp, 'data.npz')
+      export_for_torch(whole_config, torch_data)
+    for n in [int(c) for c in args.cores.split(',')]:
+      if n > available:
+        print(f'skipping {n} cores: this process may use {available}')
+        continue
+      cores = set(sorted(os.sched_getaffinity(0))[:n])
+      part = report['parts'].setdefault(str(n), {})
+      if 'whole' in args.parts:
+        contestants = whole_part(whole_config, cores, args.epochs, seeds,
+                                 os.path.join(tmp, f'whole{n}'), torch_data)
+        part['whole_runs'] = contestants
+        train_n = contestants[ALL][0]['train_sentences']
+        part['whole'] = summarize_whole(contestants, train_n, args.epochs)
+      if 'models' in args.parts:
+        part['models'] = models_part(names, cores, steps, seeds,
+                                     os.path.join(tmp, f'models{n}'), args.quick)
+  text = markdown(report)
+  os.makedirs(args.out, exist_ok=True)
+  tag = '_'.join([report['date'], args.parts.replace(',', '+'),
+                  'cores' + args.cores.replace(',', '+')] + (['quick'] if args.quick else []))
+  stem = os.path.join(args.out, f'compare_{tag}')
+  with open(stem + '.json', 'w') as f:
+    json.dump(report, f, indent=1)
+  with open(stem + '.md', 'w') as f:
+    f.write(text + '\n')
+  print(text)
+  print(f'wrote {stem}.json and {stem}.md')
+
+
+if __name__ == '__main__':
+  main()

@@ -1,0 +1,28 @@
+"""benchmarks/compare.py runs end to end (its numbers are for people, not tests)."""
+import json
+import os
+import subprocess
+import sys
+
+from tests.conftest import REPO
+
+
+def test_compare_quick_writes_its_tables(tmp_path):
+  proc = subprocess.run([sys.executable, os.path.join(REPO, 'benchmarks', 'compare.py'),
+                         '--quick', '--cores=1', f'--out={tmp_path}'],
+                        cwd=REPO, capture_output=True, text=True, timeout=900,
+                        check=False)
+  assert proc.returncode == 0, proc.stderr[-3000:]
+  [name] = [n for n in os.listdir(tmp_path) if n.endswith('.json')]
+  report = json.load(open(tmp_path / name))
+  part = report['parts']['1']
+  names = [r['contestant'] for r in part['whole']]
+  assert names[0] == 'seedsweep, all seeds in one program'
+  assert names[-1] == 'seedsweep, one run per seed'
+  for row in part['whole']:
+    assert row['wall_s'] > 0 and row['processes'] >= 1
+    assert 0 <= row['test_accuracy_mean'] <= 100
+  probes = part['models']['bilstm']
+  assert probes['all seeds']['members'] == 2 and probes['1 seed']['members'] == 1
+  assert 0 < probes['all seeds']['fraction_of_peak'] < 1.5
+  assert (tmp_path / name.replace('.json', '.md')).read_text().count('|') > 20

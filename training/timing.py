@@ -1,0 +1,80 @@
+"""Where a run's wall time goes: compilation, training steps, evaluation.
+
+``results.json`` records a ``timing`` block (seconds) so that a result says what it
+cost, and ``benchmarks/compare.py`` reads it instead of timing a run from outside.
+Compilation is what JAX reports through ``jax.monitoring`` (tracing, lowering and
+XLA compilation; a persistent-cache hit costs only its tracing and lowering).
+"""
+import sys
+import threading
+import time
+
+COMPILE_EVENTS = ('/jax/core/compile/jaxpr_trace_duration',
+                  '/jax/core/compile/jaxpr_to_mlir_module_duration',
+                  '/jax/core/compile/backend_compile_duration')
+
+_lock = threading.Lock()
+_compile_seconds = [0.0]
+_listening = [False]
+
+
+def _on_event(event: str, duration: float, **_):
+  if event in COMPILE_EVENTS:
+    with _lock:
+      _compile_seconds[0] += duration
+
+
+def compile_seconds() -> float:
+  """Seconds this process has spent compiling since the first call (listens from
+  then on)."""
+  if not _listening[0]:
+    import jax  # pylint: disable=g-import-not-at-top
+    jax.monitoring.register_event_duration_secs_listener(_on_event)
+    _listening[0] = True
+  return _compile_seconds[0]
+
+
+def peak_rss_mib() -> float:
+  """This process's peak resident memory (0 where the platform does not say)."""
+  try:
+    import resource  # pylint: disable=g-import-not-at-top
+  except ImportError:
+    return 0.0
+  peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+  return peak / (1024 * 1024 if sys.platform == 'darwin' else 1024)
+
+
+class Timer:
+  """Accumulates wall seconds per phase: ``with timer('train'): ...``.
+
+  ``as_dict()`` adds ``compile``: compilation seconds inside the timed phases (so
+  ``train`` and ``eval`` include the compilations they triggered).
+  """
+
+  def __init__(self):
+    self.seconds = {}
+    self._compile_start = compile_seconds()
+
+  def __call__(self, phase: str):
+    return _Phase(self, phase)
+
+  def as_dict(self) -> dict:
+    out = {k: round(v, 3) for k, v in self.seconds.items()}
+    out['compile'] = round(compile_seconds() - self._compile_start, 3)
+    out['peak_rss_mib'] = round(peak_rss_mib(), 1)
+    return out
+
+
+class _Phase:
+
+  def __init__(self, timer: Timer, phase: str):
+    self.timer, self.phase = timer, phase
+
+  def __enter__(self):
+    self.start = time.perf_counter()
+    return self
+
+  def __exit__(self, *exc):
+    elapsed = time.perf_counter() - self.start
+    self.timer.seconds[self.phase] = self.timer.seconds.get(self.phase, 0.0) + elapsed
+    return False
