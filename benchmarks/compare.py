@@ -177,10 +177,12 @@ def probe(config_name: str, seeds, steps: int) -> dict:
   members = len(exp.member_seeds)
   batch = config.train.batch_size
   eval_rows = sum(exp.data.sizes()[s] for s in exp.eval_splits)
+  # Throughputs count every seed's sentences: 10 seeds in one program against one
+  # seed's program run ten times.
   return {'config': config_name, 'members': members, 'build_s': build,
           'compile_s': compile_s, 'train_step_s': train_s / steps,
-          'train_sentences_per_s_per_seed': steps * batch / train_s,
-          'eval_s': eval_s, 'eval_sentences_per_s_per_seed': eval_rows / eval_s,
+          'train_seed_sentences_per_s': members * steps * batch / train_s,
+          'eval_s': eval_s, 'eval_seed_sentences_per_s': members * eval_rows / eval_s,
           'matmul_gflop_per_step': flops / steps / 1e9,
           'matmul_peak_gflops': peak,
           'fraction_of_peak': flops / train_s / 1e9 / peak,
@@ -307,21 +309,21 @@ def markdown(report) -> str:
     if 'models' in part:
       lines += [f'**Every model, in-process probe, {cores} core(s)** (train: '
                 f'{report["steps"]} steps after compilation; eval: dev + test once)', '',
-                f'| model | compile s | train sentences/s per seed, {n} seeds / 1 seed | '
-                f'ratio | eval sentences/s per seed, {n} / 1 | ratio | matmul % of peak '
-                f'({n} seeds) | peak RSS MiB ({n} / 1) |',
+                f'| model | compile s | train sentences x seeds / s, {n} seeds in one '
+                f'program / one seed | ratio | eval sentences x seeds / s, {n} / 1 | '
+                f'ratio | matmul % of peak ({n} seeds) | peak RSS MiB ({n} / 1) |',
                 '| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |']
       for name, probes in part['models'].items():
         many, one = probes['all seeds'], probes['1 seed']
-        tr = many['train_sentences_per_s_per_seed'] / one['train_sentences_per_s_per_seed']
-        ev = many['eval_sentences_per_s_per_seed'] / one['eval_sentences_per_s_per_seed']
+        tr = many['train_seed_sentences_per_s'] / one['train_seed_sentences_per_s']
+        ev = many['eval_seed_sentences_per_s'] / one['eval_seed_sentences_per_s']
         lines.append(
             f"| {many['config'] if report['quick'] else MODELS[name][1]} | "
             f"{many['compile_s']:.1f} | "
-            f"{many['train_sentences_per_s_per_seed']:.0f} / "
-            f"{one['train_sentences_per_s_per_seed']:.0f} | {tr:.2f}x | "
-            f"{many['eval_sentences_per_s_per_seed']:.0f} / "
-            f"{one['eval_sentences_per_s_per_seed']:.0f} | {ev:.2f}x | "
+            f"{many['train_seed_sentences_per_s']:.0f} / "
+            f"{one['train_seed_sentences_per_s']:.0f} | {tr:.2f}x | "
+            f"{many['eval_seed_sentences_per_s']:.0f} / "
+            f"{one['eval_seed_sentences_per_s']:.0f} | {ev:.2f}x | "
             f"{100 * many['fraction_of_peak']:.0f} % | "
             f"{many['peak_rss_mib']:.0f} / {one['peak_rss_mib']:.0f} |")
       lines.append('')
@@ -353,9 +355,14 @@ def main(argv=None):
   parser.add_argument('--out', default=os.path.join(REPO, 'benchmarks', 'results'))
   parser.add_argument('--quick', action='store_true',
                       help='demo quick config, 2 seeds, 2 steps: checks that it runs')
+  parser.add_argument('--render', help='print the Markdown of a JSON report and exit')
   parser.add_argument('--probe', help=argparse.SUPPRESS)  # internal: one probe
   parser.add_argument('--seeds', default='', help=argparse.SUPPRESS)
   args = parser.parse_args(argv)
+  if args.render:
+    with open(args.render) as f:
+      print(markdown(json.load(f)))
+    return
   if args.probe:
     print(json.dumps(probe(args.probe, [int(s) for s in args.seeds.split(',')],
                            args.steps)))

@@ -31,6 +31,8 @@ def embed_batch(batch, vocab_size: int, dim: int, scale: float = 0.25):
   mask = pooling.length_mask(batch['lengths'], tokens.shape[1])
   table = nn.Embed(vocab_size, dim, name='embedding',
                    embedding_init=symmetric_uniform(scale))
+  if 'word_vectors' in batch:  # looked up by the train step (training/embedding_rows.py)
+    return batch['word_vectors'], mask
   return table(tokens), mask
 
 

@@ -12,6 +12,8 @@ SELECTIONS = ('best_dev', 'last')
 # Keys that never change a number a run produces; a workdir may be resumed with
 # other values for them.
 NON_SEMANTIC = ('train.progress', 'data.tfds_dir')
+# Keys added after workdirs existed: a stored config without one ran with this value.
+ADDED = {'optimizer.embedding_update': 'dense'}
 
 
 def to_dict(config) -> dict:
@@ -39,8 +41,11 @@ def differences(a: dict, b: dict) -> List[str]:
   def same(x, y):  # JSON text equality: NaN equals NaN, 1 equals 1.0 only if typed so
     return json.dumps(x, sort_keys=True) == json.dumps(y, sort_keys=True)
 
-  return [f'{k}: {fa.get(k, missing)!r} != {fb.get(k, missing)!r}'
-          for k in keys if not same(fa.get(k, missing), fb.get(k, missing))]
+  def value(f, k):
+    return f.get(k, ADDED.get(k, missing))
+
+  return [f'{k}: {value(fa, k)!r} != {value(fb, k)!r}'
+          for k in keys if not same(value(fa, k), value(fb, k))]
 
 
 def validate(config) -> None:

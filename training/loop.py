@@ -23,6 +23,7 @@ from data import pipeline
 from training import checkpoints as ckpt_lib
 from training import config_checks
 from training import conlleval
+from training import embedding_rows
 from training import hosts
 from training import objectives
 from training import optimizers
@@ -114,10 +115,12 @@ class Experiment:
 
     self.patience = config.train.get('patience', 0)
     l2_mask = optimizers.l2_mask(abstract, config.l2.params)
-    self.steps = steps_lib.Steps(self.model, self.tx, l2_mask, config.l2.coef,
-                                 self.mode, self.plan, self.patience,
-                                 conlleval.tag_tables(self.data.tag_names)
-                                 if self.data.tag_names else None)
+    static = self.data.embedding_tables is not None and vectors.get('static', False)
+    self.steps = steps_lib.Steps(
+        self.model, self.tx, l2_mask, config.l2.coef, self.mode, self.plan,
+        self.patience,
+        conlleval.tag_tables(self.data.tag_names) if self.data.tag_names else None,
+        embedding_rows.check(config.optimizer, l2_mask, static))
 
   def _selected_folds(self):
     """Folds this run trains (all of them by default); [] without CV."""

@@ -17,6 +17,7 @@ import jax.numpy as jnp
 import optax
 
 from data import pipeline
+from training import embedding_rows
 from training import objectives
 from training import optimizers
 from training import rngs
@@ -54,8 +55,9 @@ class Steps:
 
   def __init__(self, model, tx: optax.GradientTransformation, l2_mask, l2_coef: float,
                mode: str, plan: pipeline.TrainPlan, patience: int = 0,
-               tag_tables=None):
+               tag_tables=None, embedding_update: str = 'dense'):
     self.model, self.tx, self.mode, self.plan = model, tx, mode, plan
+    self.embedding_update = embedding_update  # training/embedding_rows.py
     self.patience = patience
     self.tag_tables = tag_tables  # (prefix, kind) of each slot tag: slot F1 in eval
     self.l2_mask, self.l2_coef = l2_mask, l2_coef
@@ -65,23 +67,58 @@ class Steps:
     self.eval_batch = jax.jit(self._eval_batch, static_argnames=('length',))
     self.select_best = jax.jit(self._select_best, donate_argnums=(0,))
 
-  def _seed_update(self, params, opt_state, batch, dropout_key):
-    """One optimiser step of one seed: ``(params, opt_state, loss)``."""
+  def _loss_fn(self, batch, dropout_key):
     def loss_fn(p):
       logits = self.model.apply({'params': p}, batch, train=True,
                                 rngs={'dropout': dropout_key})
       data_loss = objectives.loss(logits, batch)
       return data_loss + optimizers.l2_penalty(p, self.l2_mask, self.l2_coef), data_loss
+    return loss_fn
 
-    grads, data_loss = jax.grad(loss_fn, has_aux=True)(params)
-    updates, new_opt_state = self.tx.update(grads, opt_state, params)
-    new_params = optax.apply_updates(params, updates)
+  def _seed_update(self, params, opt_state, batch, dropout_key):
+    """One optimiser step of one seed: ``(params, opt_state, loss)``."""
+    if self.embedding_update == 'dense':
+      grads, data_loss = jax.grad(self._loss_fn(batch, dropout_key),
+                                  has_aux=True)(params)
+      updates, new_opt_state = self.tx.update(grads, opt_state, params)
+      new_params = optax.apply_updates(params, updates)
+    else:
+      new_params, new_opt_state, data_loss = self._row_update(params, opt_state, batch,
+                                                              dropout_key)
     if self.plan.padded:  # a fold may have no example in a slot: no step for it
       has = batch['weights'].sum() > 0
       keep = lambda new, old: jax.tree.map(lambda a, b: jnp.where(has, a, b), new, old)
       new_params, new_opt_state = keep(new_params, params), keep(new_opt_state,
                                                                    opt_state)
     return new_params, new_opt_state, data_loss
+
+  def _row_update(self, params, opt_state, batch, dropout_key):
+    """:meth:`_seed_update` touching only the table rows the batch uses.
+
+    The batch's word vectors are looked up here and handed to the model
+    (``batch['word_vectors']``); their gradient, summed per distinct row, is the
+    table's gradient restricted to those rows, and the optimiser runs on the rows.
+    """
+    table = params['embedding']['embedding']
+    rows, inverse = embedding_rows.batch_rows(batch['tokens'], table.shape[0])
+    rest = {k: v for k, v in params.items() if k != 'embedding'}
+
+    def loss_fn(rest, vectors):
+      loss = self._loss_fn({**batch, 'word_vectors': vectors}, dropout_key)
+      return loss({**rest, 'embedding': params['embedding']})
+
+    (g_rest, g_vectors), data_loss = jax.grad(loss_fn, argnums=(0, 1), has_aux=True)(
+        rest, jnp.take(table, batch['tokens'], axis=0))
+    g_rows = jax.ops.segment_sum(g_vectors.reshape(-1, table.shape[1]), inverse,
+                                 num_segments=rows.shape[0])
+    grads = {**g_rest, 'embedding': {'embedding': g_rows}}
+    cut = embedding_rows.gather(params, rows, table.shape)
+    updates, cut_state = self.tx.update(
+        grads, embedding_rows.gather(opt_state, rows, table.shape), cut)
+    new_params = embedding_rows.scatter(params, optax.apply_updates(cut, updates), rows,
+                                        table.shape)
+    return (new_params, embedding_rows.scatter(opt_state, cut_state, rows, table.shape),
+            data_loss)
 
   def _train_step(self, state: TrainState, seeds, views, arrays: Dict[str, jax.Array],
                   orders, slot, epoch, position, *, length: int):
