@@ -222,13 +222,18 @@ def framework_run(config_name, seeds, epochs, cores, workdir, cache):
           'test_accuracy': results['metrics']['test_accuracy']}
 
 
-def whole_part(config_name, cores, epochs, seeds, tmp, torch_data):
-  """The three contestants of the headline comparison on ``cores``."""
+def whole_part(config_name, cores, epochs, seeds, tmp, torch_data, caches=None):
+  """The three contestants of the headline comparison on ``cores``.
+
+  ``caches``: one compilation-cache folder for every run (``--quick``: warm after
+  the first, so the smoke test spends little time compiling); by default each
+  contestant starts from a fresh one.
+  """
   contestants = {}
   # 1. The framework, all seeds in one program (fresh cache: its first run).
   contestants[ALL] = [framework_run(
       config_name, seeds, epochs, cores, os.path.join(tmp, 'all'),
-      os.path.join(tmp, 'cache_all'))]
+      caches or os.path.join(tmp, 'cache_all'))]
   # 2. PyTorch, one process per seed.
   if torch_data:
     runs = []
@@ -241,7 +246,8 @@ def whole_part(config_name, cores, epochs, seeds, tmp, torch_data):
   # 3. The framework, one single-seed run per seed (one shared fresh cache).
   contestants[ONE] = [
       framework_run(config_name, (seed,), epochs, cores,
-                    os.path.join(tmp, f'seed{seed}'), os.path.join(tmp, 'cache_one'))
+                    os.path.join(tmp, f'seed{seed}'),
+                    caches or os.path.join(tmp, 'cache_one'))
       for seed in seeds]
   return contestants
 
@@ -271,7 +277,7 @@ def summarize_whole(contestants, train_sentences, epochs):
   return rows
 
 
-def models_part(names, cores, steps, seeds, tmp, quick=False):
+def models_part(names, cores, steps, seeds, tmp, quick=False, caches=None):
   out = {}
   for name in names:
     config_name = QUICK_CONFIG if quick else MODELS[name][0]
@@ -279,7 +285,7 @@ def models_part(names, cores, steps, seeds, tmp, quick=False):
       _, text = run_process([sys.executable, 'benchmarks/compare.py',
                              f'--probe={config_name}', f'--seeds={",".join(map(str, members))}',
                              f'--steps={steps}'], cores,
-                            framework_env(os.path.join(tmp, 'cache_probe')))
+                            framework_env(caches or os.path.join(tmp, 'cache_probe')))
       out.setdefault(name, {})[label] = last_json(text)
   return out
 
@@ -381,6 +387,7 @@ def main(argv=None):
     if 'whole' in args.parts and torch_available():
       torch_data = os.path.join(tmp, 'data.npz')
       export_for_torch(whole_config, torch_data)
+    shared = os.path.join(tmp, 'cache') if args.quick else None
     for n in [int(c) for c in args.cores.split(',')]:
       if n > available:
         print(f'skipping {n} cores: this process may use {available}')
@@ -389,13 +396,14 @@ def main(argv=None):
       part = report['parts'].setdefault(str(n), {})
       if 'whole' in args.parts:
         contestants = whole_part(whole_config, cores, args.epochs, seeds,
-                                 os.path.join(tmp, f'whole{n}'), torch_data)
+                                 os.path.join(tmp, f'whole{n}'), torch_data, shared)
         part['whole_runs'] = contestants
         train_n = contestants[ALL][0]['train_sentences']
         part['whole'] = summarize_whole(contestants, train_n, args.epochs)
       if 'models' in args.parts:
         part['models'] = models_part(names, cores, steps, seeds,
-                                     os.path.join(tmp, f'models{n}'), args.quick)
+                                     os.path.join(tmp, f'models{n}'), args.quick,
+                                     shared)
   text = markdown(report)
   os.makedirs(args.out, exist_ok=True)
   tag = '_'.join([report['date'], args.parts.replace(',', '+'),
