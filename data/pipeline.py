@@ -44,6 +44,10 @@ def bucket_of(lengths: np.ndarray, boundaries: Tuple[int, ...]) -> np.ndarray:
   return np.searchsorted(np.asarray(boundaries), lengths, side='left')
 
 
+def _ceil_div(a: int, b: int) -> int:
+  return -(-a // b)
+
+
 def _pad_stack(rows_per_view: Sequence[np.ndarray], width: int) -> np.ndarray:
   out = np.full((len(rows_per_view), width), -1, np.int32)
   for v, rows in enumerate(rows_per_view):
@@ -119,38 +123,47 @@ class TrainPlan:
 
 @dataclasses.dataclass(frozen=True)
 class EvalPlan:
-  """A split cut into length-sorted chunks of ``batch_size``, grouped by padded length.
+  """Every eval split of every view cut into chunks by length bucket.
 
-  ``chunks[length]`` is ``[views, n_chunks, batch_size]`` int32 rows (-1 = padding),
-  a view with fewer chunks of a length padded with chunks of -1.
+  The rows of all eval splits (dev and test) are pooled per view and grouped by the
+  bucket of their own length, so a row is padded only to its own bucket. A bucket's
+  ``n`` rows (the most over the views) are cut into ``k = ceil(n / max_rows)`` chunks
+  of ``c`` rows, ``c`` the multiple of 8 (at most ``max_rows``) that holds them in
+  ``k`` chunks: a chunk pads fewer than 8 rows (per ``k``), and every split shares the
+  one compiled program of each length. ``chunks[length]`` is ``(rows [views, k, c],
+  split [views, k, c])``: pooled rows (-1 = padding) and each row's index in
+  ``splits``.
   """
-  chunks: Dict[int, np.ndarray]
+  splits: Tuple[str, ...]
+  chunks: Dict[int, Tuple[np.ndarray, np.ndarray]]
 
   @classmethod
-  def build(cls, rows: Sequence[np.ndarray], lengths: Sequence[np.ndarray],
-            boundaries: Tuple[int, ...], batch_size: int):
-    """``rows[v]``: the split's rows in view ``v``; ``lengths[v]``: their lengths."""
-    per_view: List[Dict[int, list]] = []
-    for view_rows, view_lengths in zip(rows, lengths):
-      order = np.argsort(view_lengths, kind='stable')
-      groups: Dict[int, list] = {}
-      for start in range(0, len(order), batch_size):
-        chunk = order[start:start + batch_size]
-        length = boundaries[bucket_of(view_lengths[chunk].max(keepdims=True),
-                                      boundaries)[0]]
-        row = np.full((batch_size,), -1, np.int32)
-        row[:len(chunk)] = np.asarray(view_rows)[chunk]
-        groups.setdefault(length, []).append(row)
-      per_view.append(groups)
+  def build(cls, splits: Sequence[str], rows, lengths, boundaries: Tuple[int, ...],
+            max_rows: int):
+    """``rows[s][v]``, ``lengths[s][v]``: split ``s``'s rows in view ``v``, lengths."""
+    per_view = []  # per view: {bucket: (rows, split index)}
+    for v in range(len(rows[0])):
+      r = np.concatenate([np.asarray(rows[s][v], np.int32) for s in range(len(splits))])
+      sid = np.concatenate([np.full(len(rows[s][v]), s, np.int32)
+                            for s in range(len(splits))])
+      which = bucket_of(np.concatenate([np.asarray(lengths[s][v])
+                                        for s in range(len(splits))]), boundaries)
+      per_view.append({int(b): (r[which == b], sid[which == b])
+                       for b in np.unique(which)})
     chunks = {}
-    for length in sorted({k for g in per_view for k in g}):
-      n = max(len(g.get(length, ())) for g in per_view)
-      stacked = np.full((len(per_view), n, batch_size), -1, np.int32)
-      for v, g in enumerate(per_view):
-        if g.get(length):
-          stacked[v, :len(g[length])] = np.stack(g[length])
-      chunks[length] = stacked
-    return cls(chunks)
+    for b in sorted({b for groups in per_view for b in groups}):
+      n = max(len(g[b][0]) if b in g else 0 for g in per_view)
+      per_chunk = _ceil_div(n, _ceil_div(n, max_rows))
+      size = min(8 * _ceil_div(per_chunk, 8), max_rows)
+      count = _ceil_div(n, size)
+      out_rows = np.full((len(per_view), count * size), -1, np.int32)
+      out_split = np.zeros((len(per_view), count * size), np.int32)
+      for v, groups in enumerate(per_view):
+        if b in groups:
+          out_rows[v, :len(groups[b][0])], out_split[v, :len(groups[b][1])] = groups[b]
+      chunks[boundaries[b]] = (out_rows.reshape(-1, count, size),
+                               out_split.reshape(-1, count, size))
+    return cls(tuple(splits), chunks)
 
 
 def device_arrays(views, labels: np.ndarray,

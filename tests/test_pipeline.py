@@ -59,16 +59,23 @@ def test_schedule_visits_every_slot_once_and_depends_on_epoch_only():
   assert all(length == plan.boundaries[plan.slot_bucket[slot]] for slot, length in s1)
 
 
-def test_eval_plan_covers_each_example_once_with_enough_columns():
+def test_eval_plan_covers_each_row_of_each_split_once_padded_to_its_own_bucket():
   lengths = _lengths(seed=1)
   bounds = pipeline.bucket_boundaries(lengths, 3, 8, 40)
-  plan = pipeline.EvalPlan.build([np.arange(len(lengths))], [lengths], bounds, 50)
-  seen = []
-  for length, chunks in plan.chunks.items():
-    real = chunks[chunks >= 0]
-    assert (lengths[real] <= length).all()
-    seen += real.tolist()
-  assert sorted(seen) == list(range(len(lengths)))
+  dev, test = np.arange(0, len(lengths), 3), np.setdiff1d(np.arange(len(lengths)),
+                                                          np.arange(0, len(lengths), 3))
+  plan = pipeline.EvalPlan.build(('dev', 'test'), [[dev], [test]],
+                                 [[lengths[dev]], [lengths[test]]], bounds, 50)
+  seen = {0: [], 1: []}
+  for length, (rows, split) in plan.chunks.items():
+    assert rows.shape == split.shape and rows.shape[2] <= 50
+    real = rows >= 0
+    assert (pipeline.bucket_of(lengths[rows[real]], bounds) ==
+            bounds.index(length)).all()  # each row in its own bucket only
+    assert (~real).sum() < 8 * rows.shape[1]  # fewer than 8 padding rows a chunk
+    for s in (0, 1):
+      seen[s] += rows[real & (split == s)].tolist()
+  assert sorted(seen[0]) == dev.tolist() and sorted(seen[1]) == test.tolist()
 
 
 def _arrays():

@@ -107,11 +107,10 @@ class Experiment:
     self.plan = pipeline.TrainPlan.build(
         [v.rows['train'] for v in views], [v.split_lengths('train') for v in views],
         self.boundaries, config.train.batch_size)
-    self.eval_plans = {
-        s: pipeline.EvalPlan.build([v.rows[s] for v in views],
-                                   [v.split_lengths(s) for v in views],
-                                   self.boundaries, config.train.eval_batch_size)
-        for s in self.eval_splits}
+    self.eval_plan = pipeline.EvalPlan.build(
+        self.eval_splits, [[v.rows[s] for v in views] for s in self.eval_splits],
+        [[v.split_lengths(s) for v in views] for s in self.eval_splits],
+        self.boundaries, config.train.eval_batch_size)
 
     self.patience = config.train.get('patience', 0)
     l2_mask = optimizers.l2_mask(abstract, config.l2.params)
@@ -162,23 +161,29 @@ class Experiment:
         on_step()
     return state, hosts.fetch(total, np.float64) / self.plan.steps_per_epoch
 
-  def evaluate_split(self, params, split: str) -> Dict[str, np.ndarray]:
-    """``{'accuracy', 'loss'}``, each ``[members]``, of stacked ``params``."""
-    total = None
-    for length, chunks in self.eval_plans[split].chunks.items():
-      for c in range(chunks.shape[1]):
-        sums = self.steps.eval_batch(params, self.arrays, chunks[:, c],
-                                     self.views_device, length=length)
-        total = sums if total is None else jax.tree.map(jnp.add, total, sums)
-    return objectives.finalize(total)
-
   def evaluate_all(self, params) -> Dict[str, np.ndarray]:
-    """``{'dev_accuracy', 'dev_loss', 'test_accuracy', ...}`` each ``[members]``."""
+    """``{'dev_accuracy', 'dev_loss', 'test_accuracy', ...}`` each ``[members]``:
+    dev and test in the same chunks (data.pipeline.EvalPlan)."""
+    total = None
+    for length, (rows, split) in self.eval_plan.chunks.items():
+      for c in range(rows.shape[1]):
+        sums = self.steps.eval_batch(params, self.arrays, rows[:, c], split[:, c],
+                                     self.views_device, length=length,
+                                     n_splits=len(self.eval_splits))
+        total = sums if total is None else jax.tree.map(jnp.add, total, sums)
+    total = {k: hosts.fetch(v, np.float64) for k, v in total.items()}
     out = {}
-    for split in self.eval_splits:
-      for name, value in self.evaluate_split(params, split).items():
-        out[f'{split}_{name}'] = value
+    for i, split_name in enumerate(self.eval_splits):
+      for name, value in objectives.finalize({k: v[..., i]
+                                              for k, v in total.items()}).items():
+        out[f'{split_name}_{name}'] = value
     return out
+
+  def evaluate_split(self, params, split: str) -> Dict[str, np.ndarray]:
+    """``{'accuracy', 'loss', ...}``, each ``[members]``, of one split."""
+    prefix = split + '_'
+    return {k[len(prefix):]: v for k, v in self.evaluate_all(params).items()
+            if k.startswith(prefix)}
 
   def all_stopped(self, state, epoch: int) -> bool:
     """True when early stopping has ended every member's selection after ``epoch``."""

@@ -64,7 +64,7 @@ class Steps:
     self.epoch_orders = jax.jit(self._epoch_orders)
     self.train_step = jax.jit(self._train_step, static_argnames=('length',),
                               donate_argnums=(0,))
-    self.eval_batch = jax.jit(self._eval_batch, static_argnames=('length',))
+    self.eval_batch = jax.jit(self._eval_batch, static_argnames=('length', 'n_splits'))
     self.select_best = jax.jit(self._select_best, donate_argnums=(0,))
 
   def _loss_fn(self, batch, dropout_key):
@@ -134,23 +134,28 @@ class Steps:
         state.params, state.opt_state, batch, keys)
     return state.replace(step=state.step + 1, params=params, opt_state=opt_state), loss
 
-  def _eval_batch(self, params, arrays: Dict[str, jax.Array], idx, views, *,
-                  length: int):
-    """Additive eval statistics ``{name: [members]}`` of one chunk.
+  def _eval_batch(self, params, arrays: Dict[str, jax.Array], idx, split, views, *,
+                  length: int, n_splits: int):
+    """Additive eval statistics ``{name: [members, n_splits]}`` of one chunk.
 
-    ``idx`` is ``[views, batch]``: each member evaluates the rows of its own view. With
-    one view the batch is gathered once and shared by all members. One chunk per call:
-    its shape is the same for every split and chunk of a padded length, so dev and
-    test share one compilation per length.
+    ``idx`` is ``[views, batch]`` pooled rows, ``split`` ``[views, batch]`` each row's
+    split (data.pipeline.EvalPlan): each member evaluates the rows of its own view,
+    and each split's statistics are summed apart. With one view the batch is
+    gathered once and shared by all members. One chunk shape per padded length, so
+    every split and chunk of a length shares one compilation.
     """
     def seed_sums(p, batch):
-      logits = self.model.apply({'params': p}, batch, train=False)
-      return objectives.eval_sums(logits, batch, self.tag_tables)
+      out = self.model.apply({'params': p}, batch, train=False)
+      per_split = [objectives.eval_sums(
+          out, {**batch, 'weights': batch['weights'] * (batch['split'] == s)},
+          self.tag_tables) for s in range(n_splits)]
+      return jax.tree.map(lambda *x: jnp.stack(x, -1), *per_split)
 
     if idx.shape[0] == 1:
-      batch = pipeline.gather_batch(arrays, 0, idx[0], length)
+      batch = {**pipeline.gather_batch(arrays, 0, idx[0], length), 'split': split[0]}
       return seed_parallel(seed_sums, self.mode, in_axes=(0, None))(params, batch)
-    batch = pipeline.gather_batch(arrays, views, idx[views], length)
+    batch = {**pipeline.gather_batch(arrays, views, idx[views], length),
+             'split': split[views]}
     return seed_parallel(seed_sums, self.mode)(params, batch)
 
   def _select_best(self, state: TrainState, score, epoch) -> TrainState:
