@@ -70,7 +70,7 @@ def get_base_config() -> ml_collections.ConfigDict:
   config.train = ml_collections.ConfigDict()
   config.train.num_epochs = 10
   config.train.batch_size = 50
-  config.train.eval_batch_size = 500
+  config.train.eval_batch_size = 500  # most rows of an eval chunk (dev and test mixed)
   config.train.selection = 'best_dev'  # 'best_dev' or 'last' (epoch whose params count)
   # Early stopping, per seed: a seed's selection ends after this many epochs without a
   # better dev score; the run ends when every seed's has. 0 = off (best_dev only).
