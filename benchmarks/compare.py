@@ -258,11 +258,11 @@ def summarize_whole(contestants, train_sentences, epochs):
   for name, runs in contestants.items():
     wall = sum(r['wall_s'] for r in runs)
     train = sum(r['timing'].get('train', 0.0) for r in runs)
-    n_seeds = sum(len(r['test_accuracy']) if isinstance(r['test_accuracy'], list)
-                  else 1 for r in runs)
     evals = sum(r['timing'].get('eval', 0.0) for r in runs)
+    # One value per seed: a framework run lists its seeds', a PyTorch run has one.
     accs = [a for r in runs for a in (r['test_accuracy'] if isinstance(
         r['test_accuracy'], list) else [r['test_accuracy']])]
+    n_seeds = len(accs)
     rows.append({'contestant': name, 'processes': len(runs), 'wall_s': wall,
                  'train_s': train, 'eval_s': evals,
                  'compile_s': sum(r['timing'].get('compile', 0.0) for r in runs),

@@ -128,8 +128,8 @@ class EvalPlan:
   The rows of all eval splits (dev and test) are pooled per view and grouped by the
   bucket of their own length, so a row is padded only to its own bucket. A bucket's
   ``n`` rows (the most over the views) are cut into ``k = ceil(n / max_rows)`` chunks
-  of ``c`` rows, ``c`` the multiple of 8 (at most ``max_rows``) that holds them in
-  ``k`` chunks: a chunk pads fewer than 8 rows (per ``k``), and every split shares the
+  of ``c`` rows, ``c`` the smallest multiple of 8 (at most ``max_rows``) that holds
+  them in ``k`` chunks, so each chunk pads fewer than 8 rows; every split shares the
   one compiled program of each length. ``chunks[length]`` is ``(rows [views, k, c],
   split [views, k, c])``: pooled rows (-1 = padding) and each row's index in
   ``splits``.

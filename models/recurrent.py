@@ -15,12 +15,19 @@ import jax
 import jax.numpy as jnp
 
 
+def gate_activations(z):
+  """``(i, f, g, o)`` of fused pre-activations ``z [.., 4h]``: sigmoid, sigmoid, tanh,
+  sigmoid."""
+  i, f, g, o = jnp.split(z, 4, axis=-1)
+  return jax.nn.sigmoid(i), jax.nn.sigmoid(f), jnp.tanh(g), jax.nn.sigmoid(o)
+
+
 def lstm_cell(z, c):
   """One LSTM update from fused pre-activations ``z [.., 4h]`` (gates ``[i, f, g, o]``)
   and the previous cell ``c [.., h]``: ``(h, c)``."""
-  i, f, g, o = jnp.split(z, 4, axis=-1)
-  c_new = jax.nn.sigmoid(f) * c + jax.nn.sigmoid(i) * jnp.tanh(g)
-  return jax.nn.sigmoid(o) * jnp.tanh(c_new), c_new
+  i, f, g, o = gate_activations(z)
+  c_new = f * c + i * g
+  return o * jnp.tanh(c_new), c_new
 
 
 def lstm_scan(gates_x, w_h, mask, unroll: int = 1):
@@ -52,9 +59,7 @@ def _forward_step(w_h, carry, inputs):
   backward pass needs (gate activations ``[D, batch, 4h]`` and ``tanh(c)``)."""
   h, c = carry
   g_x, m = inputs
-  z = g_x + jnp.einsum('dbh,dhk->dbk', h, w_h)
-  i, f, g, o = jnp.split(z, 4, axis=-1)
-  i, f, g, o = jax.nn.sigmoid(i), jax.nn.sigmoid(f), jnp.tanh(g), jax.nn.sigmoid(o)
+  i, f, g, o = gate_activations(g_x + jnp.einsum('dbh,dhk->dbk', h, w_h))
   c_new = f * c + i * g
   tanh_c = jnp.tanh(c_new)
   h_new = o * tanh_c

@@ -43,7 +43,7 @@ def check(opt_config, l2_mask, static: bool) -> str:
     raise UserError(f'config.optimizer.embedding_update={mode!r} with '
                     'config.data.vectors.static=True: a frozen table has no updates; '
                     "use 'dense'")
-  if l2_mask.get('embedding', {}).get('embedding'):
+  if l2_mask.get(TABLE[0], {}).get(TABLE[1]):
     raise UserError(f'config.optimizer.embedding_update={mode!r}, but config.l2.params '
                     'matches the embedding table: its L2 gradient touches every row; '
                     "use 'dense' or leave the table out of config.l2.params")

@@ -180,7 +180,8 @@ class Experiment:
     return out
 
   def evaluate_split(self, params, split: str) -> Dict[str, np.ndarray]:
-    """``{'accuracy', 'loss', ...}``, each ``[members]``, of one split."""
+    """``{'accuracy', 'loss', ...}``, each ``[members]``, of one split (every split is
+    evaluated: they share chunks)."""
     prefix = split + '_'
     return {k[len(prefix):]: v for k, v in self.evaluate_all(params).items()
             if k.startswith(prefix)}

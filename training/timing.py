@@ -5,6 +5,7 @@ cost, and ``benchmarks/compare.py`` reads it instead of timing a run from outsid
 Compilation is what JAX reports through ``jax.monitoring`` (tracing, lowering and
 XLA compilation; a persistent-cache hit costs only its tracing and lowering).
 """
+import contextlib
 import sys
 import threading
 import time
@@ -55,26 +56,16 @@ class Timer:
     self.seconds = {}
     self._compile_start = compile_seconds()
 
+  @contextlib.contextmanager
   def __call__(self, phase: str):
-    return _Phase(self, phase)
+    start = time.perf_counter()
+    try:
+      yield
+    finally:
+      self.seconds[phase] = self.seconds.get(phase, 0.0) + time.perf_counter() - start
 
   def as_dict(self) -> dict:
     out = {k: round(v, 3) for k, v in self.seconds.items()}
     out['compile'] = round(compile_seconds() - self._compile_start, 3)
     out['peak_rss_mib'] = round(peak_rss_mib(), 1)
     return out
-
-
-class _Phase:
-
-  def __init__(self, timer: Timer, phase: str):
-    self.timer, self.phase = timer, phase
-
-  def __enter__(self):
-    self.start = time.perf_counter()
-    return self
-
-  def __exit__(self, *exc):
-    elapsed = time.perf_counter() - self.start
-    self.timer.seconds[self.phase] = self.timer.seconds.get(self.phase, 0.0) + elapsed
-    return False
