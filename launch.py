@@ -1,9 +1,11 @@
 r"""Runs one experiment: ``python launch.py --config=experiments/demo.py --workdir=W``.
 
 Modes: ``train`` (default; resumes from W's checkpoints), ``eval`` (re-evaluates the
-checkpoints, rewrites results.json), ``describe`` (config and parameter table;
-``--json`` for JSON), ``report`` (the tables and plots of every run under W),
-``commands`` (one command line per sweep point). Override any config field with
+checkpoints, rewrites results.json), ``verify`` (re-runs the first ``--verify_epochs``
+epochs and compares them bit for bit with what W recorded; exit status 1 if not),
+``describe`` (config and parameter table; ``--json`` for JSON), ``report`` (the
+tables and plots of every run under W), ``commands`` (one command line per sweep
+point). Override any config field with
 ``--config.a.b=value`` and select a config variant with ``--config=file.py:arg``.
 
 Sweeps: ``--sweep=sweeps/X.py[:arg]`` trains every point in ``W/<point name>``;
@@ -19,7 +21,7 @@ from ml_collections import config_flags
 
 from training import runtime
 
-MODES = ('train', 'eval', 'describe', 'report', 'commands')
+MODES = ('train', 'eval', 'verify', 'describe', 'report', 'commands')
 _CONFIG = config_flags.DEFINE_config_file(
     'config', None, 'Experiment config file, optionally `file.py:arg`.',
     lock_config=True)
@@ -34,6 +36,9 @@ _LATEX = flags.DEFINE_bool('latex', False, 'report: also write report.tex.')
 _DISTRIBUTED = flags.DEFINE_bool(
     'distributed', False, 'Call jax.distributed.initialize() first (multi-host TPU or '
     'GPU slices: one process per host, every host running the same command).')
+_VERIFY_EPOCHS = flags.DEFINE_integer(
+    'verify_epochs', 1, 'verify: re-run this many first epochs and compare them bitwise '
+    'with what the workdir recorded.')
 _DATA_DIR = flags.DEFINE_string(
     'data_dir', None, 'Raw datasets (layout: data/raw.py); overrides $SEEDSWEEP_DATA.')
 
@@ -58,7 +63,10 @@ def main(argv):
 
   try:
     if _MODE.value == 'report':
+      from experiments import base  # pylint: disable=g-import-not-at-top
       from training import report  # pylint: disable=g-import-not-at-top
+      # Runs re-evaluated for the report pin their own pool; this is the default.
+      runtime.pin_for(base.get_base_config())
       if not _WORKDIR.value:
         raise UserError('--workdir is required for --mode=report (the folder of runs)')
       report.write_report(_WORKDIR.value, latex=_LATEX.value)
@@ -89,6 +97,10 @@ def main(argv):
       sweep.run(config, _SWEEP.value, _WORKDIR.value, _SWEEP_SHARD.value)
     elif _MODE.value == 'train':
       loop.train(config, _WORKDIR.value)
+    elif _MODE.value == 'verify':
+      from training import verify  # pylint: disable=g-import-not-at-top
+      if not verify.verify(config, _WORKDIR.value, _VERIFY_EPOCHS.value)['reproduced']:
+        sys.exit(1)
     else:
       loop.evaluate(config, _WORKDIR.value)
   except UserError as e:

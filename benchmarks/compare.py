@@ -56,6 +56,7 @@ MODELS = {
 QUICK_CONFIG = 'experiments/demo.py:quick'
 ALL, TORCH, ONE = ('seedsweep, all seeds in one program', 'PyTorch loop, one run per seed',
                    'seedsweep, one run per seed')
+UNPINNED = 'seedsweep, all seeds, cpu_threads=0 (XLA default pool; bits vary by machine)'
 
 
 # --------------------------------------------------------------------------- helpers
@@ -133,6 +134,7 @@ def probe(config_name: str, seeds, steps: int) -> dict:
   runtime.enable_compilation_cache()
   config = base.load_config(config_name)
   config.seeds = tuple(seeds)
+  runtime.pin_for(config)  # the peak is measured with the pool the config computes in
   peak = measure_peak()
   compile0 = timing.compile_seconds()
   start = time.perf_counter()
@@ -209,10 +211,10 @@ def export_for_torch(config_name: str, path: str) -> None:
   np.savez(path, **out)
 
 
-def framework_run(config_name, seeds, epochs, cores, workdir, cache):
+def framework_run(config_name, seeds, epochs, cores, workdir, cache, *overrides):
   argv = [sys.executable, 'launch.py', f'--config={config_name}',
           f'--config.seeds={tuple(seeds)!r}', f'--config.train.num_epochs={epochs}',
-          '--config.train.progress=False', f'--workdir={workdir}']
+          '--config.train.progress=False', f'--workdir={workdir}', *overrides]
   wall, _ = run_process(argv, cores, framework_env(cache))
   with open(os.path.join(workdir, 'results.json')) as f:
     results = json.load(f)
@@ -249,6 +251,12 @@ def whole_part(config_name, cores, epochs, seeds, tmp, torch_data, caches=None):
                     os.path.join(tmp, f'seed{seed}'),
                     caches or os.path.join(tmp, 'cache_one'))
       for seed in seeds]
+  # 4. The ten-seed program with XLA's default pool, one thread per core: what the
+  # pinned pool (config.runtime.cpu_threads=1, the same bits on any machine) costs.
+  if len(cores) > 1 and not caches:
+    contestants[UNPINNED] = [framework_run(
+        config_name, seeds, epochs, cores, os.path.join(tmp, 'unpinned'),
+        os.path.join(tmp, 'cache_unpinned'), '--config.runtime.cpu_threads=0')]
   return contestants
 
 

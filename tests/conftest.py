@@ -16,6 +16,9 @@ from experiments import demo  # pylint: disable=g-import-not-at-top,wrong-import
 from training import runtime  # pylint: disable=g-import-not-at-top,wrong-import-position
 
 runtime.enable_compilation_cache()
+# The configs' default (config.runtime.cpu_threads): set before JAX starts its CPU
+# client, so that tests computing before they build an Experiment share its pool.
+runtime.pin_cpu_threads(1)
 
 
 def small_config(seeds=(1, 2), epochs=2, **train):

@@ -12,11 +12,12 @@ from training.errors import UserError
 
 class Checkpoints:
 
-  def __init__(self, workdir: str, max_to_keep: int = 2):
+  def __init__(self, workdir: str, max_to_keep: int = 2, read_only: bool = False):
     self.directory = os.path.join(os.path.abspath(workdir), 'checkpoints')
     self.manager = ocp.CheckpointManager(
         self.directory,
-        options=ocp.CheckpointManagerOptions(max_to_keep=max_to_keep, create=True),
+        options=ocp.CheckpointManagerOptions(max_to_keep=max_to_keep,
+                                             create=not read_only, read_only=read_only),
         item_names=('state', 'meta'))
 
   def latest_epoch(self):

@@ -12,8 +12,9 @@ SELECTIONS = ('best_dev', 'last')
 # Keys that never change a number a run produces; a workdir may be resumed with
 # other values for them.
 NON_SEMANTIC = ('train.progress', 'data.tfds_dir')
-# Keys added after workdirs existed: a stored config without one ran with this value.
-ADDED = {'optimizer.embedding_update': 'dense'}
+# Keys added after runs were made, with the value those runs had in effect (a run made
+# before the thread pool was pinned used the machine's cores: 0).
+ADDED = {'optimizer.embedding_update': 'dense', 'runtime.cpu_threads': 0}
 
 
 def to_dict(config) -> dict:
@@ -77,6 +78,10 @@ def validate(config) -> None:
     raise UserError(f'config.train.patience={patience} needs '
                     f"config.train.selection='best_dev' (got {t.selection!r}): "
                     f'early stopping watches the dev score')
+  threads = config.get('runtime', {}).get('cpu_threads', 0)
+  if not isinstance(threads, int) or isinstance(threads, bool) or threads < 0:
+    raise UserError(f'config.runtime.cpu_threads={threads!r}; expected an int >= 0 '
+                    f'(1 = the same numbers on every machine, 0 = the usable cores)')
   if config.data.num_buckets < 1 or config.data.bucket_multiple < 1:
     raise UserError('config.data.num_buckets and config.data.bucket_multiple must be '
                     f'positive; got {config.data.num_buckets}, '

@@ -29,6 +29,7 @@ from training import objectives
 from training import optimizers
 from training import outputs
 from training import provenance as provenance_lib
+from training import runtime
 from training import state as state_lib
 from training import steps as steps_lib
 from training import timing
@@ -60,6 +61,7 @@ class Experiment:
 
   def __init__(self, config):
     config_checks.validate(config)
+    runtime.pin_for(config)
     self.config = config
     self.seeds = np.asarray(config.seeds, np.int32)
     self.data = data_lib.load_dataset(config.data)
@@ -239,7 +241,30 @@ class Experiment:
             'versions': provenance_lib.library_versions(),
             'git_commit': provenance_lib.git_commit(),
             'devices': provenance_lib.devices(),
+            'determinism': provenance_lib.determinism_record(),
             'seed_parallel': self.mode}
+
+  def params_fingerprints(self, params) -> list:
+    """A hash of each member's parameters ``[members]`` (its bits, in tree order):
+    what ``--mode=verify`` compares."""
+    leaves = [hosts.fetch(leaf) for leaf in jax.tree.leaves(params)]
+    return [provenance_lib.fingerprint_arrays([leaf[m] for leaf in leaves])
+            for m in range(len(self.member_seeds))]
+
+  def program_fingerprint(self, state) -> str:
+    """A hash of the compiled train step of the first bucket an epoch visits (XLA's
+    own choices included); from the compilation cache when it was compiled before."""
+    orders = self.steps.epoch_orders(self.seeds_device, self.views_device, 1)
+    slot, length = self.plan.schedule(1)[0]
+    compiled = self.steps.train_step.lower(
+        state, self.seeds_device, self.views_device, self.arrays, orders, slot, 1, 0,
+        length=length).compile()
+    return provenance_lib.program_fingerprint(compiled.as_text())
+
+
+def record_program(exp, state) -> None:
+  """Adds the compiled train step's fingerprint to the run's determinism record."""
+  exp.provenance['determinism']['program'] = exp.program_fingerprint(state)
 
 
 def check_workdir(config, workdir: str) -> bool:
@@ -261,7 +286,7 @@ def check_workdir(config, workdir: str) -> bool:
   return True
 
 
-def _epoch_rows(exp, epoch, train_loss, evals, wall_time):
+def epoch_rows(exp, epoch, train_loss, evals, wall_time, params_sha):
   rows = []
   for i, seed in enumerate(exp.member_seeds):
     row = {'epoch': epoch, 'seed': int(seed)}
@@ -269,6 +294,7 @@ def _epoch_rows(exp, epoch, train_loss, evals, wall_time):
       row['fold'] = int(exp.member_views[i])
     row['train_loss'] = float(train_loss[i])
     row.update({k: float(v[i]) for k, v in evals.items()})
+    row['params_sha256'] = params_sha[i]
     row['wall_time'] = round(wall_time, 3)
     rows.append(row)
   return rows
@@ -290,6 +316,8 @@ def train(config, workdir: str, echo=print) -> dict:
   is left untouched.
   """
   from tqdm import tqdm  # pylint: disable=g-import-not-at-top
+  config_checks.validate(config)
+  runtime.pin_for(config)  # before orbax's first JAX call starts the CPU client
   os.makedirs(workdir, exist_ok=True)
   known = check_workdir(config, workdir)
   results_path = os.path.join(workdir, outputs.RESULTS)
@@ -318,6 +346,7 @@ def train(config, workdir: str, echo=print) -> dict:
                          config_checks.to_dict(config))
     with timer('build'):
       state = exp.init_state()
+      record_program(exp, state)
     elapsed = 0.0
     if latest:
       state, meta = ckpts.restore(latest, state)
@@ -348,7 +377,8 @@ def train(config, workdir: str, echo=print) -> dict:
         state = exp.steps.select_best(
             state, jnp.asarray(evals['dev_accuracy'], jnp.float32), epoch)
       wall = elapsed + time.perf_counter() - started
-      rows = _epoch_rows(exp, epoch, train_loss, evals, wall)
+      rows = epoch_rows(exp, epoch, train_loss, evals, wall,
+                         exp.params_fingerprints(state.params))
       if primary:
         log.append(rows)
         tensorboard.write(rows)
@@ -385,6 +415,7 @@ def train(config, workdir: str, echo=print) -> dict:
 
 def evaluate(config, workdir: str, echo=print) -> dict:
   """Re-evaluates the newest checkpoint of ``workdir`` and rewrites results.json."""
+  runtime.pin_for(config)
   if not check_workdir(config, workdir):
     raise UserError(f'{workdir} holds no {outputs.CONFIG}; expected the workdir of '
                     f'a run (python launch.py --mode=train ... first)')
@@ -395,6 +426,7 @@ def evaluate(config, workdir: str, echo=print) -> dict:
     if not latest:
       raise UserError(f'{ckpts.directory} holds no checkpoint to evaluate')
     state, meta = ckpts.restore(latest, exp.init_state())
+    record_program(exp, state)
     results = exp.results(state, latest)
     results['wall_time'] = meta.get('elapsed')
     outputs.write_json(os.path.join(workdir, outputs.RESULTS), results)

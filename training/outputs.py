@@ -141,7 +141,8 @@ class TensorBoard:
     self.aggregate = SummaryWriter(os.path.join(workdir, 'tensorboard', self.AGGREGATE))
 
   def write(self, rows: Sequence[dict]) -> None:
-    keys = [k for k in rows[0] if k not in ('epoch', 'seed', 'fold')]
+    keys = [k for k, v in rows[0].items()
+            if k not in ('epoch', 'seed', 'fold') and not isinstance(v, str)]
     for w, row in zip(self.writers, rows):
       for k in keys:
         w.add_scalar(k, row[k], row['epoch'])

@@ -1,10 +1,14 @@
 """What produced a result: library versions, git commit, devices."""
+import hashlib
 import importlib.metadata
 import os
 import platform
+import re
 import subprocess
+from typing import List, Sequence, Tuple
 
 import jax
+import numpy as np
 
 PACKAGES = ('jax', 'jaxlib', 'flax', 'optax', 'orbax-checkpoint', 'ml_collections',
             'tensorflow-datasets', 'numpy', 'absl-py')
@@ -39,3 +43,100 @@ def git_commit() -> str:
 def devices() -> dict:
   return {'backend': jax.default_backend(), 'count': jax.device_count(),
           'kind': jax.devices()[0].device_kind}
+
+
+SIMD_FLAGS = ('sse4_2', 'avx', 'avx2', 'fma', 'f16c', 'avx512f', 'avx512bw', 'avx512dq',
+              'avx512vl', 'avx512_bf16', 'avx512_vnni', 'avx512_fp16', 'amx_tile',
+              'amx_bf16', 'neon', 'asimd', 'sve')
+
+
+def _cpuinfo() -> Tuple[str, List[str]]:
+  """``(model name, SIMD flags)`` of this CPU (Linux /proc/cpuinfo; else platform)."""
+  model, flags = platform.processor() or platform.machine(), set()
+  try:
+    with open('/proc/cpuinfo', encoding='utf-8', errors='replace') as f:
+      for line in f:
+        key, _, value = line.partition(':')
+        key = key.strip()
+        if key == 'model name' and value.strip():
+          model = value.strip()
+        elif key in ('flags', 'Features'):
+          flags.update(value.split())
+  except OSError:
+    pass
+  return model, sorted(f for f in flags if f in SIMD_FLAGS)
+
+
+def determinism_record() -> dict:
+  """What, besides config, seed and data, decides a result's bits on this machine.
+
+  Results made under equal records (and equal ``program``, the fingerprint of the
+  compiled train step that training adds) are bitwise reproducible; REPRODUCING names
+  the fields that decide it (WORKSPACE_NOTES.md, determinism policy).
+  """
+  import jaxlib  # pylint: disable=g-import-not-at-top
+  from training import runtime  # pylint: disable=g-import-not-at-top
+  device = jax.devices()[0]
+  model, simd = _cpuinfo()
+  return {
+      'jax': jax.__version__, 'jaxlib': jaxlib.__version__,
+      'jaxlib_git': getattr(getattr(jaxlib, 'version', None), '_git_hash', None),
+      'backend': jax.default_backend(),
+      'device_kind': device.device_kind,
+      'platform_version': device.client.platform_version,  # GPU: CUDA/ROCm driver
+      'cpu_model': model, 'cpu_simd': simd,
+      'usable_cores': runtime.usable_cores(),
+      'cpu_threads': runtime.cpu_threads(),
+      'xla_flags': os.environ.get('XLA_FLAGS', ''),
+      'matmul_precision': str(jax.config.jax_default_matmul_precision or 'default'),
+      'glibc_tunables': os.environ.get('GLIBC_TUNABLES', ''),
+  }
+
+
+# The record fields that change a result's bits. usable_cores does not once the
+# thread pool is pinned (cpu_threads); cpu_model matters through cpu_simd only.
+REPRODUCING = ('jax', 'jaxlib', 'backend', 'device_kind', 'platform_version',
+               'cpu_simd', 'cpu_threads', 'xla_flags', 'matmul_precision')
+
+
+def record_differences(recorded: dict, current: dict,
+                       fields: Sequence[str] = REPRODUCING) -> List[str]:
+  """``'field: recorded -> current'`` for each field that decides bits and differs."""
+  return [f'{k}: {recorded.get(k)!r} -> {current.get(k)!r}' for k in fields
+          if recorded.get(k) != current.get(k)]
+
+
+def fingerprint(text: str) -> str:
+  return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+# Annotations of a compiled HLO text that do not change what it computes: shardings of
+# a one-device program (restored arrays carry them, fresh ones do not), source
+# locations (they hold the checkout's path), op names, and how many threads share an
+# elementwise loop (chosen for the pool of the process that compiled it, which the
+# compilation cache does not key on; each element is computed the same either way).
+_HLO_ANNOTATION = re.compile(
+    r', (?:sharding|frontend_attributes|metadata)=\{(?:[^{}]|\{[^{}]*\})*\}')
+_PARTITIONS = re.compile(r',?"outer_dimension_partitions":\[[^\]]*\]')
+_EMPTY_BACKEND_CONFIG = ', backend_config={}'
+
+
+def program_fingerprint(hlo_text: str) -> str:
+  """A hash of what a compiled program computes: its computations, without the module
+  header, the source-location tables and the annotations above."""
+  lines = hlo_text.splitlines()
+  first = next((i for i, line in enumerate(lines)
+                if line.startswith(('%', 'ENTRY'))), 0)
+  kept = (_PARTITIONS.sub('', _HLO_ANNOTATION.sub('', line)).replace(
+      _EMPTY_BACKEND_CONFIG, '') for line in lines[first:])
+  return fingerprint('\n'.join(kept))
+
+
+def fingerprint_arrays(arrays) -> str:
+  """A hash of the arrays' bits, shapes and dtypes, in order."""
+  h = hashlib.sha256()
+  for a in arrays:
+    a = np.ascontiguousarray(a)
+    h.update(f'{a.dtype}{a.shape}'.encode())
+    h.update(a.tobytes())
+  return h.hexdigest()[:16]

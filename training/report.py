@@ -55,6 +55,7 @@ from typing import Callable, Dict, List, Optional, Sequence, Tuple
 import numpy as np
 
 from training import outputs
+from training import provenance as provenance_lib
 from training import sweep
 from training.errors import UserError
 
@@ -321,7 +322,25 @@ def _read_run(run_dir: str, root: str, echo: Echo) -> Optional[dict]:
       'metric': metric, 'seeds': seeds, 'values': values, 'metrics': metrics,
       'epochs_completed': results.get('epochs_completed'),
       'wall_time': results.get('wall_time'), 'selection': results.get('selection'),
+      'determinism': (results.get('provenance') or {}).get('determinism'),
   }
+
+
+def record_warnings(members: Sequence[dict]) -> List[str]:
+  """One line per run of a table whose determinism record differs from the first
+  run's in a field that changes a result's bits (provenance.REPRODUCING)."""
+  first = members[0]
+  warnings = []
+  for r in members[1:]:
+    if (r['determinism'] is None) != (first['determinism'] is None):
+      missing = r if r['determinism'] is None else first
+      warnings.append(f'{missing["run"]} has no determinism record (made before '
+                      f'records were kept)')
+    elif r['determinism'] is not None:
+      diff = provenance_lib.record_differences(first['determinism'], r['determinism'])
+      if diff:
+        warnings.append(f'{r["run"]} differs from {first["run"]}: ' + '; '.join(diff))
+  return warnings
 
 
 def order_key(row: dict):
@@ -490,6 +509,11 @@ def render_markdown(rows: Sequence[dict], skipped: Sequence[Tuple[str, str]],
         cells = [_md_cell(c) for c, k in zip(_table_cells(r, metric, entry), keep)
                  if k]
         lines.append('| ' + ' | '.join(cells) + ' |')
+    warnings = record_warnings(members)
+    if warnings:
+      lines += ['', '**Warning:** the rows of this table were produced under different '
+                'determinism records, so their numbers are not comparable bit for bit:',
+                ''] + [f'- {_md_cell(w)}' for w in warnings]
     plot_lines = [f'- {_md_cell(owner)}: '
                   + ', '.join(f'[{text}]({path})' for text, path in links[owner])
                   for owner in _link_owners(members) if owner in links]
@@ -584,6 +608,9 @@ def write_report(root: str, latex: bool = False, plots: bool = True,
   if not os.path.isdir(root):
     raise UserError(f'--workdir={root} is not a folder; expected a folder of runs')
   rows, skipped = collect(root, echo)
+  for group, members in grouped(rows):
+    for w in record_warnings(members):
+      echo(f'warning: {group_title(group)}: {w}')
   files, links = [], {}
   if plots:
     from training import plots as plots_lib  # pylint: disable=g-import-not-at-top

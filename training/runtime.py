@@ -41,3 +41,65 @@ def enable_compilation_cache() -> None:
   jax.config.update('jax_compilation_cache_dir', os.path.join(cache_dir(), 'jax'))
   jax.config.update('jax_persistent_cache_min_compile_time_secs', 0.2)
   jax.config.update('jax_persistent_cache_min_entry_size_bytes', 0)
+
+
+# XLA:CPU splits a long reduction (a sum, the contraction of a weight gradient over
+# time x batch) into one partial sum per thread of its intra-op pool, so the rounding of
+# the result depends on the pool's size, which XLA takes from the usable cores (or the
+# NPROC variable) when the CPU client starts. Pinning the pool makes a seed's numbers
+# the same on every machine with the same CPU ISA and library versions
+# (WORKSPACE_NOTES.md, determinism policy).
+THREADS_VARIABLE = 'NPROC'
+
+
+def usable_cores() -> int:
+  try:
+    return len(os.sched_getaffinity(0))
+  except AttributeError:  # not Linux
+    return os.cpu_count() or 1
+
+
+def _pool_size(requested: int) -> int:
+  """The pool XLA:CPU makes: the threads asked for (else the usable cores), at least
+  one per CPU device (``--xla_force_host_platform_device_count``)."""
+  import jax  # pylint: disable=g-import-not-at-top
+  threads = requested or int(os.environ.get(THREADS_VARIABLE) or usable_cores())
+  cpu_devices = len(jax.devices('cpu')) if jax.default_backend() == 'cpu' else 1
+  return max(threads, cpu_devices)
+
+
+_pinned = None  # the value the first pin_cpu_threads call of this process chose
+
+
+def pin_cpu_threads(threads: int) -> None:
+  """Sets the XLA:CPU intra-op thread pool to ``threads`` (0: the usable cores).
+
+  Must come before JAX starts its CPU client (the first computation); afterwards a
+  different request raises UserError, since the pool cannot change in a process.
+  """
+  from jax._src import xla_bridge  # pylint: disable=g-import-not-at-top
+  from training.errors import UserError  # pylint: disable=g-import-not-at-top
+  global _pinned
+  if not xla_bridge.backends_are_initialized():
+    if threads:
+      os.environ[THREADS_VARIABLE] = str(threads)
+    _pinned = threads
+    return
+  started = _pinned if _pinned is not None else int(
+      os.environ.get(THREADS_VARIABLE) or 0)
+  if threads and threads != started:
+    raise UserError(
+        f'config.runtime.cpu_threads={threads}, but this process started JAX with '
+        f'{started or "the usable cores (" + str(usable_cores()) + ")"} XLA:CPU '
+        f'threads; run it in a new process (launch.py does), or call '
+        f'training.runtime.pin_cpu_threads({threads}) before any JAX computation')
+
+
+def cpu_threads() -> int:
+  """The size of this process's XLA:CPU intra-op pool (what a result depends on)."""
+  return _pool_size(_pinned or 0)
+
+
+def pin_for(config) -> None:
+  """:func:`pin_cpu_threads` with ``config.runtime.cpu_threads`` (0 when absent)."""
+  pin_cpu_threads(config.get('runtime', {}).get('cpu_threads', 0))

@@ -1,0 +1,173 @@
+"""A seed's numbers on any machine: the pinned XLA:CPU thread pool, the determinism
+record, ``--mode=verify`` and the report's warning (WORKSPACE_NOTES.md, determinism)."""
+import json
+import os
+import subprocess
+import sys
+
+import jax
+import numpy as np
+import pytest
+
+from tests.conftest import REPO
+from tests.conftest import run_launch
+from tests.test_report import make_run
+from tests.test_report import quiet
+from training import checkpoints as ckpt_lib
+from training import outputs
+from training import provenance
+from training import report
+from training import runtime
+from training.errors import UserError
+
+
+def on_cores(cores, *args):
+  """A command line running ``python ARGS`` on the given cores only (what a machine
+  with that many cores, or ``taskset``, gives)."""
+  start = ('import os, sys; os.sched_setaffinity(0, %r); '
+           'os.execv(sys.executable, [sys.executable] + sys.argv[1:])' % (set(cores),))
+  return [sys.executable, '-c', start, *args]
+
+
+def _probe(cores, env):
+  """Runs tests/determinism_probe.py (every model's quick config, 3 steps) on the
+  given cores; returns its JSON."""
+  proc = subprocess.run(on_cores(cores, '-m', 'tests.determinism_probe', '3'),
+                        cwd=REPO, capture_output=True, text=True, timeout=900,
+                        check=False, env=dict(os.environ, **env))
+  assert proc.returncode == 0, proc.stderr[-3000:]
+  return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+LINUX = hasattr(os, 'sched_setaffinity')
+
+
+@pytest.mark.skipif(not LINUX or runtime.usable_cores() < 2,
+                    reason='needs two usable cores to compare one core with several')
+def test_every_model_gives_the_same_bits_on_one_core_and_on_all():
+  """Parameters after 3 steps and dev/test metrics, bitwise, for every model family;
+  the second process also has NPROC=4 in its environment (a user's setting that the
+  config's pinned pool overrides). Unpinned (cpu_threads=0) five of the seven
+  differed (2026-11-23)."""
+  cores = sorted(os.sched_getaffinity(0))
+  one = _probe({cores[0]}, {})
+  every = _probe(set(cores), {'NPROC': '4'})
+  assert (one['usable_cores'], every['usable_cores']) == (1, len(cores))
+  assert one.pop('cpu_threads') == every.pop('cpu_threads') == 1
+  del one['usable_cores'], every['usable_cores']
+  assert len(one) == 7
+  for spec in one:
+    assert one[spec] == every[spec], spec
+
+
+def test_the_pool_cannot_change_once_jax_has_started():
+  jax.devices()  # the CPU client exists now, with the pool conftest pinned
+  runtime.pin_cpu_threads(1)
+  runtime.pin_cpu_threads(0)  # 0: whatever the process has
+  with pytest.raises(UserError, match=r'config.runtime.cpu_threads=3.*new process'):
+    runtime.pin_cpu_threads(3)
+  assert runtime.cpu_threads() == 1
+
+
+def test_record_names_what_decides_the_bits():
+  record = provenance.determinism_record()
+  for field in provenance.REPRODUCING + ('cpu_model', 'usable_cores', 'glibc_tunables'):
+    assert field in record, field
+  assert record['cpu_threads'] == 1 and record['backend'] == 'cpu'
+  changed = dict(record, cpu_threads=2, usable_cores=64)
+  assert provenance.record_differences(record, changed) == ['cpu_threads: 1 -> 2']
+
+
+@pytest.fixture(scope='module')
+def trained(tmp_path_factory):
+  """A finished two-epoch demo run (two checkpoints), via launch.py."""
+  workdir = str(tmp_path_factory.mktemp('verify') / 'run')
+  proc = run_launch('--config=experiments/demo.py:quick', f'--workdir={workdir}',
+                    "--config.seeds=(3,5)", '--config.train.progress=False')
+  assert proc.returncode == 0, proc.stderr
+  return workdir
+
+
+def _verify(workdir, *extra, env=None):
+  return run_launch('--config=experiments/demo.py:quick', f'--workdir={workdir}',
+                    "--config.seeds=(3,5)", '--config.train.progress=False',
+                    '--mode=verify', *extra, env=env)
+
+
+def test_results_and_checkpoints_carry_the_record(trained):
+  record = outputs.read_json(os.path.join(trained, outputs.RESULTS))[
+      'provenance']['determinism']
+  assert record['cpu_threads'] == 1 and len(record['program']) == 16
+  meta = json.load(open(os.path.join(trained, 'checkpoints', '2', 'meta', 'metadata')))
+  assert meta['determinism'] == record
+  rows = outputs.MetricsLog(trained).rows()
+  assert all(len(r['params_sha256']) == 16 for r in rows)
+
+
+@pytest.mark.skipif(not LINUX, reason='sets the process affinity (Linux)')
+def test_verify_reproduces_an_untouched_run_on_one_core(trained):
+  proc = subprocess.run(
+      on_cores({min(os.sched_getaffinity(0))}, os.path.join(REPO, 'launch.py'),
+               '--config=experiments/demo.py:quick', f'--workdir={trained}',
+               "--config.seeds=(3,5)", '--mode=verify', '--verify_epochs=2'),
+      cwd=REPO, capture_output=True, text=True, timeout=600, check=False)
+  assert proc.returncode == 0, proc.stderr
+  assert 'reproduced: epochs 1..2 of 2 members bitwise' in proc.stdout
+  assert '2 checkpoint(s) intact' in proc.stdout
+
+
+def test_verify_names_the_changed_environment(trained):
+  """Eigen's dot kernels instead of YNNPACK's: other rounding, other bits."""
+  proc = _verify(trained, env={'XLA_FLAGS': '--xla_cpu_experimental_ynn_fusion_type='})
+  assert proc.returncode == 1, proc.stdout + proc.stderr
+  assert 'NOT reproduced' in proc.stdout and 'params_sha256 recorded' in proc.stdout
+  assert "xla_flags: '' -> '--xla_cpu_experimental_ynn_fusion_type='" in proc.stdout
+
+
+def test_verify_finds_a_changed_checkpoint(trained, tmp_path):
+  import shutil  # pylint: disable=g-import-not-at-top
+  from training import loop  # pylint: disable=g-import-not-at-top
+  from training import verify  # pylint: disable=g-import-not-at-top
+  workdir = str(tmp_path / 'changed')
+  shutil.copytree(trained, workdir)
+  config = outputs.read_json(os.path.join(workdir, outputs.CONFIG))
+  config = report.config_from_json(config)
+  exp = loop.Experiment(config)
+  ckpts = ckpt_lib.Checkpoints(workdir)
+  state, meta = ckpts.restore(2, exp.init_state())
+  ckpts.manager.delete(2)
+  nudged = state.replace(params=jax.tree.map(lambda x: x * np.float32(1.0001),
+                                             state.params))
+  ckpts.save(2, nudged, meta)
+  ckpts.close()
+  lines = []
+  result = verify.verify(config, workdir, echo=lines.append)
+  assert not result['reproduced']
+  assert any('checkpoint of epoch 2: seed 3 holds parameters' in d
+             for d in result['differences'])
+  assert lines[0].endswith('NOT reproduced: 2 difference(s)')
+
+
+def test_verify_refuses_more_epochs_than_were_recorded(trained):
+  proc = _verify(trained, '--verify_epochs=5')
+  assert proc.returncode == 1
+  assert 'records no epoch 3; --verify_epochs=5 needs epochs 1..5' in proc.stderr
+
+
+def test_report_warns_when_a_table_mixes_records(tmp_path):
+  root = str(tmp_path)
+  record = provenance.determinism_record()
+  for name, threads in (('a', 1), ('b', 1), ('c', 0)):
+    run_dir = make_run(root, name, {'test_accuracy': [80.0, 82.0],
+                                    'dev_accuracy': [81.0, 83.0]})
+    path = os.path.join(run_dir, outputs.RESULTS)
+    results = outputs.read_json(path)
+    results['provenance'] = {'determinism': dict(record, cpu_threads=threads)}
+    outputs.write_json(path, results)
+  echoed = []
+  report.write_report(root, plots=False, echo=echoed.append)
+  text = open(os.path.join(root, report.REPORT_MD)).read()
+  assert '**Warning:** the rows of this table were produced under different' in text
+  assert '- c differs from a: cpu_threads: 1 -> 0' in text
+  assert 'b differs' not in text
+  assert any('c differs from a' in e for e in echoed)

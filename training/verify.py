@@ -1,0 +1,182 @@
+"""``--mode=verify``: re-run the first epochs of a workdir and compare, bit for bit.
+
+A run records, per epoch and member, its train loss, dev and test metrics and a hash
+of its parameters (``metrics.jsonl``, ``params_sha256``), and its determinism record
+(``results.json`` / checkpoint meta, ``provenance.determinism``). :func:`verify`
+rebuilds every member's initial state from its seed, trains the first ``epochs``
+epochs again and compares each of those numbers exactly; it also checks that every
+kept checkpoint still holds the parameters its epoch recorded, and that a checkpoint
+of a re-run epoch equals the re-run state leaf for leaf. It writes nothing: a running
+workdir can be verified while it trains.
+"""
+import contextlib
+import os
+from typing import Dict, List, Optional
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from absl import logging
+
+from training import checkpoints as ckpt_lib
+from training import hosts
+from training import loop
+from training import outputs
+from training import provenance as provenance_lib
+from training import runtime
+from training.errors import UserError
+
+COMPARED = ('train_loss', 'params_sha256')  # besides every dev_* and test_* metric
+
+
+@contextlib.contextmanager
+def _quiet_absl():
+  level = logging.get_verbosity()
+  logging.set_verbosity(logging.ERROR)
+  try:
+    yield
+  finally:
+    logging.set_verbosity(level)
+
+
+def _member_key(row: dict):
+  return (row.get('fold'), row['seed'])
+
+
+def recorded_rows(workdir: str, epochs: int) -> Dict[int, Dict[tuple, dict]]:
+  """``{epoch: {(fold, seed): row}}`` of metrics.jsonl; epochs 1..``epochs`` must be
+  there."""
+  by_epoch = {}
+  for row in outputs.MetricsLog(workdir).rows():
+    by_epoch.setdefault(row['epoch'], {})[_member_key(row)] = row
+  missing = [e for e in range(1, epochs + 1) if e not in by_epoch]
+  if missing:
+    raise UserError(f'{os.path.join(workdir, outputs.METRICS)} records no epoch '
+                    f'{missing[0]}; --verify_epochs={epochs} needs epochs 1..{epochs} '
+                    f'trained (it has {max(by_epoch, default=0)})')
+  return by_epoch
+
+
+def recorded_determinism(workdir: str, checkpoint_meta: Optional[dict]):
+  """The run's record: results.json's, else (a run still training) its newest
+  checkpoint's; None for a run made before records were kept."""
+  path = os.path.join(workdir, outputs.RESULTS)
+  if os.path.exists(path):
+    return (outputs.read_json(path).get('provenance') or {}).get('determinism')
+  return (checkpoint_meta or {}).get('determinism')
+
+
+def compare_rows(epoch: int, rows: List[dict], recorded: Dict[tuple, dict]) -> List[str]:
+  """What differs between the re-run rows of ``epoch`` and the recorded ones."""
+  out = []
+  for row in rows:
+    key = _member_key(row)
+    label = (f'fold {key[0]} ' if key[0] is not None else '') + f'seed {key[1]}'
+    old = recorded.get(key)
+    if old is None:
+      out.append(f'epoch {epoch}, {label}: not in {outputs.METRICS}')
+      continue
+    names = [k for k in row if k in COMPARED or k.startswith(('dev_', 'test_'))]
+    for k in names:
+      if k in old and old[k] != row[k]:
+        out.append(f'epoch {epoch}, {label}: {k} recorded {old[k]!r}, re-run {row[k]!r}')
+  return out
+
+
+def _leaf_differences(restored, state) -> List[str]:
+  out = []
+  flat_r = jax.tree_util.tree_flatten_with_path(restored)[0]
+  for (path, r), s in zip(flat_r, jax.tree.leaves(state)):
+    if not np.array_equal(hosts.fetch(r), hosts.fetch(s)):
+      out.append(jax.tree_util.keystr(path))
+  return out
+
+
+def check_checkpoints(exp, ckpts, rows_by_epoch, rerun_states):
+  """``(differences, newest checkpoint's meta)``: every kept checkpoint must hold the
+  parameters its epoch recorded, and one of a re-run epoch must equal the re-run
+  state (every leaf, optimizer state included)."""
+  out, meta = [], None
+  target = exp.init_state()
+  for epoch in sorted(ckpts.manager.all_steps()):
+    restored, meta = ckpts.restore(epoch, target)
+    recorded = rows_by_epoch.get(epoch)
+    if recorded:
+      found = exp.params_fingerprints(restored.params)
+      for i, seed in enumerate(exp.member_seeds):
+        fold = int(exp.member_views[i]) if exp.folds else None
+        want = recorded.get((fold, int(seed)), {}).get('params_sha256')
+        if want is not None and want != found[i]:
+          out.append(f'checkpoint of epoch {epoch}: seed {int(seed)}'
+                     + (f' fold {fold}' if fold is not None else '')
+                     + f' holds parameters {found[i]}, the run recorded {want} '
+                     f'(the checkpoint was changed or written by another run)')
+    if epoch in rerun_states:
+      leaves = _leaf_differences(restored, rerun_states[epoch])
+      if leaves:
+        out.append(f'checkpoint of epoch {epoch} differs from the re-run state in '
+                   + ', '.join(leaves[:5]) + (' ...' if len(leaves) > 5 else ''))
+  return out, meta
+
+
+def verify(config, workdir: str, epochs: int = 1, echo=print) -> dict:
+  """Re-runs epochs 1..``epochs`` of ``workdir`` and compares them bitwise.
+
+  Returns ``{'reproduced': bool, 'differences': [...], 'record_changes': [...]}``
+  and prints ``reproduced`` or what differs and which record field changed.
+  """
+  if epochs < 1:
+    raise UserError(f'--verify_epochs={epochs}; expected a positive number of epochs')
+  runtime.pin_for(config)
+  if not loop.check_workdir(config, workdir):
+    raise UserError(f'{workdir} holds no {outputs.CONFIG}; expected the workdir of a '
+                    f'run to verify')
+  all_rows = recorded_rows(workdir, epochs)
+  exp = loop.Experiment(config)
+  state = exp.init_state()
+  loop.record_program(exp, state)
+  checkpoint_epochs = set()
+  with _quiet_absl():  # orbax warns that a read-only manager will not save
+    ckpts = ckpt_lib.Checkpoints(workdir, read_only=True)
+  try:
+    checkpoint_epochs = set(ckpts.manager.all_steps())
+    differences, rerun_states = [], {}
+    for epoch in range(1, epochs + 1):
+      state, train_loss = exp.train_epoch(state, epoch)
+      evals = exp.evaluate_all(state.params)
+      if 'dev_accuracy' in evals:
+        state = exp.steps.select_best(
+            state, jnp.asarray(evals['dev_accuracy'], jnp.float32), epoch)
+      rows = loop.epoch_rows(exp, epoch, train_loss, evals, 0.0,
+                             exp.params_fingerprints(state.params))
+      differences += compare_rows(epoch, rows, all_rows[epoch])
+      if epoch in checkpoint_epochs:
+        rerun_states[epoch] = jax.tree.map(np.asarray, state)
+    found, meta = check_checkpoints(exp, ckpts, all_rows, rerun_states)
+    differences += found
+  finally:
+    ckpts.close()
+  recorded = recorded_determinism(workdir, meta)
+  current = exp.provenance['determinism']
+  changes = (provenance_lib.record_differences(recorded, current,
+                                               provenance_lib.REPRODUCING + ('program',))
+             if recorded else [])
+  members = len(exp.member_seeds)
+  if not differences:
+    echo(f'{workdir}: reproduced: epochs 1..{epochs} of {members} members bitwise '
+         f'(parameters, train loss, dev and test metrics); '
+         f'{len(checkpoint_epochs)} checkpoint(s) intact.')
+    if changes:
+      echo('  (the determinism record differs, yet the bits agree: '
+           + '; '.join(changes) + ')')
+  else:
+    echo(f'{workdir}: NOT reproduced: {len(differences)} difference(s)')
+    for d in differences[:20]:
+      echo(f'  {d}')
+    if len(differences) > 20:
+      echo(f'  ... and {len(differences) - 20} more')
+    echo('  determinism record, recorded -> now: '
+         + ('; '.join(changes) if changes else
+            'no field changed' if recorded else 'none recorded (an older run)'))
+  return {'reproduced': not differences, 'differences': differences,
+          'record_changes': changes}
