@@ -36,7 +36,13 @@ def run_launch(*args, env=None, timeout=600):
   """Runs ``python launch.py ARGS`` from the repo root; returns CompletedProcess."""
   return subprocess.run([sys.executable, os.path.join(REPO, 'launch.py'), *args],
                         cwd=REPO, capture_output=True, text=True, timeout=timeout,
-                        env=dict(os.environ, **(env or {})), check=False)
+                        env=dict(user_environment(), **(env or {})), check=False)
+
+
+def user_environment() -> dict:
+  """This process's environment without the thread pool it pinned for itself
+  (``NPROC``): what a user's shell gives a child."""
+  return {k: v for k, v in os.environ.items() if k != runtime.THREADS_VARIABLE}
 
 
 def run_steps(config, n_steps):

@@ -11,6 +11,7 @@ import pytest
 
 from tests.conftest import REPO
 from tests.conftest import run_launch
+from tests.conftest import user_environment
 from tests.test_report import make_run
 from tests.test_report import quiet
 from training import checkpoints as ckpt_lib
@@ -34,7 +35,7 @@ def _probe(cores, env):
   given cores; returns its JSON."""
   proc = subprocess.run(on_cores(cores, '-m', 'tests.determinism_probe', '3'),
                         cwd=REPO, capture_output=True, text=True, timeout=900,
-                        check=False, env=dict(os.environ, **env))
+                        check=False, env=dict(user_environment(), **env))
   assert proc.returncode == 0, proc.stderr[-3000:]
   return json.loads(proc.stdout.strip().splitlines()[-1])
 
@@ -110,7 +111,8 @@ def test_verify_reproduces_an_untouched_run_on_one_core(trained):
       on_cores({min(os.sched_getaffinity(0))}, os.path.join(REPO, 'launch.py'),
                '--config=experiments/demo.py:quick', f'--workdir={trained}',
                "--config.seeds=(3,5)", '--mode=verify', '--verify_epochs=2'),
-      cwd=REPO, capture_output=True, text=True, timeout=600, check=False)
+      cwd=REPO, capture_output=True, text=True, timeout=600, check=False,
+      env=user_environment())
   assert proc.returncode == 0, proc.stderr
   assert 'reproduced: epochs 1..2 of 2 members bitwise' in proc.stdout
   assert '2 checkpoint(s) intact' in proc.stdout

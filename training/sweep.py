@@ -21,6 +21,7 @@ from typing import Any, Dict, List, Sequence, Tuple
 
 from training import hosts
 from training import outputs
+from training import runtime
 from training.errors import UserError
 
 POINT, SWEEP = 'point.json', 'sweep.json'
@@ -127,6 +128,7 @@ def run(config, spec: str, root: str, shard: str = '0/1',
         echo=print) -> Dict[str, dict]:
   """Trains the points of this shard; returns ``{point name: results}``."""
   from training import loop  # pylint: disable=g-import-not-at-top
+  runtime.pin_for(config)  # hosts.is_primary below starts JAX's CPU client
   points = load_points(spec)
   names = point_names(points, spec)
   index, count = parse_shard(shard)
