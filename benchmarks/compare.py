@@ -252,7 +252,7 @@ def whole_part(config_name, cores, epochs, seeds, tmp, torch_data, caches=None):
                     caches or os.path.join(tmp, 'cache_one'))
       for seed in seeds]
   # 4. The ten-seed program with XLA's default pool, one thread per core: what the
-  # pinned pool (config.runtime.cpu_threads=1, the same bits on any machine) costs.
+  # pinned pool (config.runtime.cpu_threads=4, the same bits on any machine) costs.
   if len(cores) > 1 and not caches:
     contestants[UNPINNED] = [framework_run(
         config_name, seeds, epochs, cores, os.path.join(tmp, 'unpinned'),

@@ -81,11 +81,11 @@ def get_base_config() -> ml_collections.ConfigDict:
 
   # Where the arithmetic runs. XLA:CPU splits long sums into one part per thread of its
   # intra-op pool, so the pool's size is part of what defines a seed's numbers: pinned
-  # to 1 by default they are the same on every machine (1 core or 64); more threads
-  # can be faster on a big CPU and give numbers of their own; 0 = XLA's default (the
+  # (4 by default) they are the same on every machine, 1 core or 64. Another value
+  # gives numbers of its own, again the same on every machine; 0 = XLA's default (the
   # usable cores: numbers then depend on the machine). WORKSPACE_NOTES, determinism.
   config.runtime = ml_collections.ConfigDict()
-  config.runtime.cpu_threads = 1
+  config.runtime.cpu_threads = 4
 
   # The number the paper reports for this row (filled by paper experiments).
   config.paper = ml_collections.ConfigDict()

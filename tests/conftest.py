@@ -18,7 +18,8 @@ from training import runtime  # pylint: disable=g-import-not-at-top,wrong-import
 runtime.enable_compilation_cache()
 # The configs' default (config.runtime.cpu_threads): set before JAX starts its CPU
 # client, so that tests computing before they build an Experiment share its pool.
-runtime.pin_cpu_threads(1)
+DEFAULT_THREADS = demo.get_config().runtime.cpu_threads
+runtime.pin_cpu_threads(DEFAULT_THREADS)
 
 
 def small_config(seeds=(1, 2), epochs=2, **train):

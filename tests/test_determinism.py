@@ -9,6 +9,7 @@ import jax
 import numpy as np
 import pytest
 
+from tests.conftest import DEFAULT_THREADS
 from tests.conftest import REPO
 from tests.conftest import run_launch
 from tests.conftest import user_environment
@@ -47,14 +48,14 @@ LINUX = hasattr(os, 'sched_setaffinity')
                     reason='needs two usable cores to compare one core with several')
 def test_every_model_gives_the_same_bits_on_one_core_and_on_all():
   """Parameters after 3 steps and dev/test metrics, bitwise, for every model family;
-  the second process also has NPROC=4 in its environment (a user's setting that the
+  the second process also has NPROC=3 in its environment (a user's setting that the
   config's pinned pool overrides). Unpinned (cpu_threads=0) five of the seven
   differed (2026-11-23)."""
   cores = sorted(os.sched_getaffinity(0))
   one = _probe({cores[0]}, {})
-  every = _probe(set(cores), {'NPROC': '4'})
+  every = _probe(set(cores), {'NPROC': '3'})
   assert (one['usable_cores'], every['usable_cores']) == (1, len(cores))
-  assert one.pop('cpu_threads') == every.pop('cpu_threads') == 1
+  assert one.pop('cpu_threads') == every.pop('cpu_threads') == DEFAULT_THREADS
   del one['usable_cores'], every['usable_cores']
   assert len(one) == 7
   for spec in one:
@@ -63,20 +64,21 @@ def test_every_model_gives_the_same_bits_on_one_core_and_on_all():
 
 def test_the_pool_cannot_change_once_jax_has_started():
   jax.devices()  # the CPU client exists now, with the pool conftest pinned
-  runtime.pin_cpu_threads(1)
+  runtime.pin_cpu_threads(DEFAULT_THREADS)
   runtime.pin_cpu_threads(0)  # 0: whatever the process has
   with pytest.raises(UserError, match=r'config.runtime.cpu_threads=3.*new process'):
     runtime.pin_cpu_threads(3)
-  assert runtime.cpu_threads() == 1
+  assert runtime.cpu_threads() == DEFAULT_THREADS
 
 
 def test_record_names_what_decides_the_bits():
   record = provenance.determinism_record()
   for field in provenance.REPRODUCING + ('cpu_model', 'usable_cores', 'glibc_tunables'):
     assert field in record, field
-  assert record['cpu_threads'] == 1 and record['backend'] == 'cpu'
+  assert record['cpu_threads'] == DEFAULT_THREADS and record['backend'] == 'cpu'
   changed = dict(record, cpu_threads=2, usable_cores=64)
-  assert provenance.record_differences(record, changed) == ['cpu_threads: 1 -> 2']
+  assert provenance.record_differences(record, changed) == [
+      f'cpu_threads: {DEFAULT_THREADS} -> 2']
 
 
 @pytest.fixture(scope='module')
@@ -98,7 +100,7 @@ def _verify(workdir, *extra, env=None):
 def test_results_and_checkpoints_carry_the_record(trained):
   record = outputs.read_json(os.path.join(trained, outputs.RESULTS))[
       'provenance']['determinism']
-  assert record['cpu_threads'] == 1 and len(record['program']) == 16
+  assert record['cpu_threads'] == DEFAULT_THREADS and len(record['program']) == 16
   meta = json.load(open(os.path.join(trained, 'checkpoints', '2', 'meta', 'metadata')))
   assert meta['determinism'] == record
   rows = outputs.MetricsLog(trained).rows()

@@ -85,19 +85,17 @@ def pin_cpu_threads(threads: int) -> None:
       os.environ[THREADS_VARIABLE] = str(threads)
     _pinned = threads
     return
-  started = _pinned if _pinned is not None else int(
-      os.environ.get(THREADS_VARIABLE) or 0)
+  started = _pinned or int(os.environ.get(THREADS_VARIABLE) or 0) or usable_cores()
   if threads and threads != started:
     raise UserError(
         f'config.runtime.cpu_threads={threads}, but this process started JAX with '
-        f'{started or "the usable cores (" + str(usable_cores()) + ")"} XLA:CPU '
-        f'threads; run it in a new process (launch.py does), or call '
-        f'training.runtime.pin_cpu_threads({threads}) before any JAX computation')
+        f'{started} XLA:CPU threads; run it in a new process (launch.py does), or '
+        f'call training.runtime.pin_cpu_threads({threads}) before any JAX computation')
 
 
 def cpu_threads() -> int:
   """The size of this process's XLA:CPU intra-op pool (what a result depends on)."""
-  return _pool_size(_pinned or 0)
+  return _pool_size(_pinned or 0)  # 0: NPROC as the process found it, else the cores
 
 
 def pin_for(config) -> None:
