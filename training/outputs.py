@@ -10,6 +10,7 @@ half a file: ``config.json``, ``metrics.jsonl``, ``results.json``, TensorBoard e
 
 ``std`` is the sample standard deviation over seeds (ddof=1; 0 for one seed).
 """
+import contextlib
 import json
 import os
 from typing import Dict, List, Sequence
@@ -21,13 +22,25 @@ from training.errors import UserError
 CONFIG, METRICS, RESULTS = 'config.json', 'metrics.jsonl', 'results.json'
 
 
-def write_json(path: str, obj) -> None:
-  """Writes JSON atomically (temp file + rename)."""
+@contextlib.contextmanager
+def atomic_file(path: str, mode: str = 'w', **open_args):
+  """A file to write that replaces ``path`` only once the block ends without error
+  (temp file + rename): a reader never sees half a file, and a failed write leaves
+  the old one."""
   tmp = path + '.tmp'
-  with open(tmp, 'w') as f:
+  try:
+    with open(tmp, mode, **open_args) as f:
+      yield f
+    os.replace(tmp, path)
+  finally:
+    if os.path.exists(tmp):
+      os.remove(tmp)
+
+
+def write_json(path: str, obj) -> None:
+  with atomic_file(path) as f:
     json.dump(obj, f, indent=1, sort_keys=False, allow_nan=True)
     f.write('\n')
-  os.replace(tmp, path)
 
 
 def read_json(path: str):
@@ -59,10 +72,8 @@ class MetricsLog:
   def keep_epochs_up_to(self, epoch: int) -> None:
     """Drops rows of epochs after ``epoch`` (written after the last checkpoint)."""
     rows = [r for r in self.rows() if r['epoch'] <= epoch]
-    tmp = self.path + '.tmp'
-    with open(tmp, 'w') as f:
+    with atomic_file(self.path) as f:
       f.writelines(json.dumps(r) + '\n' for r in rows)
-    os.replace(tmp, self.path)
 
   def append(self, rows: Sequence[dict]) -> None:
     with open(self.path, 'a') as f:

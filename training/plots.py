@@ -76,10 +76,9 @@ def _figure(width: float, height: float, ncols: int = 1):
 
 def _save(fig, path: str) -> List[str]:
   os.makedirs(os.path.dirname(path) or '.', exist_ok=True)
-  tmp = path + '.tmp'
   fig.tight_layout()
-  fig.savefig(tmp, format='png', metadata={'Software': None})
-  os.replace(tmp, path)
+  with outputs.atomic_file(path, 'wb') as f:
+    fig.savefig(f, format='png', metadata={'Software': None})
   return [path]
 
 

@@ -591,11 +591,8 @@ def render_latex(rows: Sequence[dict]) -> str:
 
 
 def write_text(path: str, text: str) -> None:
-  """Writes ``text`` atomically (temp file + rename)."""
-  tmp = path + '.tmp'
-  with open(tmp, 'w', encoding='utf-8', newline='') as f:
+  with outputs.atomic_file(path, encoding='utf-8', newline='') as f:
     f.write(text)
-  os.replace(tmp, path)
 
 
 def write_report(root: str, latex: bool = False, plots: bool = True,
