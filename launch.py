@@ -49,7 +49,6 @@ def main(argv):
   if not flags.FLAGS['verbosity'].present:
     logging.set_verbosity(logging.WARNING)  # orbax and TFDS log every step at INFO
   # Imported here so that `--help` and flag errors stay fast.
-  from training import config_checks  # pylint: disable=g-import-not-at-top
   from training import describe  # pylint: disable=g-import-not-at-top
   from training import loop  # pylint: disable=g-import-not-at-top
   from training import sweep  # pylint: disable=g-import-not-at-top
@@ -80,7 +79,6 @@ def main(argv):
       raise UserError(f'cannot load --config: {e}') from e
     if config is None:
       raise UserError('--config is required, e.g. --config=experiments/demo.py')
-    config_checks.validate_runtime(config)
     runtime.pin_for(config)  # before anything starts JAX's CPU client
     if _MODE.value == 'describe':
       info = describe.describe(config)

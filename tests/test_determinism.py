@@ -71,6 +71,15 @@ def test_the_pool_cannot_change_once_jax_has_started():
   assert runtime.cpu_threads() == DEFAULT_THREADS
 
 
+@pytest.mark.parametrize('bad', [-1, 2.0, True, '4'])
+def test_a_bad_thread_count_is_refused_by_name(bad):
+  import ml_collections  # pylint: disable=g-import-not-at-top
+  config = ml_collections.ConfigDict({'runtime': {'cpu_threads': bad}})
+  with pytest.raises(UserError, match=r'config.runtime.cpu_threads=.*expected an int '
+                                      r'>= 0'):
+    runtime.pin_for(config)
+
+
 def test_record_names_what_decides_the_bits():
   record = provenance.determinism_record()
   for field in provenance.REPRODUCING + ('cpu_model', 'usable_cores', 'glibc_tunables'):

@@ -78,16 +78,7 @@ def validate(config) -> None:
     raise UserError(f'config.train.patience={patience} needs '
                     f"config.train.selection='best_dev' (got {t.selection!r}): "
                     f'early stopping watches the dev score')
-  validate_runtime(config)
   if config.data.num_buckets < 1 or config.data.bucket_multiple < 1:
     raise UserError('config.data.num_buckets and config.data.bucket_multiple must be '
                     f'positive; got {config.data.num_buckets}, '
                     f'{config.data.bucket_multiple}')
-
-
-def validate_runtime(config) -> None:
-  """``config.runtime``, checked before the thread pool is pinned from it."""
-  threads = config.get('runtime', {}).get('cpu_threads', 0)
-  if not isinstance(threads, int) or isinstance(threads, bool) or threads < 0:
-    raise UserError(f'config.runtime.cpu_threads={threads!r}; expected an int >= 0 '
-                    f'(1 = the same numbers on every machine, 0 = the usable cores)')

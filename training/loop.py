@@ -188,6 +188,14 @@ class Experiment:
     return {k[len(prefix):]: v for k, v in self.evaluate_all(params).items()
             if k.startswith(prefix)}
 
+  def keep_best(self, state, evals, epoch: int):
+    """Each member keeps its parameters if ``evals``' dev accuracy is its best yet
+    (``state`` unchanged without a dev split)."""
+    if 'dev_accuracy' not in evals:
+      return state
+    return self.steps.select_best(
+        state, jnp.asarray(evals['dev_accuracy'], jnp.float32), epoch)
+
   def all_stopped(self, state, epoch: int) -> bool:
     """True when early stopping has ended every member's selection after ``epoch``."""
     return bool(self.patience) and bool(np.all(hosts.fetch(
@@ -262,9 +270,11 @@ class Experiment:
     return provenance_lib.program_fingerprint(compiled.as_text())
 
 
-def record_program(exp, state) -> None:
-  """Adds the compiled train step's fingerprint to the run's determinism record."""
-  exp.provenance['determinism']['program'] = exp.program_fingerprint(state)
+def record_program(exp, state, meta: Optional[dict] = None) -> None:
+  """Adds the compiled train step's fingerprint to the run's determinism record: the
+  one a checkpoint's ``meta`` recorded when training made it, else this process's."""
+  recorded = ((meta or {}).get('determinism') or {}).get('program')
+  exp.provenance['determinism']['program'] = recorded or exp.program_fingerprint(state)
 
 
 def check_workdir(config, workdir: str) -> bool:
@@ -286,7 +296,10 @@ def check_workdir(config, workdir: str) -> bool:
   return True
 
 
-def epoch_rows(exp, epoch, train_loss, evals, wall_time, params_sha):
+def epoch_rows(exp, epoch, train_loss, evals, wall_time, params):
+  """metrics.jsonl's rows of ``epoch``, one per member; ``params`` (stacked) give
+  each row's ``params_sha256``."""
+  params_sha = exp.params_fingerprints(params)
   rows = []
   for i, seed in enumerate(exp.member_seeds):
     row = {'epoch': epoch, 'seed': int(seed)}
@@ -316,7 +329,7 @@ def train(config, workdir: str, echo=print) -> dict:
   is left untouched.
   """
   from tqdm import tqdm  # pylint: disable=g-import-not-at-top
-  config_checks.validate(config)
+  config_checks.validate(config)  # a bad config is refused before the workdir exists
   runtime.pin_for(config)  # before orbax's first JAX call starts the CPU client
   os.makedirs(workdir, exist_ok=True)
   known = check_workdir(config, workdir)
@@ -373,12 +386,9 @@ def train(config, workdir: str, echo=print) -> dict:
       with timer('eval'):
         evals = exp.evaluate_all(state.params)
       evaluated[epoch] = evals
-      if 'dev_accuracy' in evals:
-        state = exp.steps.select_best(
-            state, jnp.asarray(evals['dev_accuracy'], jnp.float32), epoch)
+      state = exp.keep_best(state, evals, epoch)
       wall = elapsed + time.perf_counter() - started
-      rows = epoch_rows(exp, epoch, train_loss, evals, wall,
-                         exp.params_fingerprints(state.params))
+      rows = epoch_rows(exp, epoch, train_loss, evals, wall, state.params)
       if primary:
         log.append(rows)
         tensorboard.write(rows)
@@ -426,7 +436,7 @@ def evaluate(config, workdir: str, echo=print) -> dict:
     if not latest:
       raise UserError(f'{ckpts.directory} holds no checkpoint to evaluate')
     state, meta = ckpts.restore(latest, exp.init_state())
-    record_program(exp, state)
+    record_program(exp, state, meta)
     results = exp.results(state, latest)
     results['wall_time'] = meta.get('elapsed')
     outputs.write_json(os.path.join(workdir, outputs.RESULTS), results)

@@ -14,7 +14,6 @@ import os
 from typing import Dict, List, Optional
 
 import jax
-import jax.numpy as jnp
 import numpy as np
 from absl import logging
 
@@ -135,7 +134,6 @@ def verify(config, workdir: str, epochs: int = 1, echo=print) -> dict:
   exp = loop.Experiment(config)
   state = exp.init_state()
   loop.record_program(exp, state)
-  checkpoint_epochs = set()
   with _quiet_absl():  # orbax warns that a read-only manager will not save
     ckpts = ckpt_lib.Checkpoints(workdir, read_only=True)
   try:
@@ -144,11 +142,8 @@ def verify(config, workdir: str, epochs: int = 1, echo=print) -> dict:
     for epoch in range(1, epochs + 1):
       state, train_loss = exp.train_epoch(state, epoch)
       evals = exp.evaluate_all(state.params)
-      if 'dev_accuracy' in evals:
-        state = exp.steps.select_best(
-            state, jnp.asarray(evals['dev_accuracy'], jnp.float32), epoch)
-      rows = loop.epoch_rows(exp, epoch, train_loss, evals, 0.0,
-                             exp.params_fingerprints(state.params))
+      state = exp.keep_best(state, evals, epoch)
+      rows = loop.epoch_rows(exp, epoch, train_loss, evals, 0.0, state.params)
       differences += compare_rows(epoch, rows, all_rows[epoch])
       if epoch in checkpoint_epochs:
         rerun_states[epoch] = jax.tree.map(np.asarray, state)
