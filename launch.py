@@ -9,7 +9,7 @@ point). Override any config field with
 ``--config.a.b=value`` and select a config variant with ``--config=file.py:arg``.
 
 Sweeps: ``--sweep=sweeps/X.py[:arg]`` trains every point in ``W/<point name>``;
-``--sweep_shard=i/n`` takes every n-th point from the i-th (training/sweep.py).
+``--sweep_shard=i/n`` takes every n-th point from the i-th (seedsweep/sweep/runner.py).
 """
 import os
 import sys
@@ -19,7 +19,7 @@ from absl import flags
 from absl import logging
 from ml_collections import config_flags
 
-from training import runtime
+from seedsweep.run import runtime
 
 MODES = ('train', 'eval', 'verify', 'describe', 'report', 'commands')
 _CONFIG = config_flags.DEFINE_config_file(
@@ -49,10 +49,10 @@ def main(argv):
   if not flags.FLAGS['verbosity'].present:
     logging.set_verbosity(logging.WARNING)  # orbax and TFDS log every step at INFO
   # Imported here so that `--help` and flag errors stay fast.
-  from training import describe  # pylint: disable=g-import-not-at-top
-  from training import loop  # pylint: disable=g-import-not-at-top
-  from training import sweep  # pylint: disable=g-import-not-at-top
-  from training.errors import UserError  # pylint: disable=g-import-not-at-top
+  from seedsweep.run import describe  # pylint: disable=g-import-not-at-top
+  from seedsweep.run import loop  # pylint: disable=g-import-not-at-top
+  from seedsweep.sweep import runner as sweep  # pylint: disable=g-import-not-at-top
+  from seedsweep.errors import UserError  # pylint: disable=g-import-not-at-top
 
   runtime.enable_compilation_cache()
   if _DISTRIBUTED.value:
@@ -63,8 +63,8 @@ def main(argv):
 
   try:
     if _MODE.value == 'report':
-      from experiments import base  # pylint: disable=g-import-not-at-top
-      from training import report  # pylint: disable=g-import-not-at-top
+      from seedsweep.config import base  # pylint: disable=g-import-not-at-top
+      from seedsweep.report import tables as report  # pylint: disable=g-import-not-at-top
       # Runs re-evaluated for the report pin their own pool; this is the default.
       runtime.pin_for(base.get_base_config())
       if not _WORKDIR.value:
@@ -99,7 +99,7 @@ def main(argv):
     elif _MODE.value == 'train':
       loop.train(config, _WORKDIR.value)
     elif _MODE.value == 'verify':
-      from training import verify  # pylint: disable=g-import-not-at-top
+      from seedsweep.run import verify  # pylint: disable=g-import-not-at-top
       if not verify.verify(config, _WORKDIR.value, _VERIFY_EPOCHS.value)['reproduced']:
         sys.exit(1)
     else:
@@ -115,8 +115,7 @@ def _unknown_override(argv):
   if spec_arg is None:
     return None
   path = spec_arg.partition(':')[0]
-  sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-  from experiments import base  # pylint: disable=g-import-not-at-top
+  from seedsweep.config import base  # pylint: disable=g-import-not-at-top
   config = base.load_config(spec_arg)
   for a in argv:
     if not a.startswith('--config.'):

@@ -39,8 +39,8 @@ REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 if REPO not in sys.path:
   sys.path.insert(0, REPO)
 
-from experiments import base  # pylint: disable=wrong-import-position
-from training import runtime  # pylint: disable=wrong-import-position
+from seedsweep.config import base  # pylint: disable=wrong-import-position
+from seedsweep.run import runtime  # pylint: disable=wrong-import-position
 
 SEEDS = tuple(range(1, 11))
 WHOLE_CONFIG = 'experiments/bilstm.py:sst/binary'
@@ -129,8 +129,8 @@ def measure_peak(seconds: float = 2.0) -> float:
 def probe(config_name: str, seeds, steps: int) -> dict:
   """In-process measurement of one config (runs in a child: see ``--probe``)."""
   import jax  # pylint: disable=g-import-not-at-top
-  from training import loop  # pylint: disable=g-import-not-at-top
-  from training import timing  # pylint: disable=g-import-not-at-top
+  from seedsweep.run import loop  # pylint: disable=g-import-not-at-top
+  from seedsweep.run import timing  # pylint: disable=g-import-not-at-top
   runtime.enable_compilation_cache()
   config = base.load_config(config_name)
   config.seeds = tuple(seeds)
@@ -197,7 +197,7 @@ def probe(config_name: str, seeds, steps: int) -> dict:
 def export_for_torch(config_name: str, path: str) -> None:
   """Writes the dataset of ``config_name`` as padded token ids for the PyTorch loop."""
   import numpy as np  # pylint: disable=g-import-not-at-top
-  import data as data_lib  # pylint: disable=g-import-not-at-top
+  from seedsweep import data as data_lib  # pylint: disable=g-import-not-at-top
   dataset = data_lib.load_dataset(base.load_config(config_name).data)
   view = dataset.views[0]
   out = {'vocab_size': dataset.vocab_size, 'num_classes': dataset.num_classes}

@@ -27,7 +27,7 @@ REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 if REPO not in sys.path:
   sys.path.insert(0, REPO)  # run as a script from anywhere
 
-from models import dclstm  # pylint: disable=g-import-not-at-top,wrong-import-position
+from seedsweep.models import dclstm  # pylint: disable=g-import-not-at-top,wrong-import-position
 
 _BATCH = flags.DEFINE_integer('batch', 200, 'Sentences per batch (the paper: 200).')
 _LENGTHS = flags.DEFINE_list('lengths', ['24', '56'], 'Padded lengths to time.')

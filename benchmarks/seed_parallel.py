@@ -20,9 +20,9 @@ from ml_collections import config_flags
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 if REPO not in sys.path:
-  sys.path.insert(0, REPO)  # a script: config files import experiments.base
+  sys.path.insert(0, REPO)  # a script: config files import seedsweep.config.base
 
-from training import runtime  # pylint: disable=g-import-not-at-top,wrong-import-position
+from seedsweep.run import runtime  # pylint: disable=g-import-not-at-top,wrong-import-position
 _CONFIG = config_flags.DEFINE_config_file('config', os.path.join(
     REPO, 'experiments', 'demo.py'), 'Experiment config.', lock_config=False)
 _STEPS = flags.DEFINE_integer('steps', 60, 'Timed steps per form (after warm-up).')
@@ -35,7 +35,7 @@ FORMS = ('vmap', 'map', 'per_seed')
 def measure(config, form: str, steps: int) -> float:
   """Steps per second (every seed advanced once per step) of one form."""
   import jax  # pylint: disable=g-import-not-at-top
-  from training import loop  # pylint: disable=g-import-not-at-top
+  from seedsweep.run import loop  # pylint: disable=g-import-not-at-top
   runtime.enable_compilation_cache()
   config.data.num_buckets = 1  # one padded length: the forms see identical shapes
   config.train.seed_parallel = 'map' if form == 'map' else 'vmap'

@@ -81,7 +81,7 @@ def _status_kib(field: str) -> int:
 
 def child(path: str, words_file: str, fmt: str):
   """Loads only; prints JSON with the load time and RSS figures (KiB)."""
-  from data import vectors  # pylint: disable=g-import-not-at-top
+  from seedsweep.data import vectors  # pylint: disable=g-import-not-at-top
   with open(words_file) as f:
     words = json.load(f)
   rss_before = _status_kib('VmRSS')

@@ -6,7 +6,7 @@ recorded sha256, data/raw.py) -> TFDS builder (array_record, built once) ->
 vocabulary from each view's training rows -> flat int32 arrays (data/encoded.py) ->
 the device-resident pipeline (data/pipeline.py).
 
-Names (``config.data.name``): see :data:`REGISTRY` and ``python -m data --list``.
+Names (``config.data.name``): see :data:`REGISTRY` and ``python -m seedsweep.data --list``.
 To add a dataset: a reader and a :class:`data.tfds_base.RawTextBuilder` subclass in
 its own module, its raw files in ``data/raw.py``, and a :class:`DatasetSpec` here.
 """
@@ -22,21 +22,21 @@ import numpy as np
 import tensorflow_datasets as tfds
 from tensorflow_datasets.proto import tf_example_pb2
 
-from data import atis
-from data import demo
-from data import demo_grammar
-from data import embeddings as embeddings_lib
-from data import encoded
-from data import imdb
-from data import mr
-from data import raw
-from data import sst
-from data import subj
-from data import trec
-from data import user_files
-from data import vocabulary as vocab_lib
-from data.encoded import EncodedDataset
-from training.errors import UserError
+from seedsweep.data import atis
+from seedsweep.data import demo
+from seedsweep.data import demo_grammar
+from seedsweep.data import embeddings as embeddings_lib
+from seedsweep.data import encoded
+from seedsweep.data import imdb
+from seedsweep.data import mr
+from seedsweep.data import raw
+from seedsweep.data import sst
+from seedsweep.data import subj
+from seedsweep.data import trec
+from seedsweep.data import user_files
+from seedsweep.data import vocabulary as vocab_lib
+from seedsweep.data.encoded import EncodedDataset
+from seedsweep.errors import UserError
 
 SPLIT_ORDER = ('train', 'dev', 'test')
 

@@ -1,8 +1,8 @@
 r"""Prepares a dataset if needed and prints its statistics.
 
-  python -m data NAME [--json] [--data_dir=DIR]     e.g. sst/fine, trec/coarse, mr, atis
-  python -m data --list                             the registered names
-  python -m data --all                              prepares every dataset, with timings
+  python -m seedsweep.data NAME [--json] [--data_dir=DIR]     e.g. sst/fine, trec/coarse, mr, atis
+  python -m seedsweep.data --list                             the registered names
+  python -m seedsweep.data --all                              prepares every dataset, with timings
 
 Statistics: split sizes (under ``splits`` in JSON), classes with their counts per
 split, vocabulary size (training words, lower-cased), token-length percentiles, the
@@ -19,16 +19,16 @@ import time
 import ml_collections
 import numpy as np
 
-import data as data_lib
-from training.errors import UserError
+from seedsweep import data as data_lib
+from seedsweep.errors import UserError
 
 
 def data_config(name: str) -> ml_collections.ConfigDict:
-  from experiments import base  # pylint: disable=g-import-not-at-top
+  from seedsweep.config import base  # pylint: disable=g-import-not-at-top
   config = base.get_base_config().data
   config.name = name
   if name == 'files':
-    raise UserError("python -m data: 'files' needs a config; use launch.py --mode="
+    raise UserError("python -m seedsweep.data: 'files' needs a config; use launch.py --mode="
                     'describe with config.data.files')
   return config
 
@@ -84,7 +84,7 @@ def _prepare(name: str):
 
 
 def main(argv=None) -> int:
-  parser = argparse.ArgumentParser(prog='python -m data', description=__doc__.split(
+  parser = argparse.ArgumentParser(prog='python -m seedsweep.data', description=__doc__.split(
       '\n')[1].strip())
   parser.add_argument('name', nargs='?', help='a dataset name, e.g. sst/fine')
   parser.add_argument('--json', action='store_true', help='print JSON')

@@ -20,9 +20,9 @@ from typing import Dict, Iterable, List, Tuple
 
 import tensorflow_datasets as tfds
 
-from data import raw as raw_lib
-from data import tfds_base
-from training.errors import UserError
+from seedsweep.data import raw as raw_lib
+from seedsweep.data import tfds_base
+from seedsweep.errors import UserError
 
 SLOTGATED_SPLITS = {'train': 'train', 'dev': 'valid', 'test': 'test'}
 JOINTSLU_FILES = ('atis.train', 'atis.test', 'atis-2.train', 'atis-2.dev')

@@ -18,8 +18,8 @@ from typing import Dict, Optional, Sequence, Tuple
 
 import numpy as np
 
-from data import vectors as vectors_lib
-from training.errors import UserError
+from seedsweep.data import vectors as vectors_lib
+from seedsweep.errors import UserError
 
 
 def vectors_config(data_config):

@@ -17,9 +17,9 @@ from typing import Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from data import folds as folds_lib
-from data import vocabulary as vocab_lib
-from training.errors import UserError
+from seedsweep.data import folds as folds_lib
+from seedsweep.data import vocabulary as vocab_lib
+from seedsweep.errors import UserError
 
 HOLDOUT_SALT = 0xDE5  # seeds the held-out dev permutation (with the fold number)
 FOLD_SEED = 0         # seeds the cross-validation folds (data/folds.py)

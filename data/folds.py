@@ -19,7 +19,7 @@ from typing import Optional, Sequence, Tuple
 
 import numpy as np
 
-from training.errors import UserError
+from seedsweep.errors import UserError
 
 
 def cv_folds(num_examples: int, num_folds: int = 10, seed: int = 0,

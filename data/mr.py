@@ -11,9 +11,9 @@ an example in :func:`read_all` is its position in that order.
 import os
 from typing import List, Tuple
 
-from data import raw as raw_lib
-from data import tfds_base
-from training.errors import UserError
+from seedsweep.data import raw as raw_lib
+from seedsweep.data import tfds_base
+from seedsweep.errors import UserError
 
 LABEL_NAMES = ('negative', 'positive')
 FILES = ('rt-polarity.neg', 'rt-polarity.pos')  # in label order

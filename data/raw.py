@@ -1,7 +1,7 @@
 """Where raw dataset files live, their recorded checksums, and fetching them.
 
 One setting says where raw data lives, for every builder and command: the environment
-variable ``SEEDSWEEP_DATA`` (``launch.py --data_dir`` and ``python -m data --data_dir``
+variable ``SEEDSWEEP_DATA`` (``launch.py --data_dir`` and ``python -m seedsweep.data --data_dir``
 set it). It names a folder with the layout of the project's offline copy::
 
   $SEEDSWEEP_DATA/sst/trees/{train,dev,test}.txt
@@ -27,7 +27,7 @@ import os
 import shutil
 from typing import Dict, Optional, Sequence
 
-from training.errors import UserError
+from seedsweep.errors import UserError
 
 ENV = 'SEEDSWEEP_DATA'
 

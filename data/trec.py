@@ -14,9 +14,9 @@ from typing import List, Tuple
 
 import tensorflow_datasets as tfds
 
-from data import raw as raw_lib
-from data import tfds_base
-from training.errors import UserError
+from seedsweep.data import raw as raw_lib
+from seedsweep.data import tfds_base
+from seedsweep.errors import UserError
 
 FILES = {'train': 'train_5500.label', 'test': 'TREC_10.label'}
 SPLITS = tuple(FILES)

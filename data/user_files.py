@@ -20,8 +20,8 @@ from typing import Dict, List, Optional
 
 import tensorflow_datasets as tfds
 
-from data import tfds_base
-from training.errors import UserError
+from seedsweep.data import tfds_base
+from seedsweep.errors import UserError
 
 SPLITS = ('train', 'dev', 'test')
 TSV_EXTENSIONS = ('.tsv', '.txt')

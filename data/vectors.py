@@ -51,7 +51,7 @@ from typing import BinaryIO, Dict, Iterator, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from training.errors import UserError
+from seedsweep.errors import UserError
 
 FORMATS = ('glove', 'word2vec_text', 'word2vec_binary')
 OOV_INITS = ('random', 'zero')

@@ -1,6 +1,6 @@
 r"""Bi-LSTM baseline on any registered dataset, ten seeds, with the dataset's protocol.
 
-Run (DATASET is a name of ``python -m data --list``, e.g. sst/binary, trec/coarse, mr):
+Run (DATASET is a name of ``python -m seedsweep.data --list``, e.g. sst/binary, trec/coarse, mr):
   python launch.py --config=experiments/bilstm.py:sst/binary --workdir=runs/bilstm_sst2
   python launch.py --config=experiments/bilstm.py:mr --workdir=runs/bilstm_mr       # 10 folds x 10 seeds
   python launch.py --config=experiments/bilstm.py:trec/coarse,quick --workdir=runs/q
@@ -12,8 +12,8 @@ MR and Subj run all 10 folds stacked with the seeds. Model: 300-d random embeddi
 150 hidden units per direction, mean pooling, dropout 0.5, Adam 1e-3, batch 50.
 No paper number: this is the common baseline, not a paper's row.
 """
-import data
-from experiments import base
+from seedsweep import data
+from seedsweep.config import base
 
 NO_DEV = ('trec/coarse', 'trec/fine', 'imdb', 'mr', 'subj', 'atis/jointslu')
 

@@ -3,7 +3,7 @@
 
 Not an experiment itself.
 """
-from experiments import base
+from seedsweep.config import base
 
 SOURCE = 'Zhou et al. 2015, A C-LSTM Neural Network for Text Classification'
 MODELS = ('clstm', 'lstm', 'bilstm', 'literal')

@@ -17,8 +17,8 @@ sentences, 150 filters and memory cells, at most 20 epochs, epoch chosen on dev.
 Paper (word2vec, fine-tuned): C-LSTM 87.8 / 49.2; LSTM 86.6 / 46.6; Bi-LSTM 87.9 /
 47.8 (SST-2 / SST-1). Measured: WORKSPACE_NOTES.md.
 """
-from experiments import base
-from experiments import clstm_common
+from seedsweep.config import base
+from seedsweep.experiments import clstm_common
 
 PAPER = {('binary', 'clstm'): 87.8, ('fine', 'clstm'): 49.2,
          ('binary', 'lstm'): 86.6, ('fine', 'lstm'): 46.6,

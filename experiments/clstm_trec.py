@@ -14,8 +14,8 @@ Protocol: 1000 training questions held out for epoch selection, training on the 
 Paper (word2vec, fine-tuned): C-LSTM 94.6, LSTM 93.2, Bi-LSTM 93.0.
 Measured: WORKSPACE_NOTES.md.
 """
-from experiments import base
-from experiments import clstm_common
+from seedsweep.config import base
+from seedsweep.experiments import clstm_common
 
 PAPER = {'clstm': 94.6, 'lstm': 93.2, 'bilstm': 93.0}
 

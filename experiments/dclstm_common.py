@@ -3,7 +3,7 @@
 Not an experiment itself: ``dclstm_sst.py``, ``dclstm_mr.py``, ``dclstm_subj.py`` and
 ``dclstm_trec.py`` call :func:`dclstm_config` with their dataset and paper numbers.
 """
-from experiments import base
+from seedsweep.config import base
 
 SOURCE = 'Ding et al. 2018, Densely Connected Bidirectional LSTM'
 # Model variants of the paper's tables: config.model fields (and a note).

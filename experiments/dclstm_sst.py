@@ -18,8 +18,8 @@ selection, at most 30 epochs, each seed stopping after 5 without a better dev sc
 Paper (GloVe 42B, static): SST-2 89.7, SST-1 51.9;
 Bi-LSTM 300: 87.2 / 49.2; Bi-LSTM 100: 87.5 / 48.5. Measured: WORKSPACE_NOTES.md.
 """
-from experiments import base
-from experiments import dclstm_common
+from seedsweep.config import base
+from seedsweep.experiments import dclstm_common
 
 PAPER = {  # (dataset, model) -> test accuracy (%)
     ('binary', 'dclstm'): 89.7, ('fine', 'dclstm'): 51.9,

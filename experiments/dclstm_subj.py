@@ -8,8 +8,8 @@ Arguments: ``dclstm`` (default), ``bilstm300``, ``bilstm100`` or ``stacked`` (se
 dclstm_sst.py); ``quick`` (2 seeds, 1 epoch, a small model, folds 0 and 1: a smoke test).
 Paper (GloVe 42B, static): 94.5 (DC-Bi-LSTM). Measured: WORKSPACE_NOTES.md.
 """
-from experiments import base
-from experiments import dclstm_common
+from seedsweep.config import base
+from seedsweep.experiments import dclstm_common
 
 PAPER = {'dclstm': 94.5}
 

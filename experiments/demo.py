@@ -10,7 +10,7 @@ cores); a model name, ``bilstm`` (default), ``lstm`` or ``bow`` (order-blind bas
 
 Expected (seeds 1..10, 2 CPU cores): see WORKSPACE_NOTES.md, results log.
 """
-from experiments import base
+from seedsweep.config import base
 
 MODELS = ('bilstm', 'lstm', 'bow')
 

@@ -8,8 +8,8 @@ Protocol: ATIS 4978 training / 893 test utterances (``atis/jointslu``); each lab
 string is one class (``atis_flight+atis_airfare`` too); test labels never seen in
 training count as errors. No dev: the model after epoch 100 is tested. Paper: 97.9.
 """
-from experiments import base
-from experiments import dlstm_common
+from seedsweep.config import base
+from seedsweep.experiments import dlstm_common
 
 
 def get_config(arg: str = ''):

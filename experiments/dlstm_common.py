@@ -3,7 +3,7 @@ and ``dlstm_atis.py``.
 
 Not an experiment itself.
 """
-from experiments import base
+from seedsweep.config import base
 
 SOURCE = 'Shi et al. 2016, Deep LSTM based Feature Mapping for Query Classification'
 

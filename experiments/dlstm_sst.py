@@ -17,8 +17,8 @@ best dev epoch. Paper (GloVe 840B): sentences 87.2 / 49.2, phrases 88.7 / 51.9
 (SST-2 / SST-1) -- the best of 10 runs; their 10-run statistics, presumably with
 phrases: 88.0 ± 0.41 / 50.7 ± 1.04. Measured: WORKSPACE_NOTES.md.
 """
-from experiments import base
-from experiments import dlstm_common
+from seedsweep.config import base
+from seedsweep.experiments import dlstm_common
 
 PAPER = {('binary', False): 87.2, ('fine', False): 49.2,
          ('binary', True): 88.7, ('fine', True): 51.9}

@@ -7,8 +7,8 @@ Run:
 Protocol: 5452 training / 500 test questions, no dev: the model after epoch 100 is
 tested (``selection='last'``). Paper: 94.8 (LSTM 93.2, Bi-LSTM 93.0, C-LSTM 94.6).
 """
-from experiments import base
-from experiments import dlstm_common
+from seedsweep.config import base
+from seedsweep.experiments import dlstm_common
 
 
 def get_config(arg: str = ''):

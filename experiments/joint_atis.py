@@ -25,8 +25,8 @@ TriCRF's 5138-dialog version, not obtainable: numbers compare only roughly
 Measured (10 seeds): slot F1 94.47 ± 0.39, intent error 5.71 ± 1.07, 66 min on 2 CPU
 cores (WORKSPACE_NOTES.md, results log).
 """
-from experiments import base
-from experiments import joint_common
+from seedsweep.config import base
+from seedsweep.experiments import joint_common
 
 # Table 1: row -> (slot F1, intent error %); None: not reported.
 PAPER = {

@@ -4,7 +4,7 @@ as ``config.model`` fields of ``joint_slu``.
 
 Not an experiment itself.
 """
-from experiments import base
+from seedsweep.config import base
 
 SOURCE = ('Ma et al. 2017, Jointly Trained Sequential Labeling and Classification by '
           'Sparse Attention Neural Networks')

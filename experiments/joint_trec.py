@@ -18,8 +18,8 @@ dev for epoch selection (MODELS.md §5.2), test on the 500. The paper fine-tuned
 pretrained vectors; none exist here, so random 300-d vectors are trained unless
 ``--config.data.vectors.path`` names a file. Measured: WORKSPACE_NOTES.md.
 """
-from experiments import base
-from experiments import joint_common
+from seedsweep.config import base
+from seedsweep.experiments import joint_common
 
 PAPER = {'sparse': 94.0, 'attention': 93.4, 'latent_cnn': 92.6, 'independent': 92.2}
 ROWS = {'sparse': 'latent_sparse', 'attention': 'latent_attention',

@@ -4,7 +4,7 @@ code with one group, same sizes).
 
 Not an experiment itself.
 """
-from experiments import base
+from seedsweep.config import base
 
 SOURCE = 'Liu et al. 2015, Multi-Timescale Long Short-Term Memory Neural Network'
 # Model variants of Table 3: config.model fields.

@@ -13,8 +13,8 @@ Protocol: 25,000 / 25,000 reviews, 10 % of training held out for epoch selection
 every token kept (lengths bucketed, up to about 2.5k), 100 hidden units in 5 groups
 of 20, at most 10 epochs. Paper: F2S 92.1, S2F 90.2, LSTM 88.5.
 """
-from experiments import base
-from experiments import mtlstm_common
+from seedsweep.config import base
+from seedsweep.experiments import mtlstm_common
 
 
 def get_config(arg: str = ''):

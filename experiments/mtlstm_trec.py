@@ -12,8 +12,8 @@ Arguments: ``f2s`` (default), ``s2f`` or ``lstm``; ``quick``.
 Protocol: 10 % of training held out for epoch selection, 55 hidden units in 3 groups
 (19/18/18), at most 30 epochs. Paper: F2S 94.4, S2F 93.3, LSTM 91.3.
 """
-from experiments import base
-from experiments import mtlstm_common
+from seedsweep.config import base
+from seedsweep.experiments import mtlstm_common
 
 
 def get_config(arg: str = ''):

@@ -10,14 +10,14 @@ from typing import Any, Dict, Tuple, Type
 
 import flax.linen as nn
 
-from models import baselines
-from models import clstm
-from models import dclstm
-from models import dlstm
-from models import joint_slu
-from models import mtlstm
-from models import pooling
-from training.errors import UserError
+from seedsweep.models import baselines
+from seedsweep.models import clstm
+from seedsweep.models import dclstm
+from seedsweep.models import dlstm
+from seedsweep.models import joint_slu
+from seedsweep.models import mtlstm
+from seedsweep.models import pooling
+from seedsweep.errors import UserError
 
 REGISTRY: Dict[str, Tuple[Type[nn.Module], Dict[str, Any]]] = {
     'lstm': (baselines.RecurrentClassifier, {'bidirectional': False}),

@@ -11,8 +11,8 @@ import flax.linen as nn
 import jax
 import jax.numpy as jnp
 
-from models import pooling
-from models import recurrent
+from seedsweep.models import pooling
+from seedsweep.models import recurrent
 
 def symmetric_uniform(scale: float):
   """Initialiser drawing from U(-scale, scale)."""
@@ -31,7 +31,7 @@ def embed_batch(batch, vocab_size: int, dim: int, scale: float = 0.25):
   mask = pooling.length_mask(batch['lengths'], tokens.shape[1])
   table = nn.Embed(vocab_size, dim, name='embedding',
                    embedding_init=symmetric_uniform(scale))
-  if 'word_vectors' in batch:  # looked up by the train step (training/embedding_rows.py)
+  if 'word_vectors' in batch:  # looked up by the train step (seedsweep/engine/embedding_rows.py)
     return batch['word_vectors'], mask
   return table(tokens), mask
 

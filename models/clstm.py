@@ -27,9 +27,9 @@ from typing import Sequence
 import flax.linen as nn
 import jax.numpy as jnp
 
-from models import recurrent
-from models.baselines import embed_batch
-from models.baselines import symmetric_uniform
+from seedsweep.models import recurrent
+from seedsweep.models.baselines import embed_batch
+from seedsweep.models.baselines import symmetric_uniform
 
 
 def conv_windows(x, kernel, bias):

@@ -27,9 +27,9 @@ from typing import List
 import flax.linen as nn
 import jax.numpy as jnp
 
-from models import pooling
-from models import recurrent
-from models.baselines import embed_batch
+from seedsweep.models import pooling
+from seedsweep.models import recurrent
+from seedsweep.models.baselines import embed_batch
 
 
 class BiLSTMLayerParams(nn.Module):

@@ -31,8 +31,8 @@ import flax.linen as nn
 import jax
 import jax.numpy as jnp
 
-from models import pooling
-from models.baselines import embed_batch
+from seedsweep.models import pooling
+from seedsweep.models.baselines import embed_batch
 
 CELLS = ('literal', 'own')
 PEEPHOLES = ('full', 'diagonal')

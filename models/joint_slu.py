@@ -37,10 +37,10 @@ import flax.linen as nn
 import jax
 import jax.numpy as jnp
 
-from models import clstm
-from models import recurrent
-from models.baselines import embed_batch
-from models.baselines import symmetric_uniform
+from seedsweep.models import clstm
+from seedsweep.models import recurrent
+from seedsweep.models.baselines import embed_batch
+from seedsweep.models.baselines import symmetric_uniform
 
 HEADS = ('mean', 'softmax', 'sparse')
 

@@ -41,8 +41,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from models.baselines import embed_batch
-from models.baselines import symmetric_uniform
+from seedsweep.models.baselines import embed_batch
+from seedsweep.models.baselines import symmetric_uniform
 
 STRATEGIES = ('f2s', 's2f')
 IMPLEMENTATIONS = ('masked', 'unrolled', 'strided')

@@ -4,7 +4,7 @@ Base config: experiments/dclstm_sst.py:fine (SST-1) or :binary (SST-2); the swee
 argument picks whose paper numbers the points carry. Rows: Bi-LSTM th=300 (dl=0),
 then (dl, dh) = (5, 40), (10, 20), (15, 13), (20, 10), all with th=100.
 """
-import sweeps
+from seedsweep.sweep import grid
 
 DL = (0, 5, 10, 15, 20)
 DH = (0, 40, 20, 13, 10)
@@ -14,5 +14,5 @@ PAPER = {'fine': (49.2, 49.6, 51.0, 51.9, 50.2), 'binary': (87.2, 88.4, 88.5, 89
 
 
 def sweep(arg: str = 'binary'):
-  points = sweeps.zipped(**{'model.dl': DL, 'model.dh': DH, 'model.th': TH})
-  return sweeps.with_values(points, 'paper.value', PAPER[arg])
+  points = grid.zipped(**{'model.dl': DL, 'model.dh': DH, 'model.th': TH})
+  return grid.with_values(points, 'paper.value', PAPER[arg])

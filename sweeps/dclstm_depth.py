@@ -3,7 +3,7 @@
 Base config: experiments/dclstm_sst.py:fine (SST-1) or :binary (SST-2); the sweep's
 argument picks whose paper numbers the points carry. dl = 0 is the Bi-LSTM th=100 row.
 """
-import sweeps
+from seedsweep.sweep import grid
 
 DL = (0, 5, 10, 15, 20)
 PARAMS = (321_805, 542_205, 802_605, 1_103_005, 1_443_405)  # 5 classes
@@ -11,5 +11,5 @@ PAPER = {'fine': (48.5, 49.4, 49.5, 50.6, 50.2), 'binary': (87.5, 88.1, 88.4, 88
 
 
 def sweep(arg: str = 'binary'):
-  points = sweeps.product(**{'model.dl': DL, 'model.dh': (10,), 'model.th': (100,)})
-  return sweeps.with_values(points, 'paper.value', PAPER[arg])
+  points = grid.product(**{'model.dl': DL, 'model.dh': (10,), 'model.th': (100,)})
+  return grid.with_values(points, 'paper.value', PAPER[arg])

@@ -7,7 +7,7 @@ each. The README's sweep and report example, and the sweep tests' subject.
 
 ``sweeps/demo.py:hidden`` sweeps the hidden size alone (3 points, dropout 0.2).
 """
-import sweeps
+from seedsweep.sweep import grid
 
 HIDDEN = (16, 32, 64)
 DROPOUT = (0.0, 0.2)
@@ -15,7 +15,7 @@ DROPOUT = (0.0, 0.2)
 
 def sweep(arg: str = ''):
   if arg == 'hidden':
-    return sweeps.product(**{'model.hidden': HIDDEN})
+    return grid.product(**{'model.hidden': HIDDEN})
   if arg:
     raise ValueError(f'sweeps/demo.py: argument {arg!r}; expected none or hidden')
-  return sweeps.product(**{'model.hidden': HIDDEN[1:], 'model.dropout': DROPOUT})
+  return grid.product(**{'model.hidden': HIDDEN[1:], 'model.dropout': DROPOUT})

@@ -5,7 +5,7 @@ split by intent accuracy (the number the sparse head exists to improve).
 Base config: experiments/joint_atis.py (the "+joint+CNN+sparse att." row). The chosen
 pair is joint_common.RHO / BETA; the sweep that chose it is in WORKSPACE_NOTES.md.
 """
-import sweeps
+from seedsweep.sweep import grid
 
 RHO = (0.05, 0.1, 0.2, 0.3)
 BETA = (0.01, 0.1, 1.0)
@@ -13,7 +13,7 @@ BETA = (0.01, 0.1, 1.0)
 
 def sweep(arg: str = ''):
   del arg
-  points = sweeps.product(**{'model.rho': RHO, 'model.beta': BETA})
+  points = grid.product(**{'model.rho': RHO, 'model.beta': BETA})
   return [{**p, 'paper.metric': 'dev_accuracy', 'paper.value': None,
            'paper.other': {}, 'paper.note': 'rho and beta are not given'}
           for p in points]

@@ -12,8 +12,8 @@ if REPO not in sys.path:
 SHARED_DATA = os.path.normpath(os.path.join(REPO, '..', 'shared', 'data'))
 os.environ.setdefault('SEEDSWEEP_DATA', SHARED_DATA)  # how every builder finds it
 
-from experiments import demo  # pylint: disable=g-import-not-at-top,wrong-import-position
-from training import runtime  # pylint: disable=g-import-not-at-top,wrong-import-position
+from seedsweep.experiments import demo  # pylint: disable=g-import-not-at-top,wrong-import-position
+from seedsweep.run import runtime  # pylint: disable=g-import-not-at-top,wrong-import-position
 
 runtime.enable_compilation_cache()
 # The configs' default (config.runtime.cpu_threads): set before JAX starts its CPU
@@ -48,7 +48,7 @@ def user_environment() -> dict:
 
 def run_steps(config, n_steps):
   """``(experiment, state)`` after the first ``n_steps`` batches of epoch 1."""
-  from training import loop  # pylint: disable=g-import-not-at-top
+  from seedsweep.run import loop  # pylint: disable=g-import-not-at-top
   exp = loop.Experiment(config)
   state = exp.init_state()
   orders = exp.steps.epoch_orders(exp.seeds_device, exp.views_device, 1)

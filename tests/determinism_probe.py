@@ -9,9 +9,9 @@ import os
 import sys
 
 from tests.conftest import run_steps  # pins the thread pool, as the configs do
-from experiments import base
-from training import provenance
-from training import runtime
+from seedsweep.config import base
+from seedsweep.run import provenance
+from seedsweep.run import runtime
 
 # Every model family, on the small datasets (TREC: 5.5k questions).
 CONFIGS = ('experiments/demo.py:quick', 'experiments/bilstm.py:trec/coarse,quick',

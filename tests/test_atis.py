@@ -4,9 +4,9 @@ import os
 
 import pytest
 
-from data import atis
+from seedsweep.data import atis
 from tests.conftest import SHARED_DATA as DATA
-from training.errors import UserError
+from seedsweep.errors import UserError
 
 
 @pytest.fixture(scope='module')

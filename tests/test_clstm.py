@@ -4,8 +4,8 @@ import jax
 import numpy as np
 import pytest
 
-import models
-from models import clstm
+from seedsweep import models
+from seedsweep.models import clstm
 from tests.test_dclstm import batch_of
 from tests.test_dclstm import count_without_embeddings
 from tests.test_dclstm import numpy_lstm

@@ -1,7 +1,7 @@
 """Slot F1 by chunks, as conlleval counts them, on hand-worked sentences."""
 import pytest
 
-from training import conlleval
+from seedsweep.engine import conlleval
 
 
 @pytest.mark.parametrize('tags, expected', [

@@ -6,10 +6,10 @@ import shutil
 
 import pytest
 
-import data as data_lib
-from experiments import base
+from seedsweep import data as data_lib
+from seedsweep.config import base
 from tests.conftest import SHARED_DATA
-from training.errors import UserError
+from seedsweep.errors import UserError
 
 
 @pytest.fixture
@@ -98,7 +98,7 @@ class FakeDownloads:
 
 
 def test_downloaded_files_are_assembled_into_the_data_root_layout(tmp_path):
-  from data import mr  # pylint: disable=g-import-not-at-top
+  from seedsweep.data import mr  # pylint: disable=g-import-not-at-top
   extracted = tmp_path / 'extracted' / 'rt-polaritydata'
   extracted.mkdir(parents=True)
   for name in mr.FILES:

@@ -1,5 +1,5 @@
 """The registered datasets, built from the real files in ../shared/data: counts, label
-sets, exact examples, quirks, folds, held-out dev splits and ``python -m data``."""
+sets, exact examples, quirks, folds, held-out dev splits and ``python -m seedsweep.data``."""
 import glob
 import json
 import os
@@ -9,10 +9,10 @@ import sys
 import numpy as np
 import pytest
 
-import data as data_lib
-from experiments import base
+from seedsweep import data as data_lib
+from seedsweep.config import base
 from tests.conftest import REPO
-from training.errors import UserError
+from seedsweep.errors import UserError
 
 
 def load(name, **fields):
@@ -183,13 +183,13 @@ def test_unknown_dataset_and_folds_on_a_dataset_without_cv_are_named():
 
 
 def test_python_m_data_prints_statistics_as_json():
-  out = subprocess.run([sys.executable, '-m', 'data', 'trec/coarse', '--json'],
+  out = subprocess.run([sys.executable, '-m', 'seedsweep.data', 'trec/coarse', '--json'],
                        cwd=REPO, capture_output=True, text=True, check=True)
   stats = json.loads(out.stdout)
   assert stats['splits'] == {'train': 5452, 'test': 500}
   assert stats['classes']['test']['NUM'] == 113
   assert stats['raw_files']['trec/TREC_10.label'].startswith('033f22c0')
-  text = subprocess.run([sys.executable, '-m', 'data', 'mr'], cwd=REPO,
+  text = subprocess.run([sys.executable, '-m', 'seedsweep.data', 'mr'], cwd=REPO,
                         capture_output=True, text=True, check=True).stdout
   assert '10-fold cross-validation' in text
 
@@ -198,7 +198,7 @@ def test_processes_started_together_on_an_empty_cache_build_a_dataset_once(tmp_p
   """Sweep shards (or test workers) launched at once share one TFDS folder."""
   env = dict(os.environ, SEEDSWEEP_CACHE=str(tmp_path))
   env.pop('SEEDSWEEP_TFDS_DIR', None)
-  procs = [subprocess.Popen([sys.executable, '-m', 'data', 'trec/coarse', '--json'],
+  procs = [subprocess.Popen([sys.executable, '-m', 'seedsweep.data', 'trec/coarse', '--json'],
                             cwd=REPO, env=env, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True) for _ in range(3)]
   outs = [p.communicate(timeout=300) for p in procs]

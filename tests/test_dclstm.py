@@ -5,9 +5,9 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-import models
-from models import dclstm
-from training import describe
+from seedsweep import models
+from seedsweep.models import dclstm
+from seedsweep.run import describe
 
 
 def count_without_embeddings(model, length=8):

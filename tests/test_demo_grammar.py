@@ -10,7 +10,7 @@ import pytest
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from data import demo_grammar as dg  # noqa: E402
+from seedsweep.data import demo_grammar as dg  # noqa: E402
 
 SPLITS = ('train', 'dev', 'test')
 ADJECTIVES = frozenset(dg.POSITIVE_ADJECTIVES) | frozenset(dg.NEGATIVE_ADJECTIVES)

@@ -15,12 +15,12 @@ from tests.conftest import run_launch
 from tests.conftest import user_environment
 from tests.test_report import make_run
 from tests.test_report import quiet
-from training import checkpoints as ckpt_lib
-from training import outputs
-from training import provenance
-from training import report
-from training import runtime
-from training.errors import UserError
+from seedsweep.run import checkpoints as ckpt_lib
+from seedsweep.run import outputs
+from seedsweep.run import provenance
+from seedsweep.report import tables as report
+from seedsweep.run import runtime
+from seedsweep.errors import UserError
 
 
 def on_cores(cores, *args):
@@ -139,8 +139,8 @@ def test_verify_names_the_changed_environment(trained):
 
 def test_verify_finds_a_changed_checkpoint(trained, tmp_path):
   import shutil  # pylint: disable=g-import-not-at-top
-  from training import loop  # pylint: disable=g-import-not-at-top
-  from training import verify  # pylint: disable=g-import-not-at-top
+  from seedsweep.run import loop  # pylint: disable=g-import-not-at-top
+  from seedsweep.run import verify  # pylint: disable=g-import-not-at-top
   workdir = str(tmp_path / 'changed')
   shutil.copytree(trained, workdir)
   config = outputs.read_json(os.path.join(workdir, outputs.CONFIG))

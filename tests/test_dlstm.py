@@ -5,8 +5,8 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-import models
-from models import dlstm
+from seedsweep import models
+from seedsweep.models import dlstm
 from tests.conftest import assert_logits_ignore_padding
 from tests.test_dclstm import count_without_embeddings
 

@@ -5,8 +5,8 @@ import pytest
 
 from tests.conftest import run_steps
 from tests.conftest import small_config
-from training import embedding_rows
-from training.errors import UserError
+from seedsweep.engine import embedding_rows
+from seedsweep.errors import UserError
 
 
 def _config(optimizer, update, seeds=(1, 2), mode='map', **fields):

@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 
 from tests.conftest import small_config
-from training import loop
-from training.errors import UserError
+from seedsweep.run import loop
+from seedsweep.errors import UserError
 
 WORDS = ('the', 'film', 'movie', 'not')
 

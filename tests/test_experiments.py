@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from training import loop
+from seedsweep.run import loop
 
 QUICK = [  # one variant per config file (the baselines' models are shared code)
     ('dclstm_sst', 'binary,quick'), ('dclstm_mr', 'quick'), ('dclstm_subj', 'quick'),
@@ -82,7 +82,7 @@ def test_headline_settings_and_bad_arguments():
 
 
 def test_joint_rows_carry_both_of_table_1s_numbers_and_their_variant():
-  from experiments import joint_atis  # pylint: disable=g-import-not-at-top
+  from seedsweep.experiments import joint_atis  # pylint: disable=g-import-not-at-top
   for row, (slot_f1, intent_error) in joint_atis.PAPER.items():
     config = get_config('joint_atis', row)
     if slot_f1 is None:

@@ -2,8 +2,8 @@
 import numpy as np
 import pytest
 
-from data import folds
-from training.errors import UserError
+from seedsweep.data import folds
+from seedsweep.errors import UserError
 
 
 def _recipe(n, k, seed, labels=None):

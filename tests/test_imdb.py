@@ -6,9 +6,9 @@ import tarfile
 
 import pytest
 
-from data import imdb
+from seedsweep.data import imdb
 from tests.conftest import SHARED_DATA as DATA
-from training.errors import UserError
+from seedsweep.errors import UserError
 
 
 @pytest.fixture(scope='module')

@@ -5,7 +5,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from models import joint_slu
+from seedsweep.models import joint_slu
 
 
 def model(**kw):
@@ -125,8 +125,8 @@ def test_bad_options_name_the_config_field(fields, message):
 
 
 def test_quick_atis_config_reports_slot_f1_and_intent_error_per_seed(tmp_path):
-  from experiments import joint_atis  # pylint: disable=g-import-not-at-top
-  from training import loop  # pylint: disable=g-import-not-at-top
+  from seedsweep.experiments import joint_atis  # pylint: disable=g-import-not-at-top
+  from seedsweep.run import loop  # pylint: disable=g-import-not-at-top
   config = joint_atis.get_config('quick')
   config.train.progress = False
   results = loop.train(config, str(tmp_path), echo=lambda *a: None)

@@ -7,11 +7,11 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-import models
-from models import pooling
-from models import recurrent
+from seedsweep import models
+from seedsweep.models import pooling
+from seedsweep.models import recurrent
 from tests.conftest import REPO
-from training.errors import UserError
+from seedsweep.errors import UserError
 
 
 def _sigmoid(z):
@@ -167,13 +167,13 @@ PAPER_SIZES = {
 def test_initialising_several_seeds_terminates_for_every_model():
   """jit(vmap(init)) over seed keys stalls XLA:CPU for models with orthogonal
   initialisers (flax's OptimizedLSTMCell, our Bi-LSTM at hidden 150); the engine's
-  init path (training.state.create_train_state) must finish, at paper sizes too."""
+  init path (seedsweep.engine.state.create_train_state) must finish, at paper sizes too."""
   assert sorted(PAPER_SIZES) == sorted(models.REGISTRY)
   script = textwrap.dedent(f'''
       import sys; sys.path.insert(0, {REPO!r})
       import jax, optax
-      import models
-      from training import state
+      from seedsweep import models
+      from seedsweep.engine import state
       for name, sizes in sorted({PAPER_SIZES!r}.items()):
         fields = {{'name': name, 'embed_dim': 300, **sizes}}
         model = models.build_model(fields, vocab_size=1000, num_classes=5)
@@ -187,7 +187,7 @@ def test_initialising_several_seeds_terminates_for_every_model():
 
 def test_seed_init_is_the_same_alone_and_in_a_group():
   import optax  # pylint: disable=g-import-not-at-top
-  from training import state  # pylint: disable=g-import-not-at-top
+  from seedsweep.engine import state  # pylint: disable=g-import-not-at-top
   model = models.build_model({'name': 'bilstm', 'embed_dim': 8, 'hidden': 6},
                              vocab_size=30, num_classes=2)
   group = state.create_train_state(model, optax.adam(1e-3), (4, 9, 2))

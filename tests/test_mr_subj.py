@@ -5,11 +5,11 @@ import os
 import numpy as np
 import pytest
 
-from data import folds
-from data import mr
-from data import subj
+from seedsweep.data import folds
+from seedsweep.data import mr
+from seedsweep.data import subj
 from tests.conftest import SHARED_DATA as DATA
-from training.errors import UserError
+from seedsweep.errors import UserError
 
 
 def _real(name):

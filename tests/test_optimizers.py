@@ -3,9 +3,9 @@ import numpy as np
 import optax
 import pytest
 
-from experiments import base
-from training import optimizers
-from training.errors import UserError
+from seedsweep.config import base
+from seedsweep.engine import optimizers
+from seedsweep.errors import UserError
 
 
 def _opt(**fields):

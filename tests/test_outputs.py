@@ -1,10 +1,10 @@
-"""The files a run writes (training/outputs.py)."""
+"""The files a run writes (seedsweep/run/outputs.py)."""
 import json
 import os
 
 import pytest
 
-from training import outputs
+from seedsweep.run import outputs
 
 
 def test_a_failed_write_leaves_the_old_file_and_no_temp_file(tmp_path):

@@ -2,9 +2,9 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from data import pipeline
-from data import vocabulary
-from training import rngs
+from seedsweep.data import pipeline
+from seedsweep.data import vocabulary
+from seedsweep.engine import rngs
 
 
 def _lengths(n=203, seed=0):
@@ -138,8 +138,8 @@ def test_tokenize_splits_on_ascii_space_only():
 
 
 def test_batches_of_a_tagged_dataset_carry_each_tokens_tag():
-  import data  # pylint: disable=g-import-not-at-top
-  from experiments import base  # pylint: disable=g-import-not-at-top
+  from seedsweep import data  # pylint: disable=g-import-not-at-top
+  from seedsweep.config import base  # pylint: disable=g-import-not-at-top
   config = base.get_base_config().data
   config.name = 'atis'
   config.max_length = 12  # tags are cut with their tokens

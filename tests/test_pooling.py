@@ -2,7 +2,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from models import pooling
+from seedsweep.models import pooling
 
 
 def _batch():

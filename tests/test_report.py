@@ -1,5 +1,5 @@
-"""The report (training/report.py) and its plots (training/plots.py), on fake run
-folders written the way training/loop.py writes them, plus one real run."""
+"""The report (seedsweep/report/tables.py) and its plots (seedsweep/report/plots.py), on fake run
+folders written the way seedsweep/run/loop.py writes them, plus one real run."""
 import csv
 import io
 import json
@@ -9,11 +9,11 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from experiments import base
-from training import config_checks
-from training import outputs
-from training import plots
-from training import report
+from seedsweep.config import base
+from seedsweep.config import checks as config_checks
+from seedsweep.run import outputs
+from seedsweep.report import plots as plots
+from seedsweep.report import tables as report
 
 PNG_MAGIC = b'\x89PNG\r\n\x1a\n'
 
@@ -289,7 +289,7 @@ def test_invalid_json_runs_are_skipped_and_named(tmp_path):
 
 
 def test_config_from_json_restores_tuples():
-  from experiments import dclstm_sst  # pylint: disable=g-import-not-at-top
+  from seedsweep.experiments import dclstm_sst  # pylint: disable=g-import-not-at-top
   for config in (base.get_base_config(), dclstm_sst.get_config('binary')):
     stored = json.loads(json.dumps(config_checks.to_dict(config)))
     restored = report.config_from_json(stored)
@@ -310,7 +310,7 @@ def test_report_from_checkpoints_equals_the_report_from_training(tmp_path):
   results.json behind the checkpoint, the checkpoint is re-evaluated and gives
   the same rows and the same report files."""
   from tests.conftest import small_config  # pylint: disable=g-import-not-at-top
-  from training import loop  # pylint: disable=g-import-not-at-top
+  from seedsweep.run import loop  # pylint: disable=g-import-not-at-top
   run_dir = tmp_path / 'runs' / 'demo'
   config = small_config(seeds=(1, 2), epochs=1)
   trained = loop.train(config, str(run_dir), echo=quiet)

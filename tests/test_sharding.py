@@ -52,7 +52,7 @@ def test_seed_axis_is_sharded_over_devices_with_the_same_numbers(tmp_path):
 def test_seeds_not_divisible_by_devices_use_a_dividing_mesh():
   script = textwrap.dedent(f'''
       import sys; sys.path.insert(0, {REPO!r})
-      from training import loop
+      from seedsweep.run import loop
       print([0 if m is None else m.size for m in map(loop.seed_mesh, (10, 3, 4, 7))])
   ''')
   env = dict(os.environ, XLA_FLAGS='--xla_force_host_platform_device_count=4')
@@ -70,7 +70,7 @@ DISTRIBUTED = textwrap.dedent('''
     jax.distributed.initialize(coordinator_address='localhost:{port}', num_processes=2,
                                process_id=int(sys.argv[1]))
     from tests.conftest import small_config
-    from training import loop
+    from seedsweep.run import loop
     config = small_config(seeds=(1, 2, 3, 4), epochs=1, seed_parallel='vmap')
     config.data.num_buckets = 1
     results = loop.train(config, {workdir!r}, echo=lambda *a: None)
@@ -108,7 +108,7 @@ def test_two_processes_train_one_run_over_a_global_mesh(tmp_path):
       [sys.executable, '-c', textwrap.dedent(f'''
           import sys; sys.path.insert(0, {REPO!r})
           from tests.conftest import small_config
-          from training import loop
+          from seedsweep.run import loop
           config = small_config(seeds=(1, 2, 3, 4), epochs=1, seed_parallel='vmap')
           config.data.num_buckets = 1
           print(loop.train(config, {str(tmp_path / "alone")!r},

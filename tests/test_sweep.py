@@ -7,10 +7,10 @@ import pytest
 
 from tests.conftest import run_launch
 from tests.conftest import small_config
-from training import checkpoints
-from training import report
-from training import sweep
-from training.errors import UserError
+from seedsweep.run import checkpoints
+from seedsweep.report import tables as report
+from seedsweep.sweep import runner as sweep
+from seedsweep.errors import UserError
 
 
 def test_point_names_are_readable_stable_and_distinct():

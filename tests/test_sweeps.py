@@ -4,19 +4,19 @@ import importlib
 
 import pytest
 
-import models
-import sweeps
-from experiments import dclstm_sst
+from seedsweep import models
+from seedsweep.sweep import grid
+from seedsweep.experiments import dclstm_sst
 from tests.test_dclstm import count_without_embeddings
 
 
 def test_product_and_zip():
-  assert sweeps.product(model__hidden=(1, 2), **{'model.dropout': (0.1,)}) == [
+  assert grid.product(model__hidden=(1, 2), **{'model.dropout': (0.1,)}) == [
       {'model.hidden': 1, 'model.dropout': 0.1},
       {'model.hidden': 2, 'model.dropout': 0.1}]
-  assert sweeps.zipped(a=(1, 2), b=(3, 4)) == [{'a': 1, 'b': 3}, {'a': 2, 'b': 4}]
+  assert grid.zipped(a=(1, 2), b=(3, 4)) == [{'a': 1, 'b': 3}, {'a': 2, 'b': 4}]
   with pytest.raises(ValueError, match='different lengths'):
-    sweeps.zipped(a=(1, 2), b=(3,))
+    grid.zipped(a=(1, 2), b=(3,))
 
 
 def apply(config, point):
@@ -46,7 +46,7 @@ def test_every_point_of_the_dclstm_tables_has_the_papers_parameter_count(name, d
                                        ('qc', ('mtlstm_trec', '')),
                                        ('imdb', ('mtlstm_imdb', ''))])
 def test_mtlstm_groups_points_build_models_sharing_120_units(arg, base):
-  from models import mtlstm  # pylint: disable=g-import-not-at-top
+  from seedsweep.models import mtlstm  # pylint: disable=g-import-not-at-top
   points = importlib.import_module('sweeps.mtlstm_groups').sweep(arg)
   assert [p['model.groups'] for p in points] == [1, 2, 3, 4, 5, 6]
   for point in points:
@@ -61,8 +61,8 @@ def test_mtlstm_groups_points_build_models_sharing_120_units(arg, base):
 
 
 def test_dlstm_depth_points_build_one_to_three_layers():
-  from experiments import dlstm_sst  # pylint: disable=g-import-not-at-top
-  from models import dlstm  # pylint: disable=g-import-not-at-top
+  from seedsweep.experiments import dlstm_sst  # pylint: disable=g-import-not-at-top
+  from seedsweep.models import dlstm  # pylint: disable=g-import-not-at-top
   points = importlib.import_module('sweeps.dlstm_depth').sweep()
   for layers, point in zip((1, 2, 3), points):
     config = apply(dlstm_sst.get_config('binary'), point)
@@ -71,7 +71,7 @@ def test_dlstm_depth_points_build_one_to_three_layers():
 
 
 def test_joint_sparsity_grid_builds_the_sparse_head_with_each_pair():
-  from experiments import joint_atis  # pylint: disable=g-import-not-at-top
+  from seedsweep.experiments import joint_atis  # pylint: disable=g-import-not-at-top
   points = importlib.import_module('sweeps.joint_sparsity').sweep()
   assert len(points) == 12
   pairs = set()

@@ -5,8 +5,8 @@ import pytest
 
 from tests.conftest import run_steps
 from tests.conftest import small_config
-from training import loop
-from training import outputs
+from seedsweep.run import loop
+from seedsweep.run import outputs
 
 
 def _one_bucket(seeds, mode):

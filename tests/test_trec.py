@@ -4,9 +4,9 @@ import os
 
 import pytest
 
-from data import trec
+from seedsweep.data import trec
 from tests.conftest import SHARED_DATA as DATA
-from training.errors import UserError
+from seedsweep.errors import UserError
 
 ROOT = os.path.join(DATA, 'trec')
 needs_data = pytest.mark.skipif(not os.path.isdir(DATA),

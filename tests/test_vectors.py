@@ -6,8 +6,8 @@ import zipfile
 import numpy as np
 import pytest
 
-from data import vectors
-from training.errors import UserError
+from seedsweep.data import vectors
+from seedsweep.errors import UserError
 
 DIM = 3
 # The lines of every test file, in order: 'caf\u00e9' checks UTF-8; the second 'dup' and
@@ -242,7 +242,7 @@ def test_embedding_matrix_policies():
 
 
 def test_vocabulary_round_trip(tmp_path):
-  from data.vocabulary import Vocabulary  # pylint: disable=g-import-not-at-top
+  from seedsweep.data.vocabulary import Vocabulary  # pylint: disable=g-import-not-at-top
   vocab = Vocabulary.build([['the', 'cat', 'sat'], ['the', 'dog']])
   path = _write(tmp_path, 'glove.txt.gz', _text_lines(False))
   matrix, found = vectors.load_vectors(path, vocab.words)

@@ -14,7 +14,7 @@ import jax.numpy as jnp
 import optax
 from flax import traverse_util
 
-from training.errors import UserError
+from seedsweep.errors import UserError
 
 OPTIMIZERS: Dict[str, Tuple[Callable, Tuple[str, ...]]] = {
     'sgd': (optax.sgd, ('momentum', 'nesterov')),
@@ -30,7 +30,7 @@ def make_optimizer(opt_config) -> optax.GradientTransformation:
   name = opt_config.name
   if name not in OPTIMIZERS:
     raise UserError(f'config.optimizer.name={name!r} is not an optimizer; expected '
-                    f'one of {sorted(OPTIMIZERS)} (training/optimizers.py)')
+                    f'one of {sorted(OPTIMIZERS)} (seedsweep/engine/optimizers.py)')
   factory, fields = OPTIMIZERS[name]
   kwargs = {f: opt_config[f] for f in fields
             if f in opt_config and opt_config[f] is not None}

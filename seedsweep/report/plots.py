@@ -10,7 +10,7 @@
   varying overrides.
 
 Each returns the paths it wrote ([] when it had nothing to draw); :func:`write_plots`
-draws every figure of a report's rows (:mod:`training.report`) and returns
+draws every figure of a report's rows (:mod:`seedsweep.report.tables`) and returns
 :class:`Plot` records that the report links relative to ROOT. Figures are made with
 ``matplotlib.figure.Figure`` (no pyplot, no global backend state) and written
 atomically.
@@ -22,9 +22,9 @@ from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from training import outputs
-from training import report
-from training.errors import UserError
+from seedsweep.run import outputs
+from seedsweep.report import tables as report
+from seedsweep.errors import UserError
 
 # owner: the run name (or report.sweep_label) whose links show the plot; label: the
 # link text; path: the PNG written.

@@ -7,7 +7,7 @@ import os
 
 import orbax.checkpoint as ocp
 
-from training.errors import UserError
+from seedsweep.errors import UserError
 
 
 class Checkpoints:

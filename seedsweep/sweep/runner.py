@@ -19,10 +19,10 @@ import re
 import shlex
 from typing import Any, Dict, List, Sequence, Tuple
 
-from training import hosts
-from training import outputs
-from training import runtime
-from training.errors import UserError
+from seedsweep.engine import hosts
+from seedsweep.run import outputs
+from seedsweep.run import runtime
+from seedsweep.errors import UserError
 
 POINT, SWEEP = 'point.json', 'sweep.json'
 
@@ -127,7 +127,7 @@ def parse_shard(text: str) -> Tuple[int, int]:
 def run(config, spec: str, root: str, shard: str = '0/1',
         echo=print) -> Dict[str, dict]:
   """Trains the points of this shard; returns ``{point name: results}``."""
-  from training import loop  # pylint: disable=g-import-not-at-top
+  from seedsweep.run import loop  # pylint: disable=g-import-not-at-top
   runtime.pin_for(config)  # hosts.is_primary below starts JAX's CPU client
   points = load_points(spec)
   names = point_names(points, spec)

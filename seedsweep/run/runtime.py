@@ -78,7 +78,7 @@ def pin_cpu_threads(threads: int) -> None:
   different request raises UserError, since the pool cannot change in a process.
   """
   from jax._src import xla_bridge  # pylint: disable=g-import-not-at-top
-  from training.errors import UserError  # pylint: disable=g-import-not-at-top
+  from seedsweep.errors import UserError  # pylint: disable=g-import-not-at-top
   global _pinned
   if not xla_bridge.backends_are_initialized():
     if threads:
@@ -90,7 +90,7 @@ def pin_cpu_threads(threads: int) -> None:
     raise UserError(
         f'config.runtime.cpu_threads={threads}, but this process started JAX with '
         f'{started} XLA:CPU threads; run it in a new process (launch.py does), or '
-        f'call training.runtime.pin_cpu_threads({threads}) before any JAX computation')
+        f'call seedsweep.run.runtime.pin_cpu_threads({threads}) before any JAX computation')
 
 
 def cpu_threads() -> int:
@@ -101,7 +101,7 @@ def cpu_threads() -> int:
 def pin_for(config) -> None:
   """:func:`pin_cpu_threads` with ``config.runtime.cpu_threads`` (0 when absent),
   which must be an int >= 0."""
-  from training.errors import UserError  # pylint: disable=g-import-not-at-top
+  from seedsweep.errors import UserError  # pylint: disable=g-import-not-at-top
   threads = config.get('runtime', {}).get('cpu_threads', 0)
   if not isinstance(threads, int) or isinstance(threads, bool) or threads < 0:
     raise UserError(f'config.runtime.cpu_threads={threads!r}; expected an int >= 0 '

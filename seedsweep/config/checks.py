@@ -5,10 +5,9 @@ Errors name the config key, the value found and what was expected.
 import json
 from typing import Dict, List
 
-from training.errors import UserError
-from training.steps import SEED_PARALLEL_MODES
-
+from seedsweep.errors import UserError
 SELECTIONS = ('best_dev', 'last')
+SEED_PARALLEL_MODES = ('vmap', 'map')  # config.train.seed_parallel, besides 'auto'
 # Keys that never change a number a run produces; a workdir may be resumed with
 # other values for them.
 NON_SEMANTIC = ('train.progress', 'data.tfds_dir')

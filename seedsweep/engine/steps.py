@@ -1,6 +1,6 @@
 """The jitted seed-parallel steps: train, evaluate, select the best dev epoch.
 
-Every function works on the seed-stacked :class:`~training.state.TrainState`. How the
+Every function works on the seed-stacked :class:`~seedsweep.engine.state.TrainState`. How the
 seed axis is mapped is a config choice (``config.train.seed_parallel``):
 
 * ``vmap``: one batched program (the form for GPUs/TPUs and for sharding over devices);
@@ -16,14 +16,13 @@ import jax
 import jax.numpy as jnp
 import optax
 
-from data import pipeline
-from training import embedding_rows
-from training import objectives
-from training import optimizers
-from training import rngs
-from training.state import TrainState
-
-SEED_PARALLEL_MODES = ('vmap', 'map')
+from seedsweep.data import pipeline
+from seedsweep.engine import embedding_rows
+from seedsweep.engine import objectives
+from seedsweep.engine import optimizers
+from seedsweep.engine import rngs
+from seedsweep.engine.state import TrainState
+from seedsweep.config.checks import SEED_PARALLEL_MODES
 
 
 def seed_parallel(fn: Callable, mode: str, in_axes: Sequence = None) -> Callable:
@@ -57,7 +56,7 @@ class Steps:
                mode: str, plan: pipeline.TrainPlan, patience: int = 0,
                tag_tables=None, embedding_update: str = 'dense'):
     self.model, self.tx, self.mode, self.plan = model, tx, mode, plan
-    self.embedding_update = embedding_update  # training/embedding_rows.py
+    self.embedding_update = embedding_update  # seedsweep/engine/embedding_rows.py
     self.patience = patience
     self.tag_tables = tag_tables  # (prefix, kind) of each slot tag: slot F1 in eval
     self.l2_mask, self.l2_coef = l2_mask, l2_coef

@@ -10,7 +10,7 @@ holds ``results.json``, ``metrics.jsonl`` and ``checkpoints/`` once trained, and
   reported metric, links to the plots, and the runs that were skipped;
 * ``ROOT/report.csv``: the same numbers, one line per run and metric, unrounded;
 * ``ROOT/report.tex`` (``latex=True``): a booktabs tabular of the same table;
-* ``ROOT/plots/*.png`` (``plots=True``): see :mod:`training.plots`.
+* ``ROOT/plots/*.png`` (``plots=True``): see :mod:`seedsweep.report.plots`.
 
 The same runs always give byte-identical ``report.md`` and ``report.csv``: no
 timestamps, no absolute paths, rows in a fixed order. A run whose ``results.json``
@@ -54,10 +54,10 @@ from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from training import outputs
-from training import provenance as provenance_lib
-from training import sweep
-from training.errors import UserError
+from seedsweep.run import outputs
+from seedsweep.run import provenance as provenance_lib
+from seedsweep.sweep import runner as sweep
+from seedsweep.errors import UserError
 
 POINT = sweep.POINT  # each sweep point's {"sweep", "index", "overrides"}
 
@@ -138,7 +138,7 @@ def latest_checkpoint(run_dir: str) -> Optional[int]:
   """The newest checkpoint's epoch, None without checkpoints (creates nothing)."""
   if not os.path.isdir(os.path.join(run_dir, 'checkpoints')):
     return None
-  from training import checkpoints  # pylint: disable=g-import-not-at-top
+  from seedsweep.run import checkpoints  # pylint: disable=g-import-not-at-top
   ckpts = checkpoints.Checkpoints(run_dir)
   try:
     return ckpts.latest_epoch()
@@ -167,7 +167,7 @@ def ensure_results(run_dir: str, echo: Echo = print) -> Optional[dict]:
   """results.json of ``run_dir``, re-evaluated from the newest checkpoint first when
   it is missing or stale (:func:`stale_reason`).
 
-  Re-evaluation (``training.loop.evaluate``) restores the newest checkpoint and
+  Re-evaluation (``seedsweep.run.loop.evaluate``) restores the newest checkpoint and
   reports each seed's selected parameters, so it gives the numbers training wrote,
   and rewrites results.json. Returns None (saying so through ``echo``) for a run with
   neither results nor checkpoints. Raises UserError for an unreadable file.
@@ -189,7 +189,7 @@ def ensure_results(run_dir: str, echo: Echo = print) -> Optional[dict]:
   else:
     echo(f'{run_dir}: no {outputs.RESULTS}; evaluating the checkpoint of epoch '
          f'{latest}.')
-  from training import loop  # pylint: disable=g-import-not-at-top
+  from seedsweep.run import loop  # pylint: disable=g-import-not-at-top
   config = config_from_json(read_json_file(os.path.join(run_dir, outputs.CONFIG)))
   return loop.evaluate(config, run_dir, echo)
 
@@ -263,7 +263,7 @@ def seed_values(results: dict) -> Tuple[List[int], Dict[str, List[float]]]:
 def point_label(overrides: dict, varying: Sequence[str]) -> str:
   """``'hidden=32, dropout=0.2'``: the overrides in ``varying`` (all of them, when
   none vary), ``paper.*`` left out, named as the sweep runner names them
-  (:func:`training.sweep.short_names`)."""
+  (:func:`seedsweep.sweep.runner.short_names`)."""
   keys = [k for k in overrides if not k.startswith('paper.')]
   shown = [k for k in keys if k in varying] or keys
   return ', '.join(f'{name}={_value_text(overrides[key])}'
@@ -473,7 +473,7 @@ def _table_cells(row: dict, metric: str, entry: dict) -> List[str]:
 
 def _points_add_to_names(members: Sequence[dict]) -> bool:
   """Whether the ``point`` column says more than ``run`` for some row. The runner
-  names a point's folder by all its overrides (:func:`training.sweep.point_name`);
+  names a point's folder by all its overrides (:func:`seedsweep.sweep.runner.point_name`);
   the label shows only the varying ones. Where the label shows every override and
   the folder has the runner's name, the column repeats ``run`` and is left out."""
   def repeats_run(r):
@@ -570,7 +570,7 @@ def render_latex(rows: Sequence[dict]) -> str:
   keep_point = _points_add_to_names(rows)  # one tabular: one choice for all groups
   header = ['Run'] + ['Point'] * keep_point + [
       'Metric', r'Mean $\pm$ std', 'Best-dev test', 'Paper', 'Diff', '$p$']
-  lines = ['% Written by training/report.py; needs \\usepackage{booktabs}.',
+  lines = ['% Written by seedsweep/report/tables.py; needs \\usepackage{booktabs}.',
            r'\begin{tabular}{' + 'l' * (len(header) - 5) + 'r' * 5 + '}', r'\toprule',
            ' & '.join(header) + r' \\', r'\midrule']
   for position, (group, members) in enumerate(grouped(rows)):
@@ -610,7 +610,7 @@ def write_report(root: str, latex: bool = False, plots: bool = True,
       echo(f'warning: {group_title(group)}: {w}')
   files, links = [], {}
   if plots:
-    from training import plots as plots_lib  # pylint: disable=g-import-not-at-top
+    from seedsweep.report import plots as plots_lib  # pylint: disable=g-import-not-at-top
     for plot in plots_lib.write_plots(rows, root, echo):
       files.append(plot.path)
       links.setdefault(plot.owner, []).append(

@@ -17,7 +17,7 @@ from typing import Dict, List, Sequence
 
 import numpy as np
 
-from training.errors import UserError
+from seedsweep.errors import UserError
 
 CONFIG, METRICS, RESULTS = 'config.json', 'metrics.jsonl', 'results.json'
 

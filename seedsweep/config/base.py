@@ -60,7 +60,7 @@ def get_base_config() -> ml_collections.ConfigDict:
   config.optimizer.clip_value = 0.0        # 0 = off
   # The word-embedding table's update: 'dense', 'rows' (only the batch's rows; exact
   # for sgd without momentum and adagrad) or 'lazy' (any optimizer; untouched rows keep
-  # their moments: not dense Adam/RMSprop). training/embedding_rows.py.
+  # their moments: not dense Adam/RMSprop). seedsweep/engine/embedding_rows.py.
   config.optimizer.embedding_update = 'dense'
 
   config.l2 = ml_collections.ConfigDict()

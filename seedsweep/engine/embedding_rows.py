@@ -24,7 +24,7 @@ from typing import Tuple
 import jax
 import jax.numpy as jnp
 
-from training.errors import UserError
+from seedsweep.errors import UserError
 
 UPDATES = ('dense', 'rows', 'lazy')
 EXACT_FOR = ('sgd', 'adagrad')  # sgd only without momentum

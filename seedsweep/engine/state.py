@@ -5,7 +5,7 @@ import flax
 import jax
 import jax.numpy as jnp
 
-from training import rngs
+from seedsweep.engine import rngs
 
 
 @flax.struct.dataclass

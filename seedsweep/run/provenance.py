@@ -75,7 +75,7 @@ def determinism_record() -> dict:
   the fields that decide it (WORKSPACE_NOTES.md, determinism policy).
   """
   import jaxlib  # pylint: disable=g-import-not-at-top
-  from training import runtime  # pylint: disable=g-import-not-at-top
+  from seedsweep.run import runtime  # pylint: disable=g-import-not-at-top
   device = jax.devices()[0]
   model, simd = _cpuinfo()
   return {

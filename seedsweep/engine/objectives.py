@@ -5,15 +5,15 @@ cross-entropy (MODELS.md §0). A model may return a dict instead of logits (the 
 model, MODELS.md §5): ``intent`` logits, optional per-token ``tags`` logits whose
 cross-entropy is summed over each sentence's tokens, and a ``penalty`` added once.
 ``eval_sums`` returns additive statistics so that a split evaluated in chunks gives
-exactly its metrics (slot chunks are counted in jit, training/conlleval.py);
+exactly its metrics (slot chunks are counted in jit, seedsweep/engine/conlleval.py);
 ``finalize`` turns sums into metrics (accuracy, F1 and error in percent).
 """
 import jax.numpy as jnp
 import numpy as np
 import optax
 
-from training import conlleval
-from training import hosts
+from seedsweep.engine import conlleval
+from seedsweep.engine import hosts
 
 
 SUM_KEYS = ('correct', 'loss', 'count')
@@ -46,7 +46,7 @@ def loss(out, batch):
 def eval_sums(out, batch, tag_tables=None):
   """``{'correct', 'loss', 'count'}`` summed over the batch's real examples; with
   predicted tags also the slot chunk counts (``tag_tables``: the dataset's
-  :func:`training.conlleval.tag_tables`)."""
+  :func:`seedsweep.engine.conlleval.tag_tables`)."""
   w = batch['weights']
   logits, ce = _per_example(out, batch)
   correct = (logits.argmax(-1) == batch['labels']).astype(jnp.float32)

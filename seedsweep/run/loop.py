@@ -16,24 +16,24 @@ import jax.numpy as jnp
 import numpy as np
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
-import data as data_lib
-from data import embeddings as embeddings_lib
-import models
-from data import pipeline
-from training import checkpoints as ckpt_lib
-from training import config_checks
-from training import conlleval
-from training import embedding_rows
-from training import hosts
-from training import objectives
-from training import optimizers
-from training import outputs
-from training import provenance as provenance_lib
-from training import runtime
-from training import state as state_lib
-from training import steps as steps_lib
-from training import timing
-from training.errors import UserError
+from seedsweep import data as data_lib
+from seedsweep.data import embeddings as embeddings_lib
+from seedsweep import models
+from seedsweep.data import pipeline
+from seedsweep.run import checkpoints as ckpt_lib
+from seedsweep.config import checks as config_checks
+from seedsweep.engine import conlleval
+from seedsweep.engine import embedding_rows
+from seedsweep.engine import hosts
+from seedsweep.engine import objectives
+from seedsweep.engine import optimizers
+from seedsweep.run import outputs
+from seedsweep.run import provenance as provenance_lib
+from seedsweep.run import runtime
+from seedsweep.engine import state as state_lib
+from seedsweep.engine import steps as steps_lib
+from seedsweep.run import timing
+from seedsweep.errors import UserError
 
 EVAL_SPLITS = ('dev', 'test')
 

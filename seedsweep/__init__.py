@@ -1,0 +1,22 @@
+"""seedsweep: reproducible multi-seed sweeps of LSTM-family sentence classifiers.
+
+The layers, bottom to top (each imports only those below it; tests/test_layers.py):
+
+1. :mod:`seedsweep.errors`, :mod:`seedsweep.config`
+2. :mod:`seedsweep.models`, :mod:`seedsweep.data` (the checkout's ``models/`` and
+   ``data/`` folders), and the experiment and sweep files (``experiments/``, ``sweeps/``)
+3. :mod:`seedsweep.engine`   pure JAX: keys, state, optimisers, objectives, steps
+4. :mod:`seedsweep.run`      one run and its files
+5. :mod:`seedsweep.sweep`    many runs
+6. :mod:`seedsweep.report`   tables and plots from a folder of runs
+"""
+import os as _os
+
+# ``models/``, ``data/``, ``experiments/`` and ``sweeps/`` live at the checkout's top
+# level and are installed inside this package (setup.cfg, package_dir). Imported from a
+# checkout that is not installed in development mode (``python launch.py`` beside a
+# ``pip install .``, or no install), they are found beside this package instead.
+_CHECKOUT = _os.path.dirname(_os.path.dirname(_os.path.abspath(__file__)))
+if (_os.path.isfile(_os.path.join(_CHECKOUT, 'setup.cfg'))
+    and _os.path.isfile(_os.path.join(_CHECKOUT, 'models', '__init__.py'))):
+  __path__.append(_CHECKOUT)  # pylint: disable=undefined-variable

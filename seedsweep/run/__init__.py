@@ -1,0 +1,10 @@
+"""One run and its files: build it, train and resume it, evaluate and verify it.
+
+* :mod:`~seedsweep.run.experiment`  the run's pieces, each built from the config
+* :mod:`~seedsweep.run.loop`        ``train`` and ``evaluate`` (epochs, resume, results)
+* :mod:`~seedsweep.run.verify`      ``--mode=verify``: re-run epochs, compare bitwise
+* :mod:`~seedsweep.run.checkpoints`, :mod:`~seedsweep.run.outputs` the workdir's files
+* :mod:`~seedsweep.run.provenance`  what produced a result (the determinism record)
+* :mod:`~seedsweep.run.runtime`     process settings (the pinned XLA:CPU thread pool)
+* :mod:`~seedsweep.run.describe`, :mod:`~seedsweep.run.timing`
+"""
