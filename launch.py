@@ -64,7 +64,7 @@ def main(argv):
   try:
     if _MODE.value == 'report':
       from seedsweep.config import base  # pylint: disable=g-import-not-at-top
-      from seedsweep.report import tables as report  # pylint: disable=g-import-not-at-top
+      from seedsweep import report  # pylint: disable=g-import-not-at-top
       # Runs re-evaluated for the report pin their own pool; this is the default.
       runtime.pin_for(base.get_base_config())
       if not _WORKDIR.value:
@@ -111,24 +111,18 @@ def main(argv):
 def _unknown_override(argv):
   """The first ``--config.a.b=v`` naming no field of the config, with the fields
   that exist there; None if every override names a field."""
+  from seedsweep.config import base  # pylint: disable=g-import-not-at-top
+  from seedsweep.config import keys  # pylint: disable=g-import-not-at-top
   spec_arg = next((a.split('=', 1)[1] for a in argv if a.startswith('--config=')), None)
   if spec_arg is None:
     return None
-  path = spec_arg.partition(':')[0]
-  from seedsweep.config import base  # pylint: disable=g-import-not-at-top
   config = base.load_config(spec_arg)
   for a in argv:
-    if not a.startswith('--config.'):
-      continue
-    keys = a[len('--config.'):].split('=', 1)[0].split('.')
-    node = config
-    for depth, key in enumerate(keys):
-      if not hasattr(node, 'keys') or key not in node:
-        where = '.'.join(['config'] + keys[:depth])
-        known = sorted(node.keys()) if hasattr(node, 'keys') else []
-        return (f'{a.split("=", 1)[0]}: {where} has no field {key!r} (config file '
-                f'{path}); its fields are {known}')
-      node = node[key]
+    flag = a.split('=', 1)[0]
+    if flag.startswith('--config.'):
+      message = keys.missing_field(config, flag[len('--config.'):])
+      if message:
+        return f'{flag}: {message} (config file {spec_arg.partition(":")[0]})'
   return None
 
 

@@ -129,7 +129,8 @@ def measure_peak(seconds: float = 2.0) -> float:
 def probe(config_name: str, seeds, steps: int) -> dict:
   """In-process measurement of one config (runs in a child: see ``--probe``)."""
   import jax  # pylint: disable=g-import-not-at-top
-  from seedsweep.run import loop  # pylint: disable=g-import-not-at-top
+  from seedsweep.engine import steps as steps_lib  # pylint: disable=g-import-not-at-top
+  from seedsweep.run import experiment  # pylint: disable=g-import-not-at-top
   from seedsweep.run import timing  # pylint: disable=g-import-not-at-top
   runtime.enable_compilation_cache()
   config = base.load_config(config_name)
@@ -138,16 +139,19 @@ def probe(config_name: str, seeds, steps: int) -> dict:
   peak = measure_peak()
   compile0 = timing.compile_seconds()
   start = time.perf_counter()
-  exp = loop.Experiment(config)
+  exp = experiment.build(config)
   state = exp.init_state()
   build = time.perf_counter() - start
-  orders = exp.steps.epoch_orders(exp.seeds_device, exp.views_device, 1)
-  schedule = exp.plan.schedule(1)
+  orders = exp.steps.epoch_orders(exp.device, 1)
+  schedule = exp.schedule.plan.schedule(1)
+
+  def at(position):
+    slot = schedule[position % len(schedule)][0]
+    return steps_lib.StepAt(orders=orders, slot=slot, epoch=1, position=position)
 
   def step(position, state):
-    slot, length = schedule[position % len(schedule)]
-    return exp.steps.train_step(state, exp.seeds_device, exp.views_device, exp.arrays,
-                                orders, slot, 1, position, length=length)
+    length = schedule[position % len(schedule)][1]
+    return exp.steps.train_step(state, exp.device, at(position), length=length)
 
   # Compile every bucket's step (and the evaluation) before timing.
   first = {}
@@ -161,10 +165,8 @@ def probe(config_name: str, seeds, steps: int) -> dict:
   # FLOPs of the timed steps, from the step's jaxpr at each one's length.
   flops_at = {}
   for length, position in first.items():
-    slot = schedule[position][0]
     jaxpr = jax.make_jaxpr(functools.partial(exp.steps._train_step, length=length))(  # pylint: disable=protected-access
-        state, exp.seeds_device, exp.views_device, exp.arrays, orders, slot, 1,
-        position)
+        state, exp.device, at(position))
     flops_at[length] = matmul_flops(jaxpr.jaxpr)
   timed = list(range(steps))
   start = time.perf_counter()
@@ -176,9 +178,9 @@ def probe(config_name: str, seeds, steps: int) -> dict:
   start = time.perf_counter()
   exp.evaluate_all(state.params)
   eval_s = time.perf_counter() - start
-  members = len(exp.member_seeds)
+  members = len(exp.members)
   batch = config.train.batch_size
-  eval_rows = sum(exp.data.sizes()[s] for s in exp.eval_splits)
+  eval_rows = sum(exp.data.sizes()[s] for s in exp.schedule.eval_splits)
   # Throughputs count every seed's sentences: 10 seeds in one program against one
   # seed's program run ten times.
   return {'config': config_name, 'members': members, 'build_s': build,
@@ -188,7 +190,7 @@ def probe(config_name: str, seeds, steps: int) -> dict:
           'matmul_gflop_per_step': flops / steps / 1e9,
           'matmul_peak_gflops': peak,
           'fraction_of_peak': flops / train_s / 1e9 / peak,
-          'epoch_steps': exp.plan.steps_per_epoch,
+          'epoch_steps': exp.schedule.plan.steps_per_epoch,
           'peak_rss_mib': timing.peak_rss_mib()}
 
 

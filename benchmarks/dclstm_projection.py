@@ -52,7 +52,7 @@ def main(argv):
                                  dh=_DH.value, th=_TH.value, projection=form)
       params = model.init(jax.random.key(0), batch, train=False)['params']
       fn = jax.jit(jax.grad(lambda p, b, m=model: m.apply({'params': p}, b,
-                                                         train=False).sum()))
+                                                         train=False).logits.sum()))
       grads[form] = jax.block_until_ready(fn(params, batch))
       start = time.perf_counter()
       for _ in range(_REPEATS.value):

@@ -76,8 +76,8 @@ def steps_per_second(fields, length: int) -> float:
 
   def update(p, o, key):
     def loss(p):
-      logits = model.apply({'params': p}, batch, train=True, rngs={'dropout': key})
-      return objectives.loss(logits, batch)
+      out = model.apply({'params': p}, batch, train=True, rngs={'dropout': key})
+      return objectives.loss(out, batch)
     grads = jax.grad(loss)(p)
     updates, o = tx.update(grads, o, p)
     return optax.apply_updates(p, updates), o

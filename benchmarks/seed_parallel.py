@@ -35,7 +35,8 @@ FORMS = ('vmap', 'map', 'per_seed')
 def measure(config, form: str, steps: int) -> float:
   """Steps per second (every seed advanced once per step) of one form."""
   import jax  # pylint: disable=g-import-not-at-top
-  from seedsweep.run import loop  # pylint: disable=g-import-not-at-top
+  from seedsweep.engine import steps as steps_lib  # pylint: disable=g-import-not-at-top
+  from seedsweep.run import experiment  # pylint: disable=g-import-not-at-top
   runtime.enable_compilation_cache()
   config.data.num_buckets = 1  # one padded length: the forms see identical shapes
   config.train.seed_parallel = 'map' if form == 'map' else 'vmap'
@@ -44,16 +45,16 @@ def measure(config, form: str, steps: int) -> float:
   runs = []
   for seeds in seed_groups:
     config.seeds = seeds
-    exp = loop.Experiment(config)
-    runs.append((exp, exp.init_state(), exp.steps.epoch_orders(exp.seeds_device, exp.views_device, 1)))
-  schedule = runs[0][0].plan.schedule(1)
+    exp = experiment.build(config)
+    runs.append((exp, exp.init_state(), exp.steps.epoch_orders(exp.device, 1)))
+  schedule = runs[0][0].schedule.plan.schedule(1)
 
   def advance(n, start):
     for position in range(start, start + n):
       slot, length = schedule[position % len(schedule)]
       for i, (exp, state, orders) in enumerate(runs):
-        state, loss = exp.steps.train_step(state, exp.seeds_device, exp.views_device, exp.arrays, orders,
-                                           slot, 1, position, length=length)
+        at = steps_lib.StepAt(orders=orders, slot=slot, epoch=1, position=position)
+        state, loss = exp.steps.train_step(state, exp.device, at, length=length)
         runs[i] = (exp, state, orders)
     jax.block_until_ready([r[1] for r in runs])
 

@@ -94,7 +94,7 @@ def cache_root() -> str:
 
 def tfds_dir(data_config) -> str:
   """Where built array_record files live: config, $SEEDSWEEP_TFDS_DIR, or a cache."""
-  return (data_config.get('tfds_dir') or os.environ.get('SEEDSWEEP_TFDS_DIR')
+  return (data_config.tfds_dir or os.environ.get('SEEDSWEEP_TFDS_DIR')
           or os.path.join(cache_root(), 'tfds'))
 
 
@@ -134,9 +134,9 @@ def _download_root(spec: DatasetSpec) -> str:
 
 
 def _user_files(data_config) -> Dict[str, str]:
-  files = data_config.get('files')
-  paths = {s: os.path.abspath(os.path.expanduser(files.get(s)))
-           for s in SPLIT_ORDER if files is not None and files.get(s)}
+  files = data_config.files
+  paths = {s: os.path.abspath(os.path.expanduser(files[s]))
+           for s in SPLIT_ORDER if files[s]}
   if 'train' not in paths:
     raise UserError("config.data.name='files' needs config.data.files.train (a TSV or "
                     'JSONL file; optional .dev and .test), see README "Your own data"')
@@ -146,7 +146,7 @@ def _user_files(data_config) -> Dict[str, str]:
 def prepare(name: str, data_config) -> Tuple[tfds.core.DatasetBuilder, Dict[str, str]]:
   """The prepared builder of dataset ``name`` and the sha256 of its raw files."""
   spec = spec_of(name)
-  verify = bool(data_config.get('verify_checksums', True))
+  verify = bool(data_config.verify_checksums)
   config, root = spec.config, None
   if name == 'files':
     paths = _user_files(data_config)
@@ -266,11 +266,11 @@ def _vocabulary_words(data_config, token_lists):
   looked_up = embeddings_lib.lookup(data_config, words,
                                     os.path.join(cache_root(), 'vectors'))
   with_vector = {w for w, f in zip(words, looked_up[1]) if f}
-  keep = with_vector if vcfg.get('only_found', False) else None
+  keep = with_vector if vcfg.only_found else None
 
   def extra_for(rows):
     """Dev/test words with a vector, when they join the vocabulary (C-LSTM)."""
-    if not vcfg.get('add_eval_words', False):
+    if not vcfg.add_eval_words:
       return ()
     eval_rows = np.concatenate([rows[s] for s in rows if s != 'train'])
     return sorted({w for i in eval_rows for w in token_lists[i]} & with_vector)
@@ -298,18 +298,18 @@ def load_dataset(data_config) -> EncodedDataset:
   """Prepares (once) and encodes the dataset named by ``data_config.name``."""
   name = data_config.name
   spec = spec_of(name)
-  if data_config.get('folds') and not spec.cross_validation:
+  if data_config.folds and not spec.cross_validation:
     raise UserError(f'config.data.folds={tuple(data_config.folds)!r}, but dataset '
                     f'{name!r} is not cross-validated (only mr and subj are); set it '
                     'to ()')
-  oov = data_config.get('oov', 'unk')
+  oov = data_config.oov
   if oov not in vocab_lib.OOV_POLICIES:
     raise UserError(f'config.data.oov={oov!r}; expected one of {vocab_lib.OOV_POLICIES}')
   builder, raw_checksums = prepare(name, data_config)
   pool = _pool(name, spec, builder)
-  token_lists = [vocab_lib.tokenize(t, data_config.get('lowercase', True))
+  token_lists = [vocab_lib.tokenize(t, data_config.lowercase)
                  for t in pool.texts]
-  max_length = data_config.get('max_length', 0)
+  max_length = data_config.max_length
   if not isinstance(max_length, int) or max_length < 0:
     raise UserError(f'config.data.max_length={max_length!r}; expected an int >= 0 '
                     '(0 = keep every token)')
@@ -321,7 +321,7 @@ def load_dataset(data_config) -> EncodedDataset:
     protocol['max_length'] = max_length
   looked_up, words, keep, extra_for = _vocabulary_words(data_config, token_lists)
   views = tuple(encoded.encode_view(view_name, rows, token_lists,
-                                    data_config.get('min_count', 1), oov,
+                                    data_config.min_count, oov,
                                     extra_for(rows), keep)
                 for view_name, rows in parts)
   tables = None

@@ -23,8 +23,7 @@ from seedsweep.errors import UserError
 
 
 def vectors_config(data_config):
-  v = data_config.get('vectors')
-  return v if v is not None and v.get('path') else None
+  return data_config.vectors if data_config.vectors.path else None
 
 
 def lookup(data_config, words: Sequence[str],
@@ -34,8 +33,8 @@ def lookup(data_config, words: Sequence[str],
   if v is None:
     return None
   return vectors_lib.load_vectors_cached(v.path, words, cache_dir,
-                                         fmt=v.get('format') or None,
-                                         lowercase=bool(v.get('lowercase', False)))
+                                         fmt=v.format or None,
+                                         lowercase=bool(v.lowercase))
 
 
 def tables(vocabs, index: Dict[str, int], matrix: np.ndarray, found: np.ndarray,
@@ -48,7 +47,7 @@ def tables(vocabs, index: Dict[str, int], matrix: np.ndarray, found: np.ndarray,
   every other row too (zeros). Rows past a view's vocabulary are zeros and used.
   """
   v = vectors_config(data_config)
-  oov_init = v.get('oov_init', 'random')
+  oov_init = v.oov_init
   if oov_init not in vectors_lib.OOV_INITS:
     raise UserError(f'config.data.vectors.oov_init={oov_init!r}; expected one of '
                     f'{vectors_lib.OOV_INITS}')
@@ -65,10 +64,3 @@ def tables(vocabs, index: Dict[str, int], matrix: np.ndarray, found: np.ndarray,
       use[i, 0] = True
   return table, use
 
-
-def check_dim(model_config, table: np.ndarray) -> None:
-  dim = model_config.get('embed_dim')
-  if dim is not None and dim != table.shape[-1]:
-    raise UserError(f'config.model.embed_dim={dim} but the vectors of '
-                    f'config.data.vectors.path have {table.shape[-1]} dimensions; set '
-                    f'--config.model.embed_dim={table.shape[-1]}')

@@ -108,10 +108,10 @@ def partitions(sources: Dict[str, Tuple[int, int]], labels: np.ndarray, data_con
   ``sources``: each TFDS split's (first pooled row, count); ``cv``: one pooled split
   cross-validated in ``data_config.num_folds`` folds.
   """
-  amount = float(data_config.get('dev_holdout', 0.0) or 0.0)
+  amount = float(data_config.dev_holdout or 0.0)
   protocol: dict = {}
   if cv:
-    k = int(data_config.get('num_folds', 10))
+    k = int(data_config.num_folds)
     fold_ids = folds_lib.cv_folds(len(labels), k, seed=FOLD_SEED, labels=labels)
     parts = []
     for f in range(k):

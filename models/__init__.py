@@ -1,8 +1,9 @@
 """Models, found by name: ``build_model(config.model, vocab_size=..., num_classes=...)``.
 
-To add a model: write a Flax module that maps a batch dict to logits and names its word
-embedding ``embedding``, then add one line to ``REGISTRY`` (name -> (class, fixed
-fields)). Config fields under ``config.model`` other than ``name`` become the module's
+To add a model: write a Flax module that maps a batch dict to a
+:class:`~seedsweep.models.output.ModelOutput` and names its word embedding
+``embedding``, then add one line to ``REGISTRY`` (name -> (class, fixed fields)).
+Config fields under ``config.model`` other than ``name`` become the module's
 dataclass fields.
 """
 import dataclasses

@@ -5,7 +5,8 @@
 * ``BagOfWords``: embedding -> masked mean -> dense (order-blind reference point).
 
 Every model maps a batch ``{'tokens': int32 [batch, time], 'lengths': int32 [batch]}``
-to logits ``[batch, classes]`` and names its word embedding module ``embedding``.
+to a ``ModelOutput`` (logits ``[batch, classes]``) and names its word embedding
+module ``embedding``.
 """
 import flax.linen as nn
 import jax
@@ -13,6 +14,7 @@ import jax.numpy as jnp
 
 from seedsweep.models import pooling
 from seedsweep.models import recurrent
+from seedsweep.models.output import ModelOutput
 
 def symmetric_uniform(scale: float):
   """Initialiser drawing from U(-scale, scale)."""
@@ -65,7 +67,7 @@ class RecurrentClassifier(nn.Module):
       h, _ = recurrent.LSTM(self.hidden, self.unroll, name='encoder')(x, mask)
       pooled = pooling.pool(self.pooling, h, mask)
     pooled = nn.Dropout(self.dropout, deterministic=not train)(pooled)
-    return nn.Dense(self.num_classes, name='classifier')(pooled)
+    return ModelOutput(logits=nn.Dense(self.num_classes, name='classifier')(pooled))
 
 
 class BagOfWords(nn.Module):
@@ -80,4 +82,4 @@ class BagOfWords(nn.Module):
     x, mask = embed_batch(batch, self.vocab_size, self.embed_dim)
     pooled = pooling.masked_mean(x, mask)
     pooled = nn.Dropout(self.dropout, deterministic=not train)(pooled)
-    return nn.Dense(self.num_classes, name='classifier')(pooled)
+    return ModelOutput(logits=nn.Dense(self.num_classes, name='classifier')(pooled))

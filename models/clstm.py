@@ -30,6 +30,7 @@ import jax.numpy as jnp
 from seedsweep.models import recurrent
 from seedsweep.models.baselines import embed_batch
 from seedsweep.models.baselines import symmetric_uniform
+from seedsweep.models.output import ModelOutput
 
 
 def conv_windows(x, kernel, bias):
@@ -99,7 +100,7 @@ class CLSTM(nn.Module):
       window_mask = jnp.arange(n_windows)[None, :] <= last[:, None]
     _, (h, _) = recurrent.LSTM(self.hidden, self.unroll, name='lstm')(q, window_mask)
     h = nn.Dropout(self.dropout, deterministic=not train)(h)
-    return nn.Dense(self.num_classes, name='classifier')(h)
+    return ModelOutput(logits=nn.Dense(self.num_classes, name='classifier')(h))
 
 
 def parameter_count(filters: int, hidden: int, num_classes: int, embed_dim: int = 300,

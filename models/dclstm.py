@@ -30,6 +30,7 @@ import jax.numpy as jnp
 from seedsweep.models import pooling
 from seedsweep.models import recurrent
 from seedsweep.models.baselines import embed_batch
+from seedsweep.models.output import ModelOutput
 
 
 class BiLSTMLayerParams(nn.Module):
@@ -118,7 +119,7 @@ class DenseBiLSTM(nn.Module):
                        f"'concat' or 'blocks'")
     pooled = pooling.masked_mean(h, mask)
     pooled = nn.Dropout(self.dropout, deterministic=not train)(pooled)
-    return nn.Dense(self.num_classes, name='classifier')(pooled)
+    return ModelOutput(logits=nn.Dense(self.num_classes, name='classifier')(pooled))
 
 
 def parameter_count(dl: int, dh: int, th: int, num_classes: int, embed_dim: int = 300,

@@ -33,6 +33,7 @@ import jax.numpy as jnp
 
 from seedsweep.models import pooling
 from seedsweep.models.baselines import embed_batch
+from seedsweep.models.output import ModelOutput
 
 CELLS = ('literal', 'own')
 PEEPHOLES = ('full', 'diagonal')
@@ -130,7 +131,7 @@ class DLSTM(nn.Module):
     x, mask = embed_batch(batch, self.vocab_size, self.embed_dim)
     z = jnp.concatenate(self.features(x, train=train), axis=-1)
     pooled = pooling.masked_mean(z, mask)
-    return nn.Dense(self.num_classes, name='classifier')(pooled)
+    return ModelOutput(logits=nn.Dense(self.num_classes, name='classifier')(pooled))
 
 
 def parameter_count(embed_dim: int, hidden: int, layers: int, num_classes: int,

@@ -41,6 +41,7 @@ from seedsweep.models import clstm
 from seedsweep.models import recurrent
 from seedsweep.models.baselines import embed_batch
 from seedsweep.models.baselines import symmetric_uniform
+from seedsweep.models.output import ModelOutput
 
 HEADS = ('mean', 'softmax', 'sparse')
 
@@ -130,7 +131,8 @@ class JointSLU(nn.Module):
             self.param(f'{name}_bias', nn.initializers.zeros, (4 * self.hidden,)))
 
   @nn.compact
-  def __call__(self, batch, *, train: bool, greedy: Optional[bool] = None) -> Dict:
+  def __call__(self, batch, *, train: bool,
+               greedy: Optional[bool] = None) -> ModelOutput:
     """``greedy`` defaults to ``not train``: gold previous tags in training, the
     model's own greedy tags at inference."""
     self._checks()
@@ -162,8 +164,10 @@ class JointSLU(nn.Module):
         out['predicted_tags'] = out['tags'].argmax(-1)
     else:
       h_sent = self._conv_lstm(x, mask, batch, drop, tag_head, greedy, out)
-    out['intent'], out['attention'], out['penalty'] = head(h_sent, mask)
-    return out
+    logits, attention, penalty = head(h_sent, mask)
+    return ModelOutput(logits=logits, tag_logits=out.get('tags'),
+                       predicted_tags=out.get('predicted_tags'), penalty=penalty,
+                       attention=attention)
 
   def _conv_lstm(self, x, mask, batch, drop, tag_head, greedy, out):
     """The window convolution with feedback, then the LSTM: ``h [batch, time, d]``."""

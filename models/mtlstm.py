@@ -43,6 +43,7 @@ import numpy as np
 
 from seedsweep.models.baselines import embed_batch
 from seedsweep.models.baselines import symmetric_uniform
+from seedsweep.models.output import ModelOutput
 
 STRATEGIES = ('f2s', 's2f')
 IMPLEMENTATIONS = ('masked', 'unrolled', 'strided')
@@ -285,6 +286,7 @@ class MTLSTM(nn.Module):
     final = FINAL_STATE[self.implementation](x, params, mask.sum(axis=1), sizes,
                                              self.strategy, self.unroll)
     final = nn.Dropout(self.dropout, deterministic=not train)(final)
-    return nn.Dense(self.num_classes, name='classifier',
-                    kernel_init=symmetric_uniform(self.init_scale))(final)
+    return ModelOutput(logits=nn.Dense(
+        self.num_classes, name='classifier',
+        kernel_init=symmetric_uniform(self.init_scale))(final))
 

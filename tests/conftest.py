@@ -48,14 +48,9 @@ def user_environment() -> dict:
 
 def run_steps(config, n_steps):
   """``(experiment, state)`` after the first ``n_steps`` batches of epoch 1."""
-  from seedsweep.run import loop  # pylint: disable=g-import-not-at-top
-  exp = loop.Experiment(config)
-  state = exp.init_state()
-  orders = exp.steps.epoch_orders(exp.seeds_device, exp.views_device, 1)
-  for position, (slot, length) in enumerate(exp.plan.schedule(1)[:n_steps]):
-    state, _ = exp.steps.train_step(state, exp.seeds_device, exp.views_device,
-                                    exp.arrays, orders, slot, 1, position,
-                                    length=length)
+  from seedsweep.run import experiment  # pylint: disable=g-import-not-at-top
+  exp = experiment.build(config)
+  state, _ = exp.train_epoch(exp.init_state(), 1, max_steps=n_steps)
   return exp, state
 
 
@@ -76,9 +71,9 @@ def assert_logits_ignore_padding(model, vocab_size=30, lengths=(9, 6, 1)):
   tokens = rng.integers(2, vocab_size, (len(lengths), time))
   batch = {'tokens': jnp.asarray(tokens), 'lengths': jnp.asarray(lengths)}
   params = model.init(jax.random.key(0), batch, train=False)
-  out = model.apply(params, batch, train=False)
+  out = model.apply(params, batch, train=False).logits
   garbage = np.where(np.arange(time)[None] < lengths[:, None], tokens, 1)
   wider = np.concatenate([garbage, rng.integers(2, vocab_size, (len(lengths), 7))], 1)
   np.testing.assert_allclose(
       model.apply(params, {'tokens': jnp.asarray(wider), 'lengths': batch['lengths']},
-                  train=False), out, rtol=1e-5, atol=1e-6)
+                  train=False).logits, out, rtol=1e-5, atol=1e-6)

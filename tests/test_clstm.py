@@ -50,7 +50,7 @@ def test_the_last_real_window_classifies_and_matches_numpy():
   params = model.init({'params': jax.random.key(1)}, b, train=False)
   params = jax.tree.map(lambda x: x + 0.1 * jax.random.normal(jax.random.key(2), x.shape),
                         params)
-  out = np.asarray(model.apply(params, b, train=False))
+  out = np.asarray(model.apply(params, b, train=False).logits)
   p = jax.tree.map(lambda x: np.asarray(x, np.float64), params['params'])
   for i in range(4):
     np.testing.assert_allclose(out[i], numpy_clstm(p, tokens[i], lengths[i]),
@@ -58,7 +58,7 @@ def test_the_last_real_window_classifies_and_matches_numpy():
   # Words after the last real one (any ids, any padded length) change nothing.
   garbage = np.where(np.arange(9)[None] < lengths[:, None], tokens, 11)
   wider = np.concatenate([garbage, rng.integers(2, 30, (4, 7))], axis=1)
-  np.testing.assert_allclose(model.apply(params, batch_of(wider, lengths), train=False),
+  np.testing.assert_allclose(model.apply(params, batch_of(wider, lengths), train=False).logits,
                              out, rtol=1e-5, atol=1e-6)
 
 
@@ -69,17 +69,17 @@ def test_literal_variant_reads_every_padded_window_up_to_maxlen():
   lengths = np.array([6, 3])
   b = batch_of(tokens, lengths)
   params = model.init({'params': jax.random.key(4)}, b, train=False)
-  out = model.apply(params, b, train=False)
+  out = model.apply(params, b, train=False).logits
   # The batch's own padded length does not matter: everything is padded to maxlen.
   wider = batch_of(np.pad(tokens, ((0, 0), (0, 4))), lengths)
-  np.testing.assert_allclose(model.apply(params, wider, train=False), out, rtol=1e-5)
+  np.testing.assert_allclose(model.apply(params, wider, train=False).logits, out, rtol=1e-5)
   # The end padding is a learned vector, so a sentence's padding matters.
   moved = jax.tree.map(lambda x: x, params)
   moved['params']['pad_vector'] = moved['params']['pad_vector'] + 1.0
-  assert not np.allclose(model.apply(moved, b, train=False), out)
+  assert not np.allclose(model.apply(moved, b, train=False).logits, out)
   primary = small()
   assert not np.allclose(primary.apply(
-      primary.init({'params': jax.random.key(4)}, b, train=False), b, train=False), out)
+      primary.init({'params': jax.random.key(4)}, b, train=False), b, train=False).logits, out)
 
 
 def test_multi_width_variant_cuts_every_map_to_the_shortest():
@@ -87,7 +87,7 @@ def test_multi_width_variant_cuts_every_map_to_the_shortest():
   b = batch_of(np.arange(2, 16).reshape(2, 7), [7, 4])
   params = model.init({'params': jax.random.key(0)}, b, train=False)
   assert params['params']['lstm']['forward']['input']['kernel'].shape == (12, 24)
-  assert model.apply(params, b, train=False).shape == (2, 3)
+  assert model.apply(params, b, train=False).logits.shape == (2, 3)
 
 
 def test_one_gradient_step_reaches_every_parameter():
@@ -97,7 +97,7 @@ def test_one_gradient_step_reaches_every_parameter():
 
   def loss(p):
     logits = model.apply({'params': p}, b, train=True,
-                         rngs={'dropout': jax.random.key(6)})
+                         rngs={'dropout': jax.random.key(6)}).logits
     return jax.nn.logsumexp(logits, -1).mean() - logits[:, 0].mean()
 
   grads = jax.grad(loss)(params)

@@ -63,13 +63,13 @@ def test_outputs_do_not_depend_on_padding():
   lengths = np.array([9, 4, 1])
   b = batch_of(tokens, lengths)
   params = model.init({'params': jax.random.key(1)}, b, train=False)
-  out = model.apply(params, b, train=False)
+  out = model.apply(params, b, train=False).logits
   garbage = np.where(np.arange(9)[None] < lengths[:, None], tokens, 7)
   wider = np.concatenate([garbage, rng.integers(2, 30, (3, 5))], axis=1)
-  np.testing.assert_allclose(model.apply(params, batch_of(wider, lengths), train=False),
+  np.testing.assert_allclose(model.apply(params, batch_of(wider, lengths), train=False).logits,
                              out, rtol=1e-5, atol=1e-6)
   # Alone in its own batch, cut to its length, a sentence gets the same logits.
-  alone = model.apply(params, batch_of(tokens[1:2, :4], lengths[1:2]), train=False)
+  alone = model.apply(params, batch_of(tokens[1:2, :4], lengths[1:2]), train=False).logits
   np.testing.assert_allclose(alone[0], out[1], rtol=1e-5, atol=1e-6)
 
 
@@ -117,7 +117,7 @@ def test_matches_a_numpy_implementation_of_the_papers_equations(dense, projectio
   # Random (not zero) biases, so every term of the equations is exercised.
   params = jax.tree.map(lambda x: x + 0.1 * jax.random.normal(jax.random.key(3), x.shape),
                         params)
-  out = np.asarray(model.apply(params, b, train=False))
+  out = np.asarray(model.apply(params, b, train=False).logits)
   p = jax.tree.map(lambda x: np.asarray(x, np.float64), params['params'])
   for i in range(2):
     np.testing.assert_allclose(
@@ -149,7 +149,7 @@ def test_one_gradient_step_reaches_every_parameter():
 
   def loss(p):
     logits = model.apply({'params': p}, b, train=True,
-                         rngs={'dropout': jax.random.key(6)})
+                         rngs={'dropout': jax.random.key(6)}).logits
     return -jax.nn.log_softmax(logits)[jnp.arange(4), labels].mean()
 
   grads = jax.grad(loss)(params)

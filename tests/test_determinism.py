@@ -15,10 +15,11 @@ from tests.conftest import run_launch
 from tests.conftest import user_environment
 from tests.test_report import make_run
 from tests.test_report import quiet
+from seedsweep.config import checks as config_checks
 from seedsweep.run import checkpoints as ckpt_lib
 from seedsweep.run import outputs
 from seedsweep.run import provenance
-from seedsweep.report import tables as report
+from seedsweep import report
 from seedsweep.run import runtime
 from seedsweep.errors import UserError
 
@@ -139,13 +140,13 @@ def test_verify_names_the_changed_environment(trained):
 
 def test_verify_finds_a_changed_checkpoint(trained, tmp_path):
   import shutil  # pylint: disable=g-import-not-at-top
-  from seedsweep.run import loop  # pylint: disable=g-import-not-at-top
+  from seedsweep.run import experiment  # pylint: disable=g-import-not-at-top
   from seedsweep.run import verify  # pylint: disable=g-import-not-at-top
   workdir = str(tmp_path / 'changed')
   shutil.copytree(trained, workdir)
   config = outputs.read_json(os.path.join(workdir, outputs.CONFIG))
-  config = report.config_from_json(config)
-  exp = loop.Experiment(config)
+  config = config_checks.from_dict(config)
+  exp = experiment.build(config)
   ckpts = ckpt_lib.Checkpoints(workdir)
   state, meta = ckpts.restore(2, exp.init_state())
   ckpts.manager.delete(2)

@@ -109,7 +109,7 @@ def test_the_gradient_reaches_every_parameter(peephole):
 
   def loss(p):
     logits = model.apply({'params': p}, batch, train=True,
-                         rngs={'dropout': jax.random.key(1)})
+                         rngs={'dropout': jax.random.key(1)}).logits
     return -jnp.take_along_axis(jax.nn.log_softmax(logits),
                                 batch['labels'][:, None], axis=1).mean()
 

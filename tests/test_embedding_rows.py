@@ -41,8 +41,8 @@ def test_lazy_adam_moves_only_the_rows_a_batch_uses():
   after, state = _params(config, 1)
   table0 = np.asarray(start.params['embedding']['embedding'][0])
   table1 = after['embedding']['embedding'][0]
-  orders = exp.steps.epoch_orders(exp.seeds_device, exp.views_device, 1)
-  slot, length = exp.plan.schedule(1)[0]
+  orders = exp.steps.epoch_orders(exp.device, 1)
+  slot, length = exp.schedule.plan.schedule(1)[0]
   used = set()
   for row in np.asarray(orders[0, slot]):
     if row >= 0:

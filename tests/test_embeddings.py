@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from tests.conftest import small_config
-from seedsweep.run import loop
+from seedsweep.run import experiment
 from seedsweep.errors import UserError
 
 WORDS = ('the', 'film', 'movie', 'not')
@@ -28,14 +28,9 @@ def vector_config(path, static):
 
 
 def _train(config, steps=3):
-  exp = loop.Experiment(config)
-  before = exp.init_state()
-  state = jax.tree.map(np.asarray, before)
-  orders = exp.steps.epoch_orders(exp.seeds_device, exp.views_device, 1)
-  s = exp.init_state()
-  for position, (slot, length) in enumerate(exp.plan.schedule(1)[:steps]):
-    s, _ = exp.steps.train_step(s, exp.seeds_device, exp.views_device, exp.arrays,
-                                orders, slot, 1, position, length=length)
+  exp = experiment.build(config)
+  state = jax.tree.map(np.asarray, exp.init_state())
+  s, _ = exp.train_epoch(exp.init_state(), 1, max_steps=steps)
   return exp, state, s
 
 
@@ -64,4 +59,4 @@ def test_vectors_of_another_dimension_are_refused(tmp_path, monkeypatch):
   monkeypatch.setenv('SEEDSWEEP_CACHE', str(tmp_path / 'cache'))
   write_glove(tmp_path / 'v.txt', 7)
   with pytest.raises(UserError, match='embed_dim=32 but the vectors'):
-    loop.Experiment(vector_config(tmp_path / 'v.txt', True))
+    experiment.build(vector_config(tmp_path / 'v.txt', True))

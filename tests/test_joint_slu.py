@@ -28,17 +28,18 @@ def test_teacher_forcing_on_the_greedy_tags_reproduces_greedy_decoding(head):
   m, b = model(head=head), batch()
   params = m.init(jax.random.key(0), b, train=False)
   greedy = m.apply(params, b, train=False, greedy=True)
-  forced = m.apply(params, {**b, 'tags': greedy['predicted_tags']}, train=False,
+  forced = m.apply(params, {**b, 'tags': greedy.predicted_tags}, train=False,
                    greedy=False)
-  for key in ('tags', 'intent', 'attention', 'penalty'):
-    np.testing.assert_allclose(forced[key], greedy[key], rtol=1e-5, atol=1e-6)
+  for key in ('tag_logits', 'logits', 'attention', 'penalty'):
+    np.testing.assert_allclose(getattr(forced, key), getattr(greedy, key), rtol=1e-5,
+                               atol=1e-6)
   real = np.arange(10)[None] < np.asarray(b['lengths'])[:, None]
-  np.testing.assert_array_equal(np.asarray(greedy['predicted_tags'])[real],
-                                np.asarray(greedy['tags'].argmax(-1))[real])
+  np.testing.assert_array_equal(np.asarray(greedy.predicted_tags)[real],
+                                np.asarray(greedy.tag_logits.argmax(-1))[real])
   # Other previous tags give other outputs: the tags really are fed back.
-  other = m.apply(params, {**b, 'tags': (greedy['predicted_tags'] + 1) % 7}, train=False,
+  other = m.apply(params, {**b, 'tags': (greedy.predicted_tags + 1) % 7}, train=False,
                   greedy=False)
-  assert not np.allclose(other['tags'], greedy['tags'])
+  assert not np.allclose(other.tag_logits, greedy.tag_logits)
 
 
 def test_sparse_attention_weights_are_sigmoids_not_a_distribution():
@@ -48,7 +49,7 @@ def test_sparse_attention_weights_are_sigmoids_not_a_distribution():
   for head in joint_slu.HEADS:
     m = model(head=head)
     outs[head] = m.apply(m.init(jax.random.key(1), b, train=False), b,
-                         train=False)['attention']
+                         train=False).attention
   sparse = np.asarray(outs['sparse'])
   assert np.all((sparse > 0) & (sparse < 1) | ~mask) and np.all(sparse[~mask] == 0)
   assert not np.allclose(sparse.sum(1), 1.0)
@@ -69,19 +70,19 @@ def test_sparsity_penalty_matches_a_hand_computation():
   m, b = model(head='sparse', rho=rho, beta=beta), batch()
   out = m.apply(m.init(jax.random.key(0), b, train=False), b, train=False)
   mask = np.arange(10)[None] < np.asarray(b['lengths'])[:, None]
-  assert float(out['penalty']) == pytest.approx(
-      float(joint_slu.sparsity_penalty(out['attention'], jnp.asarray(mask), rho, beta)))
+  assert float(out.penalty) == pytest.approx(
+      float(joint_slu.sparsity_penalty(out.attention, jnp.asarray(mask), rho, beta)))
   assert float(model(head='mean').apply(m.init(jax.random.key(0), b, train=False), b,
-                                        train=False)['penalty']) == 0.0
+                                        train=False).penalty) == 0.0
 
 
 def test_a_word_reaches_the_states_up_to_three_tokens_before_it():
   """Widths 3, 5, 7: the window of token t ends at t + 3; the LSTM carries forward."""
   m, b = model(), batch(lengths=(10,))
   params = m.init(jax.random.key(0), b, train=False)
-  base = m.apply(params, b, train=False)['tags'][0]
+  base = m.apply(params, b, train=False).tag_logits[0]
   nudged = {**b, 'tokens': b['tokens'].at[0, 6].set((b['tokens'][0, 6] + 1) % 30)}
-  moved = np.abs(m.apply(params, nudged, train=False)['tags'][0] - base).max(-1) > 0
+  moved = np.abs(m.apply(params, nudged, train=False).tag_logits[0] - base).max(-1) > 0
   assert list(np.nonzero(moved)[0]) == [3, 4, 5, 6, 7, 8, 9]
 
 
@@ -94,11 +95,11 @@ def test_one_gradient_step_reaches_every_parameter(variant):
 
   def loss(p):
     out = m.apply({'params': p}, b, train=True, rngs={'dropout': jax.random.key(2)})
-    logp = jax.nn.log_softmax(out['intent'])
-    total = -jnp.take_along_axis(logp, b['labels'][:, None], 1).mean() + out['penalty']
-    if out.get('tags') is not None:
+    logp = jax.nn.log_softmax(out.logits)
+    total = -jnp.take_along_axis(logp, b['labels'][:, None], 1).mean() + out.penalty
+    if out.tag_logits is not None:
       mask = jnp.arange(10)[None] < b['lengths'][:, None]
-      tag_logp = jnp.take_along_axis(jax.nn.log_softmax(out['tags']),
+      tag_logp = jnp.take_along_axis(jax.nn.log_softmax(out.tag_logits),
                                      b['tags'][..., None], -1)[..., 0]
       total -= (tag_logp * mask).sum(1).mean()
     return total

@@ -136,8 +136,8 @@ def test_padding_never_changes_logits(name, pool):
     long[b, n:] = rng.integers(2, 50, long.shape[1] - n)
   params = model.init(jax.random.key(0), {'tokens': short, 'lengths': lengths},
                       train=False)
-  a = model.apply(params, {'tokens': short, 'lengths': lengths}, train=False)
-  b = model.apply(params, {'tokens': long, 'lengths': lengths}, train=False)
+  a = model.apply(params, {'tokens': short, 'lengths': lengths}, train=False).logits
+  b = model.apply(params, {'tokens': long, 'lengths': lengths}, train=False).logits
   assert a.shape == (3, 3)
   np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-6)
 

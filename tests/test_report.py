@@ -1,4 +1,4 @@
-"""The report (seedsweep/report/tables.py) and its plots (seedsweep/report/plots.py), on fake run
+"""The report (seedsweep/report/: collect, statistics, render, plots), on fake run
 folders written the way seedsweep/run/loop.py writes them, plus one real run."""
 import csv
 import io
@@ -12,8 +12,11 @@ from scipy import stats
 from seedsweep.config import base
 from seedsweep.config import checks as config_checks
 from seedsweep.run import outputs
-from seedsweep.report import plots as plots
-from seedsweep.report import tables as report
+from seedsweep import report
+from seedsweep.report import collect
+from seedsweep.report import plots
+from seedsweep.report import render
+from seedsweep.report import statistics
 
 PNG_MAGIC = b'\x89PNG\r\n\x1a\n'
 
@@ -50,7 +53,7 @@ def make_run(root, name, metrics, seeds=None, folds=None, source='', value=None,
           row['wall_time'] = float(epoch)
           f.write(json.dumps(row) + '\n')
   if point is not None:
-    outputs.write_json(os.path.join(run_dir, report.POINT), point)
+    outputs.write_json(os.path.join(run_dir, collect.POINT), point)
   return run_dir
 
 
@@ -62,7 +65,7 @@ def test_find_runs_at_any_depth_sorted(tmp_path):
   for name in ('b', 'a/x', 'a/y/deep', 'a-b'):
     make_run(tmp_path, name, {'test_accuracy': [1.0]})
   os.makedirs(tmp_path / 'empty' / 'nothing')
-  assert [report.run_name(r, str(tmp_path)) for r in report.find_runs(str(tmp_path))
+  assert [collect.run_name(r, str(tmp_path)) for r in collect.find_runs(str(tmp_path))
           ] == ['a/x', 'a/y/deep', 'a-b', 'b']
 
 
@@ -70,7 +73,7 @@ def test_row_statistics_and_the_best_dev_seeds_test_value(tmp_path):
   test, dev = [80.0, 82.0, 87.0], [70.0, 75.0, 72.0]
   make_run(tmp_path, 'run', {'test_accuracy': test, 'dev_accuracy': dev},
            seeds=[4, 5, 6], source='Paper 2017', value=85.0)
-  (row,) = report.build_rows(str(tmp_path), echo=quiet)
+  (row,) = collect.build_rows(str(tmp_path), echo=quiet)
   assert (row['run'], row['model'], row['dataset'], row['point']) == (
       'run', 'bilstm', 'demo', '')
   assert row['group'] == ('Paper 2017', 'demo') and row['seeds'] == [4, 5, 6]
@@ -89,7 +92,7 @@ def test_other_paper_metrics_and_lower_is_better_dev_selection(tmp_path):
       'test_intent_error': [5.0, 7.0], 'dev_intent_error': [6.0, 4.0]},
            source='Ma 2017', value=96.98, metric='test_slot_f1',
            other={'test_intent_error': 5.12}, dataset='atis')
-  (row,) = report.build_rows(str(tmp_path), echo=quiet)
+  (row,) = collect.build_rows(str(tmp_path), echo=quiet)
   assert list(row['metrics']) == ['test_slot_f1', 'test_intent_error']
   assert row['metrics']['test_slot_f1']['best_dev_test'] == 90.0
   error = row['metrics']['test_intent_error']
@@ -102,7 +105,7 @@ def test_cross_validated_runs_report_each_seeds_mean_over_folds(tmp_path):
   make_run(tmp_path, 'mr', {'test_accuracy': [70.0, 80.0, 72.0, 84.0],
                             'dev_accuracy': [60.0, 50.0, 62.0, 54.0]},
            seeds=[1, 2, 1, 2], folds=[0, 0, 1, 1], dataset='mr')
-  (row,) = report.build_rows(str(tmp_path), echo=quiet)
+  (row,) = collect.build_rows(str(tmp_path), echo=quiet)
   e = row['metrics']['test_accuracy']
   assert row['seeds'] == [1, 2] and e['values'] == [71.0, 82.0] and e['n'] == 2
   assert e['best_dev_test'] == 71.0  # seed 1: CV dev mean 61 > 52
@@ -114,18 +117,18 @@ def test_welch_p_values_against_the_groups_best_row(tmp_path):
   for name, test in values.items():
     make_run(tmp_path, name, {'test_accuracy': test}, source='S')
   rows = {r['run']: r['metrics']['test_accuracy']
-          for r in report.build_rows(str(tmp_path), echo=quiet)}
+          for r in collect.build_rows(str(tmp_path), echo=quiet)}
   # d has the highest mean but one seed: it is the reference, no test is possible.
   assert rows['d']['p_value'] == 'ref'
   assert [rows[k]['p_value'] for k in 'abc'] == [None, None, None]
   os.remove(tmp_path / 'd' / outputs.RESULTS)  # d is skipped now: b is the best
   rows = {r['run']: r['metrics']['test_accuracy']
-          for r in report.build_rows(str(tmp_path), echo=quiet)}
+          for r in collect.build_rows(str(tmp_path), echo=quiet)}
   assert rows['b']['p_value'] == 'ref'
   for name in 'ac':
     expected = stats.ttest_ind(values[name], values['b'], equal_var=False).pvalue
     assert rows[name]['p_value'] == pytest.approx(expected, rel=1e-12)
-  assert report.welch_p([1.0, 2.0], [3.0]) is None
+  assert statistics.welch_p([1.0, 2.0], [3.0]) is None
 
 
 def test_lower_is_better_metrics_take_the_lowest_mean_as_reference(tmp_path):
@@ -133,7 +136,7 @@ def test_lower_is_better_metrics_take_the_lowest_mean_as_reference(tmp_path):
            metric='test_intent_error')
   make_run(tmp_path, 'high', {'test_intent_error': [8.0, 9.0]},
            metric='test_intent_error')
-  rows = {r['run']: r for r in report.build_rows(str(tmp_path), echo=quiet)}
+  rows = {r['run']: r for r in collect.build_rows(str(tmp_path), echo=quiet)}
   assert rows['low']['metrics']['test_intent_error']['p_value'] == 'ref'
   assert isinstance(rows['high']['metrics']['test_intent_error']['p_value'], float)
 
@@ -154,7 +157,7 @@ def test_groups_and_order_follow_the_papers_tables(tmp_path):
                                                 'paper.value': 80.0 + index}))
   make_run(tmp_path, 'other', {'test_accuracy': [1.0]}, source='A', dataset='trec')
   make_run(tmp_path, 'nosource', {'test_accuracy': [1.0]})
-  rows = report.build_rows(str(tmp_path), echo=quiet)
+  rows = collect.build_rows(str(tmp_path), echo=quiet)
   assert [(r['group'], r['run']) for r in rows] == [
       (('A', 'trec'), 'other'), (('B', 'sst'), 'aa_plain'),
       (('B', 'sst'), 'zz_plain'), (('B', 'sst'), 'sweep/h=32'),
@@ -206,7 +209,7 @@ def test_report_files_are_deterministic_and_formatted(tmp_path):
   assert str(tmp_path) not in text
   assert not os.path.exists(os.path.join(root, report.REPORT_TEX))
   lines = list(csv.DictReader(io.StringIO(table.decode())))
-  assert len(lines) == 5 and list(lines[0]) == list(report.CSV_COLUMNS)
+  assert len(lines) == 5 and list(lines[0]) == list(render.CSV_COLUMNS)
   assert float(lines[0]['mean']) == pytest.approx(np.mean([88.123, 90.0, 91.5]))
   assert [line['index'] for line in lines] == ['', '0', '1', '2', '3']
 
@@ -288,21 +291,12 @@ def test_invalid_json_runs_are_skipped_and_named(tmp_path):
   assert str(tmp_path) not in text
 
 
-def test_config_from_json_restores_tuples():
-  from seedsweep.experiments import dclstm_sst  # pylint: disable=g-import-not-at-top
-  for config in (base.get_base_config(), dclstm_sst.get_config('binary')):
-    stored = json.loads(json.dumps(config_checks.to_dict(config)))
-    restored = report.config_from_json(stored)
-    assert config_checks.differences(stored, config_checks.to_dict(restored)) == []
-    assert isinstance(restored.seeds, tuple) and isinstance(restored.l2.params, tuple)
-
-
 def test_stale_reason():
   fresh = {'epochs_completed': 3}
-  assert report.stale_reason(fresh, None) is None
-  assert report.stale_reason(fresh, 3) is None
-  assert 'covers 2 epochs' in report.stale_reason({'epochs_completed': 2}, 3)
-  assert report.stale_reason({}, 3) is not None
+  assert collect.stale_reason(fresh, None) is None
+  assert collect.stale_reason(fresh, 3) is None
+  assert 'covers 2 epochs' in collect.stale_reason({'epochs_completed': 2}, 3)
+  assert collect.stale_reason({}, 3) is not None
 
 
 def test_report_from_checkpoints_equals_the_report_from_training(tmp_path):

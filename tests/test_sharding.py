@@ -20,8 +20,8 @@ SCRIPT = textwrap.dedent('''
     config.data.num_buckets = 1
     exp, state = run_steps(config, 5)
     leaf = jax.tree.leaves(state.params)[0]
-    print('devices', jax.device_count(), 'mesh', 0 if exp.mesh is None else exp.mesh.size,
-          'shards', len(leaf.addressable_shards), 'mode', exp.mode)
+    print('devices', jax.device_count(), 'mesh', 0 if exp.placement.mesh is None else exp.placement.mesh.size,
+          'shards', len(leaf.addressable_shards), 'mode', exp.placement.mode)
     dev = exp.evaluate_split(state.params, 'dev')['accuracy']
     np.savez({out!r}, dev=dev, *[np.asarray(x) for x in jax.tree.leaves(state.params)])
 ''')
@@ -52,8 +52,8 @@ def test_seed_axis_is_sharded_over_devices_with_the_same_numbers(tmp_path):
 def test_seeds_not_divisible_by_devices_use_a_dividing_mesh():
   script = textwrap.dedent(f'''
       import sys; sys.path.insert(0, {REPO!r})
-      from seedsweep.run import loop
-      print([0 if m is None else m.size for m in map(loop.seed_mesh, (10, 3, 4, 7))])
+      from seedsweep.run import experiment
+      print([0 if m is None else m.size for m in map(experiment.seed_mesh, (10, 3, 4, 7))])
   ''')
   env = dict(os.environ, XLA_FLAGS='--xla_force_host_platform_device_count=4')
   proc = subprocess.run([sys.executable, '-c', script], capture_output=True, text=True,

@@ -8,7 +8,7 @@ import pytest
 from tests.conftest import run_launch
 from tests.conftest import small_config
 from seedsweep.run import checkpoints
-from seedsweep.report import tables as report
+from seedsweep import report
 from seedsweep.sweep import runner as sweep
 from seedsweep.errors import UserError
 
@@ -25,12 +25,17 @@ def test_point_names_are_readable_stable_and_distinct():
     sweep.point_names([{'a.b': 1}, {'a.b': 1}], 's.py')
 
 
-def test_points_override_a_copy_and_bad_points_name_the_field(tmp_path):
-  config = small_config()
-  changed = sweep.apply_point(config, {'model.hidden': 8}, 'here')
-  assert changed.model.hidden == 8 and config.model.hidden == 32
-  with pytest.raises(UserError, match=r"here: config.model.hiden is not a config field"):
-    sweep.apply_point(config, {'model.hiden': 8}, 'here')
+def test_a_bad_point_names_its_field_before_any_point_trains(tmp_path):
+  typo = tmp_path / 'typo.py'
+  typo.write_text('def sweep(arg):\n  return [{"model.hidden": 8}, {"model.hiden": 8}]\n')
+  root = tmp_path / 'root'
+  with pytest.raises(UserError, match=r"point 1 \(hiden=8\): config.model has no field "
+                                      r"'hiden'; its fields are \["):
+    sweep.run(small_config(), str(typo), str(root), echo=lambda *a: None)
+  assert not root.exists()
+
+
+def test_bad_sweep_files_and_shards_are_named(tmp_path):
   bad = tmp_path / 'bad.py'
   bad.write_text('def sweep(arg):\n  return [{"seeds": (1, 2)}]\n')
   with pytest.raises(UserError, match='never a sweep axis'):

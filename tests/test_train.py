@@ -24,7 +24,7 @@ def test_one_train_step_changes_every_parameter_of_every_seed(mode):
   for (path, b), a in zip(flat_before, flat_after):
     for seed in range(2):
       assert not np.array_equal(b[seed], a[seed]), (
-          f'{jax.tree_util.keystr(path)} of seed {exp.seeds[seed]} did not change')
+          f'{jax.tree_util.keystr(path)} of seed {exp.members.seeds[seed]} did not change')
   np.testing.assert_array_equal(after.step, [1, 1])
 
 

@@ -32,6 +32,32 @@ def flatten(d: dict, prefix: str = '') -> Dict[str, object]:
   return out
 
 
+def from_dict(stored: dict):
+  """The ConfigDict of a run's config.json (:func:`to_dict`'s inverse): JSON lists
+  back into tuples, and the keys of :data:`ADDED` a run made before them lacks set to
+  the values that run had in effect."""
+  import ml_collections  # pylint: disable=g-import-not-at-top
+  config = ml_collections.ConfigDict(_lists_to_tuples(stored))
+  for key, value in ADDED.items():
+    *parents, leaf = key.split('.')
+    node = config
+    for part in parents:
+      if part not in node:
+        node[part] = ml_collections.ConfigDict()
+      node = node[part]
+    if leaf not in node:
+      node[leaf] = value
+  return config
+
+
+def _lists_to_tuples(value):
+  if isinstance(value, dict):
+    return {k: _lists_to_tuples(v) for k, v in value.items()}
+  if isinstance(value, list):
+    return tuple(_lists_to_tuples(v) for v in value)
+  return value
+
+
 def differences(a: dict, b: dict) -> List[str]:
   """``'key: a_value != b_value'`` for every semantic key where two configs differ."""
   fa, fb = flatten(a), flatten(b)
@@ -69,7 +95,7 @@ def validate(config) -> None:
   for key in ('num_epochs', 'batch_size', 'eval_batch_size', 'checkpoint_every'):
     if not isinstance(t[key], int) or t[key] < 1:
       raise UserError(f'config.train.{key}={t[key]!r}; expected a positive int')
-  patience = t.get('patience', 0)
+  patience = t.patience
   if not isinstance(patience, int) or isinstance(patience, bool) or patience < 0:
     raise UserError(f'config.train.patience={patience!r}; expected an int >= 0 '
                     f'(0 = no early stopping)')

@@ -2,7 +2,7 @@
 way a config value is written as text.
 
 Used by ``--config.a.b=v`` flags (launch.py), sweep points (seedsweep/sweep/runner.py)
-and report labels (seedsweep/report/tables.py).
+and report labels (seedsweep/report/collect.py).
 """
 import re
 from typing import Any, List, Optional, Sequence

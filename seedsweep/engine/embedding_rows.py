@@ -33,7 +33,7 @@ TABLE = ('embedding', 'embedding')  # the table's path in the params
 
 def check(opt_config, l2_mask, static: bool) -> str:
   """The validated ``embedding_update`` of ``opt_config``; UserError otherwise."""
-  mode = opt_config.get('embedding_update', 'dense')
+  mode = opt_config.embedding_update
   if mode not in UPDATES:
     raise UserError(f'config.optimizer.embedding_update={mode!r}; expected one of '
                     f'{UPDATES}')
@@ -47,7 +47,7 @@ def check(opt_config, l2_mask, static: bool) -> str:
     raise UserError(f'config.optimizer.embedding_update={mode!r}, but config.l2.params '
                     'matches the embedding table: its L2 gradient touches every row; '
                     "use 'dense' or leave the table out of config.l2.params")
-  momentum = opt_config.get('momentum')
+  momentum = opt_config.momentum
   if mode == 'rows' and (opt_config.name not in EXACT_FOR or
                          (opt_config.name == 'sgd' and momentum)):
     raise UserError(

@@ -1,9 +1,9 @@
 """Losses and metrics of sentence classification, and of joint tagging.
 
 ``loss`` is the mean over the batch's real examples (``weights`` 1) of the per-example
-cross-entropy (MODELS.md §0). A model may return a dict instead of logits (the joint
-model, MODELS.md §5): ``intent`` logits, optional per-token ``tags`` logits whose
-cross-entropy is summed over each sentence's tokens, and a ``penalty`` added once.
+cross-entropy (MODELS.md §0), from a model's :class:`~seedsweep.models.output.ModelOutput`. The
+joint model (MODELS.md §5) also sets per-token ``tag_logits``, whose cross-entropy is
+summed over each sentence's tokens, and a ``penalty`` added once.
 ``eval_sums`` returns additive statistics so that a split evaluated in chunks gives
 exactly its metrics (slot chunks are counted in jit, seedsweep/engine/conlleval.py);
 ``finalize`` turns sums into metrics (accuracy, F1 and error in percent).
@@ -14,6 +14,7 @@ import optax
 
 from seedsweep.engine import conlleval
 from seedsweep.engine import hosts
+from seedsweep.models.output import ModelOutput
 
 
 SUM_KEYS = ('correct', 'loss', 'count')
@@ -23,36 +24,35 @@ def _token_mask(batch):
   return jnp.arange(batch['tokens'].shape[-1])[None] < batch['lengths'][:, None]
 
 
-def _per_example(out, batch):
-  """``(intent logits, per-example loss [batch])``: sentence cross-entropy, plus the
-  sum over its tokens of the tag cross-entropy when the model tags."""
-  if not isinstance(out, dict):
-    return out, optax.softmax_cross_entropy_with_integer_labels(out, batch['labels'])
-  ce = optax.softmax_cross_entropy_with_integer_labels(out['intent'], batch['labels'])
-  if out.get('tags') is not None:
-    tag_ce = optax.softmax_cross_entropy_with_integer_labels(out['tags'], batch['tags'])
+def _per_example(out: ModelOutput, batch):
+  """``[batch]``: each example's sentence cross-entropy, plus the sum over its tokens
+  of the tag cross-entropy when the model tags."""
+  ce = optax.softmax_cross_entropy_with_integer_labels(out.logits, batch['labels'])
+  if out.tag_logits is not None:
+    tag_ce = optax.softmax_cross_entropy_with_integer_labels(out.tag_logits,
+                                                             batch['tags'])
     ce = ce + (tag_ce * _token_mask(batch)).sum(axis=1)
-  return out['intent'], ce
+  return ce
 
 
-def loss(out, batch):
+def loss(out: ModelOutput, batch):
   """Scalar mean per-example loss over examples with weight 1 (+ the penalty)."""
-  _, ce = _per_example(out, batch)
+  ce = _per_example(out, batch)
   w = batch['weights']
   total = (ce * w).sum() / jnp.maximum(w.sum(), 1.0)
-  return total + out['penalty'] if isinstance(out, dict) else total
+  return total if out.penalty is None else total + out.penalty
 
 
-def eval_sums(out, batch, tag_tables=None):
+def eval_sums(out: ModelOutput, batch, tag_tables=None):
   """``{'correct', 'loss', 'count'}`` summed over the batch's real examples; with
   predicted tags also the slot chunk counts (``tag_tables``: the dataset's
   :func:`seedsweep.engine.conlleval.tag_tables`)."""
   w = batch['weights']
-  logits, ce = _per_example(out, batch)
-  correct = (logits.argmax(-1) == batch['labels']).astype(jnp.float32)
+  ce = _per_example(out, batch)
+  correct = (out.logits.argmax(-1) == batch['labels']).astype(jnp.float32)
   sums = {'correct': (correct * w).sum(), 'loss': (ce * w).sum(), 'count': w.sum()}
-  if isinstance(out, dict) and out.get('predicted_tags') is not None:
-    sums.update(conlleval.chunk_sums(batch['tags'], out['predicted_tags'],
+  if out.predicted_tags is not None:
+    sums.update(conlleval.chunk_sums(batch['tags'], out.predicted_tags,
                                      _token_mask(batch), *tag_tables, w))
   return sums
 

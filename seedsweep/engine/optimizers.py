@@ -35,9 +35,9 @@ def make_optimizer(opt_config) -> optax.GradientTransformation:
   kwargs = {f: opt_config[f] for f in fields
             if f in opt_config and opt_config[f] is not None}
   chain = []
-  if opt_config.get('clip_global_norm'):
+  if opt_config.clip_global_norm:
     chain.append(optax.clip_by_global_norm(opt_config.clip_global_norm))
-  if opt_config.get('clip_value'):
+  if opt_config.clip_value:
     chain.append(optax.clip(opt_config.clip_value))
   chain.append(factory(opt_config.learning_rate, **kwargs))
   return optax.chain(*chain)

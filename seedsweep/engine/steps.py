@@ -1,7 +1,10 @@
 """The jitted seed-parallel steps: train, evaluate, select the best dev epoch.
 
-Every function works on the seed-stacked :class:`~seedsweep.engine.state.TrainState`. How the
-seed axis is mapped is a config choice (``config.train.seed_parallel``):
+Every function works on the seed-stacked :class:`~seedsweep.engine.state.TrainState`
+and takes its inputs as structures: :class:`Learner` (model, optimiser, L2),
+:class:`DeviceData` (the arrays on device, each member's seed and view) and, for a
+train step, :class:`StepAt` (which batch). How the seed axis is mapped is a config
+choice (``config.train.seed_parallel``):
 
 * ``vmap``: one batched program (the form for GPUs/TPUs and for sharding over devices);
 * ``map``: ``jax.lax.map`` over seeds inside the same jit, each seed's step run with
@@ -10,8 +13,11 @@ seed axis is mapped is a config choice (``config.train.seed_parallel``):
 
 Both give every seed its own numbers; see WORKSPACE_NOTES.md (determinism policy).
 """
-from typing import Callable, Dict, Sequence
+import dataclasses
+from typing import Any, Callable, Dict, Optional, Sequence
 
+import flax
+import flax.linen as nn
 import jax
 import jax.numpy as jnp
 import optax
@@ -49,17 +55,42 @@ def seed_parallel(fn: Callable, mode: str, in_axes: Sequence = None) -> Callable
   return mapped
 
 
-class Steps:
-  """The compiled functions of one experiment (model, optimiser, L2, seed mapping)."""
+@dataclasses.dataclass(frozen=True)
+class Learner:
+  """The model and how it learns."""
+  model: nn.Module
+  tx: optax.GradientTransformation
+  l2_mask: Any                     # params-shaped bools: leaves L2 applies to
+  l2_coef: float = 0.0
+  embedding_update: str = 'dense'  # seedsweep/engine/embedding_rows.py
 
-  def __init__(self, model, tx: optax.GradientTransformation, l2_mask, l2_coef: float,
-               mode: str, plan: pipeline.TrainPlan, patience: int = 0,
-               tag_tables=None, embedding_update: str = 'dense'):
-    self.model, self.tx, self.mode, self.plan = model, tx, mode, plan
-    self.embedding_update = embedding_update  # seedsweep/engine/embedding_rows.py
-    self.patience = patience
+
+@flax.struct.dataclass
+class DeviceData:
+  """What every step reads on device."""
+  arrays: Dict[str, jax.Array]  # data.pipeline.device_arrays: tokens [views, total], ...
+  seeds: jax.Array              # [members] int32
+  views: jax.Array              # [members] int32: each member's view (CV fold)
+
+
+@flax.struct.dataclass
+class StepAt:
+  """Which batch a train step takes: slot ``slot`` of each member's ``orders``,
+  visited at ``position`` of ``epoch`` (data.pipeline.TrainPlan.schedule)."""
+  orders: jax.Array  # [members, slots, batch] int32: Steps.epoch_orders
+  slot: Any          # () int
+  epoch: Any         # () int
+  position: Any      # () int
+
+
+class Steps:
+  """The compiled functions of one experiment (learner, batch plan, seed mapping)."""
+
+  def __init__(self, learner: Learner, plan: pipeline.TrainPlan, mode: str,
+               patience: int = 0, tag_tables: Optional[tuple] = None):
+    self.learner, self.model, self.tx = learner, learner.model, learner.tx
+    self.plan, self.mode, self.patience = plan, mode, patience
     self.tag_tables = tag_tables  # (prefix, kind) of each slot tag: slot F1 in eval
-    self.l2_mask, self.l2_coef = l2_mask, l2_coef
     self.epoch_orders = jax.jit(self._epoch_orders)
     self.train_step = jax.jit(self._train_step, static_argnames=('length',),
                               donate_argnums=(0,))
@@ -71,12 +102,13 @@ class Steps:
       logits = self.model.apply({'params': p}, batch, train=True,
                                 rngs={'dropout': dropout_key})
       data_loss = objectives.loss(logits, batch)
-      return data_loss + optimizers.l2_penalty(p, self.l2_mask, self.l2_coef), data_loss
+      return data_loss + optimizers.l2_penalty(
+          p, self.learner.l2_mask, self.learner.l2_coef), data_loss
     return loss_fn
 
   def _seed_update(self, params, opt_state, batch, dropout_key):
     """One optimiser step of one seed: ``(params, opt_state, loss)``."""
-    if self.embedding_update == 'dense':
+    if self.learner.embedding_update == 'dense':
       grads, data_loss = jax.grad(self._loss_fn(batch, dropout_key),
                                   has_aux=True)(params)
       updates, new_opt_state = self.tx.update(grads, opt_state, params)
@@ -119,22 +151,19 @@ class Steps:
     return (new_params, embedding_rows.scatter(opt_state, cut_state, rows, table.shape),
             data_loss)
 
-  def _train_step(self, state: TrainState, seeds, views, arrays: Dict[str, jax.Array],
-                  orders, slot, epoch, position, *, length: int):
-    """Advances every member (a seed, or a (fold, seed) pair) by one batch.
-
-    ``seeds`` and ``views`` are ``[members]``; ``orders`` ``[members, slots, batch]``
-    come from :meth:`epoch_orders`; ``slot`` is the batch slot visited at ``position``
-    of ``epoch``. Returns the new state and the ``[members]`` training losses.
-    """
-    batch = pipeline.gather_batch(arrays, views, orders[:, slot], length)
-    keys = jax.vmap(rngs.dropout_key, in_axes=(0, None, None))(seeds, epoch, position)
+  def _train_step(self, state: TrainState, data: DeviceData, at: StepAt, *,
+                  length: int):
+    """Advances every member (a seed, or a (fold, seed) pair) by the batch ``at``
+    (padded to ``length``). Returns the new state and the ``[members]`` losses."""
+    batch = pipeline.gather_batch(data.arrays, data.views, at.orders[:, at.slot], length)
+    keys = jax.vmap(rngs.dropout_key, in_axes=(0, None, None))(data.seeds, at.epoch,
+                                                               at.position)
     params, opt_state, loss = seed_parallel(self._seed_update, self.mode)(
         state.params, state.opt_state, batch, keys)
     return state.replace(step=state.step + 1, params=params, opt_state=opt_state), loss
 
-  def _eval_batch(self, params, arrays: Dict[str, jax.Array], idx, split, views, *,
-                  length: int, n_splits: int):
+  def _eval_batch(self, params, data: DeviceData, idx, split, *, length: int,
+                  n_splits: int):
     """Additive eval statistics ``{name: [members, n_splits]}`` of one chunk.
 
     ``idx`` is ``[views, batch]`` pooled rows, ``split`` ``[views, batch]`` each row's
@@ -151,10 +180,11 @@ class Steps:
       return jax.tree.map(lambda *x: jnp.stack(x, -1), *per_split)
 
     if idx.shape[0] == 1:
-      batch = {**pipeline.gather_batch(arrays, 0, idx[0], length), 'split': split[0]}
+      batch = {**pipeline.gather_batch(data.arrays, 0, idx[0], length),
+               'split': split[0]}
       return seed_parallel(seed_sums, self.mode, in_axes=(0, None))(params, batch)
-    batch = {**pipeline.gather_batch(arrays, views, idx[views], length),
-             'split': split[views]}
+    batch = {**pipeline.gather_batch(data.arrays, data.views, idx[data.views], length),
+             'split': split[data.views]}
     return seed_parallel(seed_sums, self.mode)(params, batch)
 
   def _select_best(self, state: TrainState, score, epoch) -> TrainState:
@@ -176,11 +206,11 @@ class Steps:
         best_score=jnp.where(better, score, state.best_score),
         best_epoch=jnp.where(better, epoch, state.best_epoch))
 
-  def _epoch_orders(self, seeds, views, epoch):
+  def _epoch_orders(self, data: DeviceData, epoch):
     """``[members, slots, batch]``: each member's batches for ``epoch``, a pure
     function of (seed, view, epoch)."""
     return jax.vmap(lambda s, v: self.plan.seed_order(rngs.data_key(s, epoch), v))(
-        seeds, views)
+        data.seeds, data.views)
 
 
 def stopped(best_epoch, epoch, patience: int):

@@ -1,5 +1,62 @@
-"""Reports from a folder of runs: collected, summarised, rendered; plots beside them.
+"""Reports from a folder of runs (``launch.py --mode=report --workdir=ROOT``):
+collected (:mod:`~seedsweep.report.collect`), summarised
+(:mod:`~seedsweep.report.statistics`), rendered (:mod:`~seedsweep.report.render`),
+with figures beside them (:mod:`~seedsweep.report.plots`).
 
-* :mod:`~seedsweep.report.tables` report.md, report.csv, report.tex (``write_report``)
-* :mod:`~seedsweep.report.plots`  the report's figures
+:func:`write_report` writes, next to the runs:
+
+* ``ROOT/report.md``: one table per (paper source, dataset) group, a line per run and
+  reported metric, links to the plots, and the runs that were skipped;
+* ``ROOT/report.csv``: the same numbers, one line per run and metric, unrounded;
+* ``ROOT/report.tex`` (``latex=True``): a booktabs tabular of the same table;
+* ``ROOT/plots/*.png`` (``plots=True``).
+
+The same runs always give byte-identical ``report.md`` and ``report.csv``.
 """
+import os
+
+from seedsweep.errors import UserError
+from seedsweep.report import collect
+from seedsweep.report import plots as plots_lib
+from seedsweep.report import render
+from seedsweep.run import outputs
+
+REPORT_MD, REPORT_CSV, REPORT_TEX = 'report.md', 'report.csv', 'report.tex'
+
+
+def write_text(path: str, text: str) -> None:
+  with outputs.atomic_file(path, encoding='utf-8', newline='') as f:
+    f.write(text)
+
+
+def write_report(root: str, latex: bool = False, plots: bool = True,
+                 echo: collect.Echo = print) -> dict:
+  """Writes report.md and report.csv (and report.tex, plots) under ``root``.
+
+  Returns ``{'rows': rows (module docstring), 'skipped': [(run, reason)],
+  'files': [every path written]}``.
+  """
+  if not os.path.isdir(root):
+    raise UserError(f'--workdir={root} is not a folder; expected a folder of runs')
+  rows, skipped = collect.collect(root, echo)
+  for group, members in collect.grouped(rows):
+    for w in collect.record_warnings(members):
+      echo(f'warning: {collect.group_title(group)}: {w}')
+  files, links = [], {}
+  if plots:
+    for plot in plots_lib.write_plots(rows, root, echo):
+      files.append(plot.path)
+      links.setdefault(plot.owner, []).append(
+          (plot.label, '/'.join(collect.relative_parts(os.path.relpath(plot.path, root)))))
+  outputs_text = [(REPORT_MD, render.render_markdown(rows, skipped, links)),
+                  (REPORT_CSV, render.render_csv(rows))]
+  if latex:
+    outputs_text.append((REPORT_TEX, render.render_latex(rows)))
+  for name, text in outputs_text:
+    path = os.path.join(root, name)
+    write_text(path, text)
+    files.append(path)
+  echo(f'report of {collect.runs_text(len(rows))} ({len(skipped)} skipped): '
+       f'{os.path.join(root, REPORT_MD)}')
+  return {'rows': rows, 'skipped': skipped, 'files': files}
+

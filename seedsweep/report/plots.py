@@ -10,7 +10,7 @@
   varying overrides.
 
 Each returns the paths it wrote ([] when it had nothing to draw); :func:`write_plots`
-draws every figure of a report's rows (:mod:`seedsweep.report.tables`) and returns
+draws every figure of a report's rows (:mod:`seedsweep.report.collect`) and returns
 :class:`Plot` records that the report links relative to ROOT. Figures are made with
 ``matplotlib.figure.Figure`` (no pyplot, no global backend state) and written
 atomically.
@@ -22,11 +22,14 @@ from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from seedsweep.run import outputs
-from seedsweep.report import tables as report
 from seedsweep.errors import UserError
+from seedsweep.report import collect
+from seedsweep.report import statistics
+from seedsweep.run import outputs
 
-# owner: the run name (or report.sweep_label) whose links show the plot; label: the
+PLOTS_DIR = 'plots'  # under the report's root
+
+# owner: the run name (or collect.sweep_label) whose links show the plot; label: the
 # link text; path: the PNG written.
 Plot = collections.namedtuple('Plot', ['owner', 'label', 'path'])
 # One point of a sweep: its overrides and its paper metric's summary over seeds.
@@ -116,7 +119,7 @@ def dev_test_scatter(series: Sequence[Tuple[str, Sequence[int], Dict[str, Sequen
   """One point per seed, its dev value against its ``metric`` value, for each
   ``(label, seeds [n], values {metric: [n]})`` of ``series`` (one run, or every point
   of a sweep in its own colour, as in the DLSTM paper's Figure 3)."""
-  dev = report.dev_metric(metric)
+  dev = statistics.dev_metric(metric)
   drawn = [(label, seeds, values[dev], values[metric]) for label, seeds, values in series
            if dev != metric and values.get(metric) and values.get(dev)
            and len(values[metric]) == len(values[dev])]
@@ -154,7 +157,7 @@ def sweep_series(points: Sequence[SweepPoint]
   by them ('' when there are none), lines in order of first appearance.
   """
   overrides = [p.overrides for p in points]
-  varying = report.varying_keys(overrides)
+  varying = collect.varying_keys(overrides)
   numeric = [k for k in varying if all(_is_number(o.get(k)) for o in overrides)]
   if not numeric:
     return None
@@ -162,7 +165,7 @@ def sweep_series(points: Sequence[SweepPoint]
   rest = [k for k in varying if k != x]
   lines = {}
   for p in points:
-    label = report.point_label({k: p.overrides[k] for k in rest
+    label = collect.point_label({k: p.overrides[k] for k in rest
                                 if k in p.overrides}, rest) if rest else ''
     lines.setdefault(label, []).append(p)
   return x, [(label, sorted(members, key=lambda p: p.overrides[x]))
@@ -205,7 +208,7 @@ def write_plots(rows: Sequence[dict], root: str,
   A run whose figure cannot be drawn (e.g. an unreadable metrics.jsonl) is skipped
   with a warning through ``echo``.
   """
-  out_dir = os.path.join(root, report.PLOTS_DIR)
+  out_dir = os.path.join(root, PLOTS_DIR)
   plots = []
   for row in rows:
     name, metric = slug(row['run']), row['metric']
@@ -229,7 +232,7 @@ def write_plots(rows: Sequence[dict], root: str,
     points = [SweepPoint(r['overrides'], e['mean'], e['std'], e['paper'])
               for r in members for e in [r['metrics'].get(metric)]
               if r['metric'] == metric and e and e['n']]
-    label = report.sweep_label(key)
+    label = collect.sweep_label(key)
     path = os.path.join(out_dir, 'sweep.' + slug('/'.join(k for k in key if k))
                         + '.png')
     for p in sweep_plot(points, metric, path, label):

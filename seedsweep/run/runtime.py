@@ -99,10 +99,9 @@ def cpu_threads() -> int:
 
 
 def pin_for(config) -> None:
-  """:func:`pin_cpu_threads` with ``config.runtime.cpu_threads`` (0 when absent),
-  which must be an int >= 0."""
+  """:func:`pin_cpu_threads` with ``config.runtime.cpu_threads``, an int >= 0."""
   from seedsweep.errors import UserError  # pylint: disable=g-import-not-at-top
-  threads = config.get('runtime', {}).get('cpu_threads', 0)
+  threads = config.runtime.cpu_threads
   if not isinstance(threads, int) or isinstance(threads, bool) or threads < 0:
     raise UserError(f'config.runtime.cpu_threads={threads!r}; expected an int >= 0 '
                     f'(4 = the default, the same numbers on every machine; 0 = the '

@@ -19,6 +19,7 @@ from absl import logging
 
 from seedsweep.run import checkpoints as ckpt_lib
 from seedsweep.engine import hosts
+from seedsweep.run import experiment as experiment_lib
 from seedsweep.run import loop
 from seedsweep.run import outputs
 from seedsweep.run import provenance as provenance_lib
@@ -102,8 +103,8 @@ def check_checkpoints(exp, ckpts, rows_by_epoch, rerun_states):
     recorded = rows_by_epoch.get(epoch)
     if recorded:
       found = exp.params_fingerprints(restored.params)
-      for i, seed in enumerate(exp.member_seeds):
-        fold = int(exp.member_views[i]) if exp.folds else None
+      for i, seed in enumerate(exp.members.seeds):
+        fold = int(exp.members.views[i]) if exp.members.folds else None
         want = recorded.get((fold, int(seed)), {}).get('params_sha256')
         if want is not None and want != found[i]:
           out.append(f'checkpoint of epoch {epoch}: seed {int(seed)}'
@@ -131,7 +132,7 @@ def verify(config, workdir: str, epochs: int = 1, echo=print) -> dict:
     raise UserError(f'{workdir} holds no {outputs.CONFIG}; expected the workdir of a '
                     f'run to verify')
   all_rows = recorded_rows(workdir, epochs)
-  exp = loop.Experiment(config)
+  exp = experiment_lib.build(config)
   state = exp.init_state()
   loop.record_program(exp, state)
   with _quiet_absl():  # orbax warns that a read-only manager will not save
@@ -156,7 +157,7 @@ def verify(config, workdir: str, epochs: int = 1, echo=print) -> dict:
   changes = (provenance_lib.record_differences(recorded, current,
                                                provenance_lib.REPRODUCING + ('program',))
              if recorded else [])
-  members = len(exp.member_seeds)
+  members = len(exp.members)
   if not differences:
     echo(f'{workdir}: reproduced: epochs 1..{epochs} of {members} members bitwise '
          f'(parameters, train loss, dev and test metrics); '

@@ -19,6 +19,7 @@ import re
 import shlex
 from typing import Any, Dict, List, Sequence, Tuple
 
+from seedsweep.config import keys
 from seedsweep.engine import hosts
 from seedsweep.run import outputs
 from seedsweep.run import runtime
@@ -57,28 +58,12 @@ def load_points(spec: str) -> List[Dict[str, Any]]:
   return list(points)
 
 
-def _value_text(value) -> str:
-  if isinstance(value, (tuple, list)):
-    return '-'.join(_value_text(v) for v in value) or 'none'
-  if isinstance(value, float):
-    text = repr(value)
-  else:
-    text = str(value)
-  return re.sub(r'[^A-Za-z0-9._+-]', '_', text)
-
-
-def short_names(keys: Sequence[str]) -> List[str]:
-  """Each dotted config key by its last part, or whole where two last parts clash
-  (``model.dropout`` and ``data.dropout``)."""
-  leaves = [k.split('.')[-1] for k in keys]
-  return [leaf if leaves.count(leaf) == 1 else key for key, leaf in zip(keys, leaves)]
-
-
 def point_name(point: Dict[str, Any]) -> str:
   """``'dl=5,dh=40'``: the point's overrides (``paper.*`` left out) in their order,
   named by :func:`short_names`."""
-  keys = [k for k in point if not k.startswith('paper.')]
-  return ','.join(f'{n}={_value_text(point[k])}' for n, k in zip(short_names(keys), keys))
+  own = [k for k in point if not k.startswith('paper.')]
+  return ','.join(f'{n}={keys.folder_safe(keys.value_text(point[k]))}'
+                  for n, k in zip(keys.short_names(own), own))
 
 
 def point_names(points: Sequence[Dict[str, Any]], spec: str) -> List[str]:
@@ -92,28 +77,6 @@ def point_names(points: Sequence[Dict[str, Any]], spec: str) -> List[str]:
                       f'overrides ({name}); each point needs its own')
     seen[name] = i
   return names
-
-
-def apply_point(config, point: Dict[str, Any], where: str):
-  """A copy of ``config`` with the point's dotted-key overrides; an unknown key raises
-  UserError naming it, ``where`` it came from and the fields that exist there."""
-  config = config.copy_and_resolve_references()
-  for key, value in point.items():
-    *parents, leaf = key.split('.')
-    node = config
-    for depth, part in enumerate(parents + [leaf]):
-      if not hasattr(node, 'keys') or part not in node:
-        known = sorted(node.keys()) if hasattr(node, 'keys') else []
-        raise UserError(f'{where}: config.{".".join(parents[:depth] + [part])} is not '
-                        f'a config field (key {key!r}); fields there: {known}')
-      if depth < len(parents):
-        node = node[part]
-    try:
-      node[leaf] = tuple(value) if isinstance(value, list) else value
-    except (TypeError, ValueError) as e:
-      raise UserError(f'{where}: config.{key}={value!r} does not fit the field: {e}') \
-          from e
-  return config
 
 
 def parse_shard(text: str) -> Tuple[int, int]:
@@ -132,7 +95,7 @@ def run(config, spec: str, root: str, shard: str = '0/1',
   points = load_points(spec)
   names = point_names(points, spec)
   index, count = parse_shard(shard)
-  configs = [apply_point(config, p, f'--sweep={spec} point {i} ({names[i]})')
+  configs = [keys.with_values(config, p, f'--sweep={spec} point {i} ({names[i]})')
              for i, p in enumerate(points)]  # every point checked before any trains
   os.makedirs(root, exist_ok=True)
   primary = hosts.is_primary()  # under jax.distributed only process 0 writes

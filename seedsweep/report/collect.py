@@ -1,0 +1,336 @@
+"""Collects the runs under a folder into rows, one per run (a sweep point is a run).
+
+A *run* is any folder under ROOT (at any depth) that holds ``config.json``; it also
+holds ``results.json``, ``metrics.jsonl`` and ``checkpoints/`` once trained, and
+``point.json`` (``{"sweep", "index", "overrides"}``) when it is a sweep point. A run
+whose ``results.json`` is missing or behind its newest checkpoint is re-evaluated
+from that checkpoint first (:func:`ensure_results`); a run whose files cannot be read
+is skipped with its reason. Rows come in a fixed order, with paths relative to ROOT.
+A *row* (what :func:`build_rows` returns, one per run) is a dict::
+
+  run          run folder relative to ROOT ('.' for ROOT itself), '/'-separated
+  path         run folder as given (ROOT joined with ``run``)
+  source       paper source (results' ``paper.source``; '' when none)
+  dataset      config ``data.name``
+  model        config ``model.name``
+  group        (source, dataset): the table the row belongs to
+  sweep        point.json's ``sweep`` ('' for a plain run)
+  sweep_key    (sweep folder relative to ROOT, sweep) for a point, else None
+  index        point.json's ``index`` (None for a plain run)
+  overrides    point.json's ``overrides`` ({} for a plain run)
+  point        readable overrides (the keys that vary within the sweep), or ''
+  metric       the paper metric (results' ``paper.metric``, default test_accuracy)
+  seeds        [n] seeds (``cv_seeds`` for cross-validated runs)
+  values       {metric name: [n] per-seed values} (``cv_metrics`` for CV runs)
+  metrics      {name: entry} for the paper metric first, then each ``paper.other``
+               metric; an entry holds ``values`` [n], ``n``, ``mean``, ``std``
+               (ddof=1, 0 for one seed), ``min``, ``max``, ``paper`` (or None),
+               ``diff`` (mean - paper, or None), ``best_dev_test`` (the metric's value
+               for the seed with the best dev score, or None) and ``p_value``
+  epochs_completed, wall_time, selection   as in results.json (None when absent)
+
+``p_value`` is Welch's t-test (unequal variances) of the row's per-seed values
+against those of the best row of its group on the same metric (highest mean; lowest
+for metrics ending in ``_error`` or ``_loss``): a float, ``'ref'`` for the best row
+itself, None when either side has fewer than two seeds or the group has one row.
+"""
+import json
+import os
+from typing import Callable, Dict, List, Optional, Sequence, Tuple
+
+from seedsweep.config import checks as config_checks
+from seedsweep.config import keys
+from seedsweep.errors import UserError
+from seedsweep.report import statistics
+from seedsweep.run import outputs
+from seedsweep.run import provenance as provenance_lib
+from seedsweep.sweep import runner as sweep
+
+POINT = sweep.POINT  # each sweep point's {"sweep", "index", "overrides"}
+DEFAULT_METRIC = 'test_accuracy'
+# Sub-folders of a run that never hold runs (not walked: checkpoints can be large).
+RUN_SUBFOLDERS = ('checkpoints', 'tensorboard')
+
+Echo = Callable[[str], None]
+
+
+def find_runs(root: str) -> List[str]:
+  """Every folder under ``root`` (``root`` included) holding a config.json.
+
+  Sorted by path components, so the order is the same on every machine.
+  """
+  found = []
+  for folder, subfolders, files in os.walk(root):
+    if outputs.CONFIG in files:
+      found.append(folder)
+      subfolders[:] = [d for d in subfolders if d not in RUN_SUBFOLDERS]
+    subfolders.sort()
+  return sorted(found, key=lambda f: relative_parts(os.path.relpath(f, root)))
+
+
+def relative_parts(relative: str) -> Tuple[str, ...]:
+  return () if relative == os.curdir else tuple(relative.split(os.sep))
+
+
+def run_name(run_dir: str, root: str) -> str:
+  """``run_dir`` relative to ``root``, '/'-separated ('.' for ``root`` itself)."""
+  return '/'.join(relative_parts(os.path.relpath(run_dir, root))) or '.'
+
+
+def read_json_file(path: str):
+  """The JSON content of ``path``; UserError naming the file when it is invalid."""
+  try:
+    return outputs.read_json(path)
+  except ValueError as e:
+    raise UserError(f'{path} is not valid JSON ({e})') from e
+  except OSError as e:
+    raise UserError(f'cannot read {path}: {e}') from e
+
+
+def latest_checkpoint(run_dir: str) -> Optional[int]:
+  """The newest checkpoint's epoch, None without checkpoints (creates nothing)."""
+  if not os.path.isdir(os.path.join(run_dir, 'checkpoints')):
+    return None
+  from seedsweep.run import checkpoints  # pylint: disable=g-import-not-at-top
+  ckpts = checkpoints.Checkpoints(run_dir)
+  try:
+    return ckpts.latest_epoch()
+  finally:
+    ckpts.close()
+
+
+def stale_reason(results: dict, latest: Optional[int]) -> Optional[str]:
+  """Why ``results`` do not describe the newest checkpoint, of epoch ``latest`` (None:
+  they do): ``epochs_completed`` is absent or below ``latest`` (the run went on after
+  they were written). Without checkpoints, results are never stale.
+
+  File times are not compared: orbax finishes a checkpoint asynchronously, possibly
+  after results.json is written, which would re-evaluate finished runs for nothing.
+  """
+  if latest is None:
+    return None
+  done = results.get('epochs_completed')
+  if not isinstance(done, int) or done < latest:
+    return (f'{outputs.RESULTS} covers {done} epochs, the newest checkpoint '
+            f'{latest}')
+  return None
+
+
+def ensure_results(run_dir: str, echo: Echo = print) -> Optional[dict]:
+  """results.json of ``run_dir``, re-evaluated from the newest checkpoint first when
+  it is missing or stale (:func:`stale_reason`).
+
+  Re-evaluation (``seedsweep.run.loop.evaluate``) restores the newest checkpoint and
+  reports each seed's selected parameters, so it gives the numbers training wrote,
+  and rewrites results.json. Returns None (saying so through ``echo``) for a run with
+  neither results nor checkpoints. Raises UserError for an unreadable file.
+  """
+  results_path = os.path.join(run_dir, outputs.RESULTS)
+  latest = latest_checkpoint(run_dir)
+  if os.path.exists(results_path):
+    results = read_json_file(results_path)
+    if not isinstance(results, dict):
+      raise UserError(f'{results_path} holds {type(results).__name__}; expected the '
+                      f'results object a run writes')
+    reason = stale_reason(results, latest)
+    if reason is None:
+      return results
+    echo(f'{run_dir}: {reason}; re-evaluating that checkpoint.')
+  elif latest is None:
+    echo(f'{run_dir}: no {outputs.RESULTS} and no checkpoint; skipped.')
+    return None
+  else:
+    echo(f'{run_dir}: no {outputs.RESULTS}; evaluating the checkpoint of epoch '
+         f'{latest}.')
+  from seedsweep.run import loop  # pylint: disable=g-import-not-at-top
+  config = config_checks.from_dict(read_json_file(os.path.join(run_dir, outputs.CONFIG)))
+  return loop.evaluate(config, run_dir, echo)
+
+
+def runs_text(n: int) -> str:
+  return f'{n} run' if n == 1 else f'{n} runs'
+
+
+def seed_values(results: dict) -> Tuple[List[int], Dict[str, List[float]]]:
+  """``(seeds [n], {metric: [n]})``; each seed's CV mean for cross-validated runs."""
+  if 'cv_metrics' in results:
+    return list(results['cv_seeds']), dict(results['cv_metrics'])
+  return list(results.get('seeds', [])), dict(results.get('metrics', {}))
+
+
+def point_label(overrides: dict, varying: Sequence[str]) -> str:
+  """``'hidden=32, dropout=0.2'``: the overrides in ``varying`` (all of them, when
+  none vary), ``paper.*`` left out, named as the sweep runner names them
+  (:func:`seedsweep.config.keys.short_names`)."""
+  own = [k for k in overrides if not k.startswith('paper.')]
+  shown = [k for k in own if k in varying] or own
+  return ', '.join(f'{name}={keys.value_text(overrides[key])}'
+                   for name, key in zip(keys.short_names(shown), shown))
+
+
+def varying_keys(override_sets: Sequence[dict]) -> List[str]:
+  """Keys (``paper.*`` left out) whose values are not the same in every set, in
+  order of first appearance."""
+  names = list(dict.fromkeys(k for o in override_sets for k in o
+                             if not k.startswith('paper.')))
+  missing = object()
+  return [k for k in names
+          if len({json.dumps(o.get(k, missing), sort_keys=True, default=repr)
+                  for o in override_sets}) > 1]
+
+
+def _read_run(run_dir: str, root: str, echo: Echo) -> Optional[dict]:
+  """The row of one run without its group-relative fields (point, p-values)."""
+  config = read_json_file(os.path.join(run_dir, outputs.CONFIG))
+  if not isinstance(config, dict):
+    raise UserError(f'{os.path.join(run_dir, outputs.CONFIG)} holds '
+                    f'{type(config).__name__}; expected the config object a run writes')
+  point_path = os.path.join(run_dir, POINT)
+  point = read_json_file(point_path) if os.path.exists(point_path) else {}
+  if not isinstance(point, dict) or not isinstance(point.get('overrides', {}), dict):
+    raise UserError(f'{point_path}: expected {{"sweep", "index", "overrides"}}')
+  results = ensure_results(run_dir, echo)
+  if results is None:
+    return None
+  paper = results.get('paper') or config.get('paper') or {}
+  metric = paper.get('metric') or DEFAULT_METRIC
+  seeds, values = seed_values(results)
+  others = paper.get('other') or {}
+  metrics = {}
+  for name, number in [(metric, paper.get('value'))] + list(others.items()):
+    if name not in metrics:
+      metrics[name] = statistics.metric_entry(values.get(name) or [], number,
+                                   statistics.best_dev_value(values, name))
+  name = run_name(run_dir, root)
+  sweep = point.get('sweep') or ''
+  return {
+      'run': name, 'path': run_dir, 'source': paper.get('source') or '',
+      'dataset': (config.get('data') or {}).get('name', ''),
+      'model': (config.get('model') or {}).get('name', ''),
+      'sweep': sweep,
+      'sweep_key': (name.rpartition('/')[0], sweep) if sweep else None,
+      'index': point.get('index') if sweep else None,
+      'overrides': dict(point.get('overrides') or {}), 'point': '',
+      'metric': metric, 'seeds': seeds, 'values': values, 'metrics': metrics,
+      'epochs_completed': results.get('epochs_completed'),
+      'wall_time': results.get('wall_time'), 'selection': results.get('selection'),
+      'determinism': (results.get('provenance') or {}).get('determinism'),
+  }
+
+
+def record_warnings(members: Sequence[dict]) -> List[str]:
+  """One line per run of a table whose determinism record differs from the first
+  run's in a field that changes a result's bits (provenance.REPRODUCING)."""
+  first = members[0]
+  warnings = []
+  for r in members[1:]:
+    if (r['determinism'] is None) != (first['determinism'] is None):
+      missing = r if r['determinism'] is None else first
+      warnings.append(f'{missing["run"]} has no determinism record (made before '
+                      f'records were kept)')
+    elif r['determinism'] is not None:
+      diff = provenance_lib.record_differences(first['determinism'], r['determinism'])
+      if diff:
+        warnings.append(f'{r["run"]} differs from {first["run"]}: ' + '; '.join(diff))
+  return warnings
+
+
+def order_key(row: dict):
+  """Plain runs by name, then sweep points by sweep and index."""
+  if row['sweep_key'] is None:
+    return (0, row['run'], (), -1, '')
+  index = row['index'] if isinstance(row['index'], int) else -1
+  return (1, '', row['sweep_key'], index, row['run'])
+
+
+def group_key(group: Tuple[str, str]):
+  """Groups with a paper source first, then by source and dataset."""
+  source, dataset = group
+  return (source == '', source, dataset)
+
+
+def collect(root: str, echo: Echo = print) -> Tuple[List[dict], List[Tuple[str, str]]]:
+  """``(rows, skipped)``: the rows of every readable run under ``root``, grouped and
+  ordered, with points and p-values; ``skipped`` = [(run name, reason)]."""
+  rows, skipped = [], []
+  for run_dir in find_runs(root):
+    name = run_name(run_dir, root)
+    try:
+      row = _read_run(run_dir, root, echo)
+    except UserError as e:
+      reason = _relative_message(str(e), root)
+      echo(f'warning: skipping run {name}: {reason}')
+      skipped.append((name, reason))
+      continue
+    if row is None:
+      skipped.append((name, f'no {outputs.RESULTS} and no checkpoint'))
+    else:
+      rows.append(row)
+  _set_points(rows)
+  rows = sorted(rows, key=lambda r: (group_key((r['source'], r['dataset'])),
+                                     order_key(r)))
+  for r in rows:
+    r['group'] = (r['source'], r['dataset'])
+  _set_p_values(rows)
+  return rows, skipped
+
+
+def _relative_message(message: str, root: str) -> str:
+  """``message`` with the paths under ``root`` made relative (deterministic text)."""
+  for prefix in (os.path.abspath(root), os.path.normpath(root)):
+    if prefix not in (os.curdir, ''):
+      message = message.replace(prefix + os.sep, '')
+  return message
+
+
+def _set_points(rows: List[dict]) -> None:
+  by_sweep = {}
+  for r in rows:
+    if r['sweep_key'] is not None:
+      by_sweep.setdefault(r['sweep_key'], []).append(r)
+  for members in by_sweep.values():
+    varying = varying_keys([r['overrides'] for r in members])
+    for r in members:
+      r['point'] = point_label(r['overrides'], varying)
+
+
+def _set_p_values(rows: List[dict]) -> None:
+  groups = {}
+  for r in rows:
+    groups.setdefault(r['group'], []).append(r)
+  for members in groups.values():
+    names = dict.fromkeys(m for r in members for m in r['metrics'])
+    for metric in names:
+      entries = [r['metrics'][metric] for r in members
+                 if metric in r['metrics'] and r['metrics'][metric]['n']]
+      if len(entries) < 2:
+        continue
+      best = entries[statistics.best_index([e['mean'] for e in entries],
+                                statistics.lower_is_better(metric))]
+      for e in entries:
+        e['p_value'] = 'ref' if e is best else statistics.welch_p(e['values'], best['values'])
+
+
+def build_rows(root: str, echo: Echo = print) -> List[dict]:
+  """One row per readable run under ``root`` (module docstring), in report order."""
+  return collect(root, echo)[0]
+
+
+def sweep_label(sweep_key: Tuple[str, str]) -> str:
+  """``'sweep sweeps/demo.py (in runs/demo)'``: how a sweep's plots are named."""
+  folder, sweep = sweep_key
+  return f'sweep {sweep}' + (f' (in {folder})' if folder else '')
+
+
+def group_title(group: Tuple[str, str]) -> str:
+  source, dataset = group
+  return f'{source}: {dataset}' if source else f'{dataset} (no paper source)'
+
+
+def grouped(rows: Sequence[dict]) -> List[Tuple[Tuple[str, str], List[dict]]]:
+  """``[(group, rows)]`` in the rows' order."""
+  out = {}
+  for r in rows:
+    out.setdefault(r['group'], []).append(r)
+  return list(out.items())
+

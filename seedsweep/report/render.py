@@ -1,0 +1,162 @@
+"""Rows (:mod:`seedsweep.report.collect`) as text: report.md, report.csv, report.tex.
+
+The same rows always give the same bytes: no timestamps, no absolute paths.
+"""
+import csv
+import io
+from typing import Dict, List, Optional, Sequence, Tuple
+
+from seedsweep.report import collect
+from seedsweep.sweep import runner as sweep
+
+CSV_COLUMNS = ('source', 'dataset', 'run', 'model', 'point', 'sweep', 'index',
+               'metric', 'n', 'mean', 'std', 'min', 'max', 'best_dev_test', 'paper',
+               'diff', 'p_value', 'epochs_completed')
+MD_COLUMNS = ('run', 'model', 'point', 'metric', 'mean ± std', 'min', 'max', 'n',
+              'best-dev test', 'paper', 'diff', 'p (Welch)')
+MD_NUMBER_COLUMNS = MD_COLUMNS[4:]  # right-aligned in report.md
+
+
+def fmt(value, spec: str = '.2f') -> str:
+  """A number with 2 decimals ('' for None)."""
+  if value is None:
+    return ''
+  if isinstance(value, str):
+    return value
+  return format(value, spec)
+
+
+def fmt_p(value) -> str:
+  if isinstance(value, float) and 0 <= value < 0.005:
+    return '<0.01'
+  return fmt(value)
+
+
+def _csv_number(value) -> str:
+  if value is None:
+    return ''
+  if isinstance(value, float):
+    return repr(value)
+  return str(value)
+
+
+def _table_cells(row: dict, metric: str, entry: dict) -> List[str]:
+  spread = (f'{fmt(entry["mean"])} ± {fmt(entry["std"])}'
+            if entry['n'] else '')
+  return [row['run'], row['model'], row['point'], metric, spread, fmt(entry['min']),
+          fmt(entry['max']), str(entry['n']), fmt(entry['best_dev_test']),
+          fmt(entry['paper']), fmt(entry['diff'], '+.2f'), fmt_p(entry['p_value'])]
+
+
+def _points_add_to_names(members: Sequence[dict]) -> bool:
+  """Whether the ``point`` column says more than ``run`` for some row. The runner
+  names a point's folder by all its overrides (:func:`seedsweep.sweep.runner.point_name`);
+  the label shows only the varying ones. Where the label shows every override and
+  the folder has the runner's name, the column repeats ``run`` and is left out."""
+  def repeats_run(r):
+    return (r['point'] == collect.point_label(r['overrides'], ())
+            and r['run'].rsplit('/', 1)[-1] == sweep.point_name(r['overrides']))
+  return any(r['point'] and not repeats_run(r) for r in members)
+
+
+def _md_cell(text: str) -> str:
+  return text.replace('|', '\\|')
+
+
+def render_markdown(rows: Sequence[dict], skipped: Sequence[Tuple[str, str]],
+                    links: Optional[Dict[str, List[Tuple[str, str]]]] = None) -> str:
+  """report.md: a table per group, its plot links (``links``: {run or sweep label:
+  [(text, path relative to ROOT)]}, keyed by the run a plot belongs to), then the
+  skipped runs."""
+  links = links or {}
+  lines = ['# Report', '',
+           f'{collect.runs_text(len(rows))}. Over seeds: mean ± sample std (ddof=1), min, max, n. '
+           '*best-dev test*: the value of the seed with the best dev score; '
+           '*diff*: mean - paper; *p (Welch)*: Welch\'s t-test against the best '
+           'row of the table on the same metric (*ref*).', '']
+  for group, members in collect.grouped(rows):
+    keep = [c != 'point' or _points_add_to_names(members) for c in MD_COLUMNS]
+    columns = [c for c, k in zip(MD_COLUMNS, keep) if k]
+    lines += [f'## {_md_cell(collect.group_title(group))}', '',
+              '| ' + ' | '.join(columns) + ' |',
+              '|' + '|'.join(' ---: ' if c in MD_NUMBER_COLUMNS else ' --- '
+                             for c in columns) + '|']
+    for r in members:
+      for metric, entry in r['metrics'].items():
+        cells = [_md_cell(c) for c, k in zip(_table_cells(r, metric, entry), keep)
+                 if k]
+        lines.append('| ' + ' | '.join(cells) + ' |')
+    warnings = collect.record_warnings(members)
+    if warnings:
+      lines += ['', '**Warning:** the rows of this table were produced under different '
+                'determinism records, so their numbers are not comparable bit for bit:',
+                ''] + [f'- {_md_cell(w)}' for w in warnings]
+    plot_lines = [f'- {_md_cell(owner)}: '
+                  + ', '.join(f'[{text}]({path})' for text, path in links[owner])
+                  for owner in _link_owners(members) if owner in links]
+    if plot_lines:
+      lines += ['', 'Plots:', ''] + plot_lines
+    lines.append('')
+  if skipped:
+    lines += ['## Skipped runs', '']
+    lines += [f'- {_md_cell(name)}: {_md_cell(reason)}' for name, reason in skipped]
+    lines.append('')
+  return '\n'.join(lines)
+
+
+def _link_owners(members: Sequence[dict]) -> List[str]:
+  """The group's runs in order, then its sweeps."""
+  sweeps = [collect.sweep_label(r['sweep_key']) for r in members if r['sweep_key']]
+  return [r['run'] for r in members] + list(dict.fromkeys(sweeps))
+
+
+def render_csv(rows: Sequence[dict]) -> str:
+  """report.csv: one line per row and metric, unrounded numbers."""
+  buffer = io.StringIO()
+  writer = csv.writer(buffer, lineterminator='\n')
+  writer.writerow(CSV_COLUMNS)
+  for r in rows:
+    for metric, e in r['metrics'].items():
+      writer.writerow([r['source'], r['dataset'], r['run'], r['model'], r['point'],
+                       r['sweep'], _csv_number(r['index']), metric, e['n']]
+                      + [_csv_number(e[k]) for k in ('mean', 'std', 'min', 'max',
+                                                     'best_dev_test', 'paper',
+                                                     'diff', 'p_value')]
+                      + [_csv_number(r['epochs_completed'])])
+  return buffer.getvalue()
+
+
+_LATEX_ESCAPES = {'\\': r'\textbackslash{}', '&': r'\&', '%': r'\%', '$': r'\$',
+                  '#': r'\#', '_': r'\_', '{': r'\{', '}': r'\}',
+                  '~': r'\textasciitilde{}', '^': r'\textasciicircum{}'}
+
+
+def latex_escape(text: str) -> str:
+  return ''.join(_LATEX_ESCAPES.get(c, c) for c in text)
+
+
+def render_latex(rows: Sequence[dict]) -> str:
+  """report.tex: one booktabs tabular (needs ``\\usepackage{booktabs}``), a
+  sub-heading per group."""
+  keep_point = _points_add_to_names(rows)  # one tabular: one choice for all groups
+  header = ['Run'] + ['Point'] * keep_point + [
+      'Metric', r'Mean $\pm$ std', 'Best-dev test', 'Paper', 'Diff', '$p$']
+  lines = ['% Written by seedsweep/report/render.py; needs \\usepackage{booktabs}.',
+           r'\begin{tabular}{' + 'l' * (len(header) - 5) + 'r' * 5 + '}', r'\toprule',
+           ' & '.join(header) + r' \\', r'\midrule']
+  for position, (group, members) in enumerate(collect.grouped(rows)):
+    if position:
+      lines.append(r'\midrule')
+    lines.append(rf'\multicolumn{{{len(header)}}}{{l}}{{\textit{{'
+                 rf'{latex_escape(collect.group_title(group))}}}}} \\')
+    for r in members:
+      for metric, e in r['metrics'].items():
+        spread = rf'{fmt(e["mean"])} $\pm$ {fmt(e["std"])}' if e['n'] else ''
+        cells = [latex_escape(r['run'])] + [latex_escape(r['point'])] * keep_point + [
+                 latex_escape(metric), spread, fmt(e['best_dev_test']),
+                 fmt(e['paper']), fmt(e['diff'], '+.2f'),
+                 latex_escape(fmt_p(e['p_value'])).replace('<', '$<$')]
+        lines.append(' & '.join(cells) + r' \\')
+  lines += [r'\bottomrule', r'\end{tabular}', '']
+  return '\n'.join(lines)
+

@@ -1,0 +1,337 @@
+"""A run's pieces, each built by a function of the config, and what a run does with
+them (one epoch, an evaluation, the selected results).
+
+:func:`build` puts them together in the order the data flows::
+
+    data      = seedsweep.data.load_dataset(config.data)     files -> encoded arrays
+    members   = select_members(config, data)    the stacked axis: seeds (x folds)
+    placement = place(config, len(members))     devices, seed mapping, shardings
+    device    = put_on_device(data, members, placement)      engine.steps.DeviceData
+    schedule  = make_schedule(config, data)     length buckets, TrainPlan, EvalPlan
+    learner   = make_learner(config, data)      model, optimiser, L2 (engine.steps)
+    steps     = engine.steps.Steps(learner, schedule.plan, placement.mode, ...)
+"""
+import dataclasses
+import functools
+from typing import Dict, Optional, Tuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax.sharding import Mesh, NamedSharding, PartitionSpec
+
+from seedsweep import data as data_lib
+from seedsweep import models
+from seedsweep.config import checks as config_checks
+from seedsweep.data import encoded
+from seedsweep.data import pipeline
+from seedsweep.engine import conlleval
+from seedsweep.engine import embedding_rows
+from seedsweep.engine import hosts
+from seedsweep.engine import objectives
+from seedsweep.engine import optimizers
+from seedsweep.engine import state as state_lib
+from seedsweep.engine import steps as steps_lib
+from seedsweep.errors import UserError
+from seedsweep.run import outputs
+from seedsweep.run import provenance as provenance_lib
+from seedsweep.run import runtime
+
+EVAL_SPLITS = ('dev', 'test')
+
+
+# ----------------------------------------------------------------------- the pieces
+
+
+@dataclasses.dataclass(frozen=True)
+class Members:
+  """The stacked axis: one member per seed or, for a cross-validated dataset, per
+  (fold, seed) pair, fold-major."""
+  seeds: np.ndarray          # [members] int32
+  views: np.ndarray          # [members] int32: each member's fold (0 without CV)
+  folds: Tuple[int, ...]     # the folds run; () without cross-validation
+
+  def __len__(self) -> int:
+    return len(self.seeds)
+
+  @property
+  def labels(self):
+    """A name per member: ``seed_<k>``, or ``fold<f>_seed_<k>``."""
+    if not self.folds:
+      return [f'seed_{int(s)}' for s in self.seeds]
+    return [f'fold{int(f)}_seed_{int(s)}' for f, s in zip(self.views, self.seeds)]
+
+
+def select_members(config, data: encoded.EncodedDataset) -> Members:
+  """``config.seeds`` times the folds ``config.data.folds`` selects (all by default)."""
+  seeds = np.asarray(config.seeds, np.int32)
+  if not data.cross_validated:
+    return Members(seeds, np.zeros_like(seeds), ())
+  k = len(data.views)
+  folds = tuple(config.data.folds or range(k))
+  bad = [f for f in folds if isinstance(f, bool) or not isinstance(f, int)
+         or not 0 <= f < k]
+  if bad or len(set(folds)) != len(folds):
+    raise UserError(f'config.data.folds={folds!r}; expected distinct fold numbers in '
+                    f'0..{k - 1} ({k}-fold cross-validation), or () for all')
+  return Members(np.tile(seeds, len(folds)),
+                 np.repeat(np.asarray(folds, np.int32), len(seeds)), folds)
+
+
+@dataclasses.dataclass(frozen=True)
+class Placement:
+  """Where the members run: a mesh over devices (None: one device), how the seed axis
+  is mapped (``vmap`` or ``map``), and the shardings of stacked and shared arrays."""
+  mesh: Optional[Mesh]
+  mode: str
+  stacked: Optional[NamedSharding]   # [members, ...] arrays, split over the mesh
+  shared: Optional[NamedSharding]    # the data arrays, on every device
+
+
+def resolve_seed_parallel(mode: str, n_devices: int) -> str:
+  """``auto``: ``map`` on a single CPU (measured faster there), else ``vmap``."""
+  if mode != 'auto':
+    return mode
+  return 'map' if jax.default_backend() == 'cpu' and n_devices == 1 else 'vmap'
+
+
+def seed_mesh(n_members: int) -> Optional[Mesh]:
+  """A 1-D mesh over the most local devices that divide the members (None: one)."""
+  n = max(d for d in range(1, jax.device_count() + 1) if n_members % d == 0)
+  return Mesh(np.array(jax.devices()[:n]), ('seeds',)) if n > 1 else None
+
+
+def place(config, n_members: int) -> Placement:
+  mesh = seed_mesh(n_members)
+  if mesh is None:
+    return Placement(None, resolve_seed_parallel(config.train.seed_parallel, 1),
+                     None, None)
+  # lax.map would serialise the sharded seed axis.
+  return Placement(mesh, 'vmap', NamedSharding(mesh, PartitionSpec('seeds')),
+                   NamedSharding(mesh, PartitionSpec()))
+
+
+def put_on_device(data: encoded.EncodedDataset, members: Members,
+                  placement: Placement) -> steps_lib.DeviceData:
+  return steps_lib.DeviceData(
+      arrays=jax.device_put(pipeline.device_arrays(data.views, data.labels, data.tags),
+                            placement.shared),
+      seeds=jax.device_put(members.seeds, placement.stacked),
+      views=jax.device_put(members.views, placement.stacked))
+
+
+@dataclasses.dataclass(frozen=True)
+class Schedule:
+  """How the data is cut: length buckets, the training batches, the eval chunks."""
+  eval_splits: Tuple[str, ...]       # of EVAL_SPLITS, those the dataset has
+  boundaries: Tuple[int, ...]        # padded length of each bucket
+  plan: pipeline.TrainPlan
+  eval_plan: pipeline.EvalPlan
+
+
+def make_schedule(config, data: encoded.EncodedDataset) -> Schedule:
+  eval_splits = tuple(s for s in EVAL_SPLITS if s in data.split_names())
+  if config.train.selection == 'best_dev' and 'dev' not in eval_splits:
+    raise UserError(f'config.train.selection=best_dev but dataset {data.name!r} has no '
+                    f'dev split; set config.data.dev_holdout (e.g. 0.1) or '
+                    f'selection="last"')
+  views = data.views
+  boundaries = pipeline.bucket_boundaries(
+      data.raw_lengths[views[0].rows['train']], config.data.num_buckets,
+      config.data.bucket_multiple, int(data.raw_lengths.max(initial=1)))
+  plan = pipeline.TrainPlan.build(
+      [v.rows['train'] for v in views], [v.split_lengths('train') for v in views],
+      boundaries, config.train.batch_size)
+  eval_plan = pipeline.EvalPlan.build(
+      eval_splits, [[v.rows[s] for v in views] for s in eval_splits],
+      [[v.split_lengths(s) for v in views] for s in eval_splits],
+      boundaries, config.train.eval_batch_size)
+  return Schedule(eval_splits, boundaries, plan, eval_plan)
+
+
+def check_embed_dim(model_config, table: np.ndarray) -> None:
+  """Pretrained vectors fix the embedding width: ``config.model.embed_dim`` must match."""
+  dim = model_config.get('embed_dim')  # a model field: not every model has one
+  if dim is not None and dim != table.shape[-1]:
+    raise UserError(f'config.model.embed_dim={dim} but the vectors of '
+                    f'config.data.vectors.path have {table.shape[-1]} dimensions; set '
+                    f'--config.model.embed_dim={table.shape[-1]}')
+
+
+def make_learner(config, data: encoded.EncodedDataset) -> steps_lib.Learner:
+  """The model for ``data``'s vocabulary and classes, its optimiser and L2 terms."""
+  model = models.build_model(config.model, vocab_size=data.vocab_size,
+                             num_classes=data.num_classes, num_tags=len(data.tag_names))
+  abstract = jax.eval_shape(lambda: state_lib.init_params(model, 0))
+  tx = optimizers.make_optimizer(config.optimizer)
+  static = data.embedding_tables is not None and config.data.vectors.static
+  if data.embedding_tables is not None:
+    check_embed_dim(config.model, data.embedding_tables[0])
+  if static:
+    tx = optimizers.freeze(tx, optimizers.embedding_mask(abstract))
+  l2_mask = optimizers.l2_mask(abstract, config.l2.params)
+  return steps_lib.Learner(model, tx, l2_mask, config.l2.coef,
+                           embedding_rows.check(config.optimizer, l2_mask, static))
+
+
+def build(config) -> 'Experiment':
+  """Every piece of the run ``config`` describes, data loaded and on device."""
+  config_checks.validate(config)
+  runtime.pin_for(config)
+  data = data_lib.load_dataset(config.data)
+  members = select_members(config, data)
+  placement = place(config, len(members))
+  schedule = make_schedule(config, data)
+  learner = make_learner(config, data)
+  tag_tables = conlleval.tag_tables(data.tag_names) if data.tag_names else None
+  steps = steps_lib.Steps(learner, schedule.plan, placement.mode,
+                          config.train.patience, tag_tables)
+  return Experiment(config, data, members, placement,
+                    put_on_device(data, members, placement), schedule, learner, steps)
+
+
+# ------------------------------------------------------------------- what a run does
+
+
+@dataclasses.dataclass
+class Experiment:
+  """The pieces of one run (see :func:`build`) and the run's operations on them."""
+  config: object
+  data: encoded.EncodedDataset
+  members: Members
+  placement: Placement
+  device: steps_lib.DeviceData
+  schedule: Schedule
+  learner: steps_lib.Learner
+  steps: steps_lib.Steps
+
+  @property
+  def selection(self) -> str:
+    return self.config.train.selection
+
+  def init_state(self) -> state_lib.TrainState:
+    state = state_lib.create_train_state(
+        self.learner.model, self.learner.tx, self.members.seeds, self.members.views,
+        self.data.embedding_tables)
+    return jax.device_put(state, self.placement.stacked) if self.placement.mesh else state
+
+  def train_epoch(self, state, epoch: int, on_step=None,
+                  max_steps: Optional[int] = None):
+    """One epoch for every member: ``(state, mean train loss [members])``; with
+    ``max_steps`` only the epoch's first batches (tests and benchmarks)."""
+    orders = self.steps.epoch_orders(self.device, epoch)
+    total = jnp.zeros((len(self.members),), jnp.float32)
+    visits = self.schedule.plan.schedule(epoch)[:max_steps]
+    for position, (slot, length) in enumerate(visits):
+      at = steps_lib.StepAt(orders=orders, slot=slot, epoch=epoch, position=position)
+      state, loss = self.steps.train_step(state, self.device, at, length=length)
+      total = total + loss
+      if on_step is not None:
+        on_step()
+    return state, hosts.fetch(total, np.float64) / self.schedule.plan.steps_per_epoch
+
+  def evaluate_all(self, params) -> Dict[str, np.ndarray]:
+    """``{'dev_accuracy', 'dev_loss', 'test_accuracy', ...}`` each ``[members]``:
+    dev and test in the same chunks (data.pipeline.EvalPlan)."""
+    splits = self.schedule.eval_splits
+    total = None
+    for length, (rows, split) in self.schedule.eval_plan.chunks.items():
+      for c in range(rows.shape[1]):
+        sums = self.steps.eval_batch(params, self.device, rows[:, c], split[:, c],
+                                     length=length, n_splits=len(splits))
+        total = sums if total is None else jax.tree.map(jnp.add, total, sums)
+    total = {k: hosts.fetch(v, np.float64) for k, v in total.items()}
+    out = {}
+    for i, split_name in enumerate(splits):
+      for name, value in objectives.finalize({k: v[..., i]
+                                              for k, v in total.items()}).items():
+        out[f'{split_name}_{name}'] = value
+    return out
+
+  def evaluate_split(self, params, split: str) -> Dict[str, np.ndarray]:
+    """``{'accuracy', 'loss', ...}``, each ``[members]``, of one split (every split is
+    evaluated: they share chunks)."""
+    prefix = split + '_'
+    return {k[len(prefix):]: v for k, v in self.evaluate_all(params).items()
+            if k.startswith(prefix)}
+
+  def keep_best(self, state, evals, epoch: int):
+    """Each member keeps its parameters if ``evals``' dev accuracy is its best yet
+    (``state`` unchanged without a dev split)."""
+    if 'dev_accuracy' not in evals:
+      return state
+    return self.steps.select_best(
+        state, jnp.asarray(evals['dev_accuracy'], jnp.float32), epoch)
+
+  def all_stopped(self, state, epoch: int) -> bool:
+    """True when early stopping has ended every member's selection after ``epoch``."""
+    patience = self.config.train.patience
+    return bool(patience) and bool(np.all(hosts.fetch(
+        steps_lib.stopped(state.best_epoch, epoch, patience))))
+
+  def selected_params(self, state):
+    return state.best_params if self.selection == 'best_dev' else state.params
+
+  def selected_epochs(self, state, epochs_completed: int) -> np.ndarray:
+    """``[members]``: the epoch whose parameters each member's results use."""
+    if self.selection == 'best_dev':
+      return hosts.fetch(state.best_epoch)
+    return np.full(len(self.members), epochs_completed)
+
+  def selected_metrics(self, state, epochs_completed: int, known=None):
+    """Eval metrics ``{name: [members]}`` of the selected parameters.
+
+    ``known`` maps epochs evaluated in this process to their metrics; when it holds
+    every member's selected epoch they are read from it (the same program on the
+    same parameters: the same numbers), else the selected parameters are evaluated.
+    """
+    epochs = self.selected_epochs(state, epochs_completed)
+    if known and all(int(e) in known for e in epochs):
+      names = known[int(epochs[0])].keys()
+      return {k: np.array([known[int(e)][k][i] for i, e in enumerate(epochs)])
+              for k in names}
+    return self.evaluate_all(self.selected_params(state))
+
+  def results(self, state, epochs_completed: int, known=None) -> dict:
+    metrics = self.selected_metrics(state, epochs_completed, known)
+    if self.selection == 'best_dev':
+      metrics['best_epoch'] = hosts.fetch(state.best_epoch)
+    return outputs.build_results(
+        self.members.seeds, metrics,
+        folds=self.members.views if self.members.folds else None,
+        selection=self.selection, epochs_completed=epochs_completed,
+        paper=self.config.paper.to_dict(), provenance=self.provenance)
+
+  @functools.cached_property
+  def provenance(self) -> dict:
+    """What produced this run's numbers (computed once: it asks git)."""
+    return {'config': config_checks.to_dict(self.config),
+            'seeds': [int(s) for s in self.config.seeds],
+            'folds': [int(f) for f in self.members.folds],
+            'data': {'name': self.data.name, 'checksums': self.data.checksums,
+                     'raw_files': self.data.raw_checksums,
+                     'protocol': self.data.protocol,
+                     'vocab_size': self.data.vocab_size,
+                     'sizes': self.data.sizes()},
+            'versions': provenance_lib.library_versions(),
+            'git_commit': provenance_lib.git_commit(),
+            'devices': provenance_lib.devices(),
+            'determinism': provenance_lib.determinism_record(),
+            'seed_parallel': self.placement.mode}
+
+  def params_fingerprints(self, params) -> list:
+    """A hash of each member's parameters ``[members]`` (its bits, in tree order):
+    what ``--mode=verify`` compares."""
+    leaves = [hosts.fetch(leaf) for leaf in jax.tree.leaves(params)]
+    return [provenance_lib.fingerprint_arrays([leaf[m] for leaf in leaves])
+            for m in range(len(self.members))]
+
+  def program_fingerprint(self, state) -> str:
+    """A hash of the compiled train step of the first bucket an epoch visits (XLA's
+    own choices included); from the compilation cache when it was compiled before."""
+    slot, length = self.schedule.plan.schedule(1)[0]
+    at = steps_lib.StepAt(orders=self.steps.epoch_orders(self.device, 1), slot=slot,
+                          epoch=1, position=0)
+    compiled = self.steps.train_step.lower(state, self.device, at,
+                                           length=length).compile()
+    return provenance_lib.program_fingerprint(compiled.as_text())

@@ -1,0 +1,57 @@
+"""The config layer: the base config's JSON round trip, dotted keys, value text."""
+import json
+
+import pytest
+
+from seedsweep.config import base
+from seedsweep.config import checks
+from seedsweep.config import keys
+from seedsweep.errors import UserError
+
+
+def test_a_stored_config_comes_back_with_its_tuples():
+  from seedsweep.experiments import dclstm_sst  # pylint: disable=g-import-not-at-top
+  for config in (base.get_base_config(), dclstm_sst.get_config('binary')):
+    stored = json.loads(json.dumps(checks.to_dict(config)))
+    restored = checks.from_dict(stored)
+    assert checks.differences(stored, checks.to_dict(restored)) == []
+    assert isinstance(restored.seeds, tuple) and isinstance(restored.l2.params, tuple)
+
+
+def test_a_run_made_before_a_field_existed_gets_the_value_it_ran_with():
+  stored = checks.to_dict(base.get_base_config())
+  del stored['runtime']
+  del stored['optimizer']['embedding_update']
+  restored = checks.from_dict(json.loads(json.dumps(stored)))
+  assert restored.runtime.cpu_threads == checks.ADDED['runtime.cpu_threads'] == 0
+  assert restored.optimizer.embedding_update == 'dense'
+  assert checks.differences(stored, checks.to_dict(restored)) == []
+
+
+def test_an_unknown_dotted_key_names_the_first_missing_part_and_the_fields_there():
+  config = base.get_base_config()
+  assert keys.missing_field(config, 'train.batch_size') is None
+  message = keys.missing_field(config, 'train.bach_size')
+  assert message.startswith("config.train has no field 'bach_size'; its fields are [")
+  assert "'batch_size'" in message
+  assert keys.missing_field(config, 'seeds.x') == "config.seeds has no field 'x'; its fields are []"
+  with pytest.raises(UserError, match=r"^here: config has no field 'trian'"):
+    keys.set_value(config, 'trian.batch_size', 3, 'here')
+
+
+def test_set_value_sets_in_place_and_refuses_a_wrong_type():
+  config = base.get_base_config()
+  keys.set_value(config, 'l2.params', ['kernel', 'bias'], 'here')
+  assert config.l2.params == ('kernel', 'bias')
+  with pytest.raises(UserError, match=r'^here: config.train.batch_size=.abc. does not fit'):
+    keys.set_value(config, 'train.batch_size', 'abc', 'here')
+  copy = keys.with_values(config, {'train.batch_size': 7}, 'here')
+  assert copy.train.batch_size == 7 and config.train.batch_size == 50
+
+
+def test_value_text_is_one_form_for_folder_names_and_reports():
+  assert [keys.value_text(v) for v in (0.1, 1e-05, 3, 'adam', (5, 40), (), True)] == [
+      '0.1', '1e-05', '3', 'adam', '5-40', 'none', 'True']
+  assert keys.folder_safe(keys.value_text('a b/c')) == 'a_b_c'
+  assert keys.short_names(['model.dropout', 'data.dropout', 'model.hidden']) == [
+      'model.dropout', 'data.dropout', 'hidden']

@@ -1,0 +1,132 @@
+"""The package's layers (WORKSPACE_NOTES.md, "Design"): every import, at the top of a
+file or inside a function, goes to the module's own layer or one below it; models and
+data import only the bottom layer; the engine touches no file; no two files import
+each other, directly or around a loop."""
+import ast
+import os
+
+import pytest
+
+from tests.conftest import REPO
+
+# Bottom to top. The folders the checkout keeps at its top level are installed as
+# sub-packages (setup.cfg, package_dir).
+LAYERS = (
+    ('seedsweep.errors',),
+    ('seedsweep.config',),
+    ('seedsweep.models', 'seedsweep.data'),
+    ('seedsweep.engine',),
+    ('seedsweep.run',),
+    ('seedsweep.sweep',),
+    ('seedsweep.report',),
+    ('seedsweep', 'seedsweep.experiments', 'seedsweep.sweeps', 'launch'),
+)
+FOLDERS = {'seedsweep': 'seedsweep', 'models': 'seedsweep.models',
+           'data': 'seedsweep.data', 'experiments': 'seedsweep.experiments',
+           'sweeps': 'seedsweep.sweeps'}
+# What the engine must not import: it computes, the run layer reads and writes files.
+FILE_LIBRARIES = ('os', 'io', 'json', 'csv', 'pathlib', 'shutil', 'tempfile', 'orbax',
+                  'tensorboardX', 'etils', 'tensorflow_datasets')
+
+
+def module_files():
+  """``{dotted module name: path}`` of every Python file of the package."""
+  found = {'launch': os.path.join(REPO, 'launch.py')}
+  for folder, package in FOLDERS.items():
+    for where, _, files in os.walk(os.path.join(REPO, folder)):
+      for name in files:
+        if not name.endswith('.py'):
+          continue
+        relative = os.path.relpath(os.path.join(where, name), os.path.join(REPO, folder))
+        parts = relative[:-3].split(os.sep)
+        if parts[-1] == '__init__':
+          parts = parts[:-1]
+        found['.'.join([package] + parts)] = os.path.join(where, name)
+  return found
+
+
+MODULES = module_files()
+
+
+def imports_of(name: str):
+  """``[(imported module, line)]`` of module ``name``: a ``from X import Y`` counts as
+  ``X.Y`` when that is a module, else as ``X``."""
+  tree = ast.parse(open(MODULES[name], encoding='utf-8').read())
+  out = []
+  for node in ast.walk(tree):
+    if isinstance(node, ast.Import):
+      out += [(alias.name, node.lineno) for alias in node.names]
+    elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+      for alias in node.names:
+        full = f'{node.module}.{alias.name}'
+        out.append((full if full in MODULES else node.module, node.lineno))
+  return out
+
+
+def layer_of(module: str) -> int:
+  """The index in LAYERS of the longest layer prefix of ``module`` (None: outside)."""
+  best = None
+  for i, prefixes in enumerate(LAYERS):
+    for prefix in prefixes:
+      if module == prefix or module.startswith(prefix + '.'):
+        if best is None or len(prefix) > best[1]:
+          best = (i, len(prefix))
+  return None if best is None else best[0]
+
+
+def ours(module: str) -> bool:
+  return module in MODULES or module.split('.')[0] in ('seedsweep', 'launch')
+
+
+def test_the_layer_table_covers_every_file():
+  assert len(MODULES) > 60
+  assert [m for m in MODULES if layer_of(m) is None] == []
+
+
+@pytest.mark.parametrize('name', sorted(MODULES))
+def test_imports_go_down_the_layers(name):
+  mine = layer_of(name)
+  bad = [f'{name}:{line} imports {target} (layer {layer_of(target)} > {mine})'
+         for target, line in imports_of(name)
+         if ours(target) and layer_of(target) > mine]
+  assert bad == []
+
+
+@pytest.mark.parametrize('package', ['seedsweep.models', 'seedsweep.data'])
+def test_models_and_data_import_only_the_bottom_layer(package):
+  bad = [f'{name}:{line} imports {target}'
+         for name in MODULES if name == package or name.startswith(package + '.')
+         for target, line in imports_of(name)
+         if ours(target) and layer_of(target) > 1
+         and not (target == package or target.startswith(package + '.'))]
+  assert bad == []
+
+
+def test_the_engine_reads_and_writes_no_file():
+  bad = [f'{name}:{line} imports {target}'
+         for name in MODULES if name.startswith('seedsweep.engine')
+         for target, line in imports_of(name)
+         if target.split('.')[0] in FILE_LIBRARIES]
+  assert bad == []
+
+
+def test_no_import_cycle():
+  graph = {name: sorted({t for t, _ in imports_of(name) if t in MODULES and t != name})
+           for name in MODULES}
+  state, stack, cycles = {}, [], []
+
+  def visit(node):
+    state[node] = 'open'
+    stack.append(node)
+    for nxt in graph[node]:
+      if state.get(nxt) == 'open':
+        cycles.append(stack[stack.index(nxt):] + [nxt])
+      elif nxt not in state:
+        visit(nxt)
+    stack.pop()
+    state[node] = 'done'
+
+  for name in sorted(graph):
+    if name not in state:
+      visit(name)
+  assert cycles == []
