@@ -229,9 +229,9 @@ def framework_run(config_name, seeds, epochs, cores, workdir, cache, *overrides)
 def whole_part(config_name, cores, epochs, seeds, tmp, torch_data, caches=None):
   """The three contestants of the headline comparison on ``cores``.
 
-  ``caches``: one compilation-cache folder for every run (``--quick``: warm after
-  the first, so the smoke test spends little time compiling); by default each
-  contestant starts from a fresh one.
+  ``caches``: one cache folder for every run (``--quick``: the usual one, so the
+  smoke test spends little time compiling); by default each contestant starts
+  from a fresh one.
   """
   contestants = {}
   # 1. The framework, all seeds in one program (fresh cache: its first run).
@@ -397,7 +397,7 @@ def main(argv=None):
     if 'whole' in args.parts and torch_available():
       torch_data = os.path.join(tmp, 'data.npz')
       export_for_torch(whole_config, torch_data)
-    shared = os.path.join(tmp, 'cache') if args.quick else None
+    shared = runtime.cache_dir() if args.quick else None  # the smoke test: warm
     for n in [int(c) for c in args.cores.split(',')]:
       if n > available:
         print(f'skipping {n} cores: this process may use {available}')

@@ -30,9 +30,9 @@ REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 if REPO not in sys.path:
   sys.path.insert(0, REPO)  # run as a script from anywhere
 
-from seedsweep import models  # pylint: disable=g-import-not-at-top,wrong-import-position
 from seedsweep.engine import objectives  # pylint: disable=g-import-not-at-top,wrong-import-position
 from seedsweep.engine import steps as steps_lib  # pylint: disable=g-import-not-at-top,wrong-import-position
+from seedsweep import models  # pylint: disable=g-import-not-at-top,wrong-import-position
 
 _SEEDS = flags.DEFINE_integer('seeds', 10, 'Seeds advanced by each step.')
 _BATCH = flags.DEFINE_integer('batch', 32, 'Sequences per batch (the paper: 32).')

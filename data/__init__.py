@@ -27,6 +27,7 @@ from seedsweep.data import demo
 from seedsweep.data import demo_grammar
 from seedsweep.data import embeddings as embeddings_lib
 from seedsweep.data import encoded
+from seedsweep.data.encoded import EncodedDataset
 from seedsweep.data import imdb
 from seedsweep.data import mr
 from seedsweep.data import raw
@@ -35,7 +36,6 @@ from seedsweep.data import subj
 from seedsweep.data import trec
 from seedsweep.data import user_files
 from seedsweep.data import vocabulary as vocab_lib
-from seedsweep.data.encoded import EncodedDataset
 from seedsweep.errors import UserError
 
 SPLIT_ORDER = ('train', 'dev', 'test')

@@ -12,9 +12,9 @@ order; the index of an example in :func:`read_all` is its position in that order
 import os
 from typing import List, Tuple
 
+from seedsweep.data.mr import read_lines
 from seedsweep.data import raw as raw_lib
 from seedsweep.data import tfds_base
-from seedsweep.data.mr import read_lines
 
 LABEL_NAMES = ('objective', 'subjective')
 FILES = ('plot.tok.gt9.5000', 'quote.tok.gt9.5000')  # in label order

@@ -12,8 +12,8 @@ MR and Subj run all 10 folds stacked with the seeds. Model: 300-d random embeddi
 150 hidden units per direction, mean pooling, dropout 0.5, Adam 1e-3, batch 50.
 No paper number: this is the common baseline, not a paper's row.
 """
-from seedsweep import data
 from seedsweep.config import base
+from seedsweep import data
 
 NO_DEV = ('trec/coarse', 'trec/fine', 'imdb', 'mr', 'subj', 'atis/jointslu')
 

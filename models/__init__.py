@@ -11,6 +11,7 @@ from typing import Any, Dict, Tuple, Type
 
 import flax.linen as nn
 
+from seedsweep.errors import UserError
 from seedsweep.models import baselines
 from seedsweep.models import clstm
 from seedsweep.models import dclstm
@@ -18,7 +19,6 @@ from seedsweep.models import dlstm
 from seedsweep.models import joint_slu
 from seedsweep.models import mtlstm
 from seedsweep.models import pooling
-from seedsweep.errors import UserError
 
 REGISTRY: Dict[str, Tuple[Type[nn.Module], Dict[str, Any]]] = {
     'lstm': (baselines.RecurrentClassifier, {'bidirectional': False}),

@@ -12,9 +12,9 @@ import flax.linen as nn
 import jax
 import jax.numpy as jnp
 
+from seedsweep.models.output import ModelOutput
 from seedsweep.models import pooling
 from seedsweep.models import recurrent
-from seedsweep.models.output import ModelOutput
 
 def symmetric_uniform(scale: float):
   """Initialiser drawing from U(-scale, scale)."""

@@ -27,10 +27,10 @@ from typing import Sequence
 import flax.linen as nn
 import jax.numpy as jnp
 
-from seedsweep.models import recurrent
 from seedsweep.models.baselines import embed_batch
 from seedsweep.models.baselines import symmetric_uniform
 from seedsweep.models.output import ModelOutput
+from seedsweep.models import recurrent
 
 
 def conv_windows(x, kernel, bias):

@@ -27,10 +27,10 @@ from typing import List
 import flax.linen as nn
 import jax.numpy as jnp
 
-from seedsweep.models import pooling
-from seedsweep.models import recurrent
 from seedsweep.models.baselines import embed_batch
 from seedsweep.models.output import ModelOutput
+from seedsweep.models import pooling
+from seedsweep.models import recurrent
 
 
 class BiLSTMLayerParams(nn.Module):

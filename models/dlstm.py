@@ -31,9 +31,9 @@ import flax.linen as nn
 import jax
 import jax.numpy as jnp
 
-from seedsweep.models import pooling
 from seedsweep.models.baselines import embed_batch
 from seedsweep.models.output import ModelOutput
+from seedsweep.models import pooling
 
 CELLS = ('literal', 'own')
 PEEPHOLES = ('full', 'diagonal')

@@ -37,11 +37,11 @@ import flax.linen as nn
 import jax
 import jax.numpy as jnp
 
-from seedsweep.models import clstm
-from seedsweep.models import recurrent
 from seedsweep.models.baselines import embed_batch
 from seedsweep.models.baselines import symmetric_uniform
+from seedsweep.models import clstm
 from seedsweep.models.output import ModelOutput
+from seedsweep.models import recurrent
 
 HEADS = ('mean', 'softmax', 'sparse')
 

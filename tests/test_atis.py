@@ -5,8 +5,8 @@ import os
 import pytest
 
 from seedsweep.data import atis
-from tests.conftest import SHARED_DATA as DATA
 from seedsweep.errors import UserError
+from tests.conftest import SHARED_DATA as DATA
 
 
 @pytest.fixture(scope='module')

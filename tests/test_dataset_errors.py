@@ -6,10 +6,10 @@ import shutil
 
 import pytest
 
-from seedsweep import data as data_lib
 from seedsweep.config import base
-from tests.conftest import SHARED_DATA
+from seedsweep import data as data_lib
 from seedsweep.errors import UserError
+from tests.conftest import SHARED_DATA
 
 
 @pytest.fixture

@@ -9,10 +9,10 @@ import sys
 import numpy as np
 import pytest
 
-from seedsweep import data as data_lib
 from seedsweep.config import base
-from tests.conftest import REPO
+from seedsweep import data as data_lib
 from seedsweep.errors import UserError
+from tests.conftest import REPO
 
 
 def load(name, **fields):

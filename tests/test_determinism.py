@@ -9,19 +9,19 @@ import jax
 import numpy as np
 import pytest
 
+from seedsweep.config import checks as config_checks
+from seedsweep.errors import UserError
+from seedsweep import report
+from seedsweep.run import checkpoints as ckpt_lib
+from seedsweep.run import outputs
+from seedsweep.run import provenance
+from seedsweep.run import runtime
 from tests.conftest import DEFAULT_THREADS
 from tests.conftest import REPO
 from tests.conftest import run_launch
 from tests.conftest import user_environment
 from tests.test_report import make_run
 from tests.test_report import quiet
-from seedsweep.config import checks as config_checks
-from seedsweep.run import checkpoints as ckpt_lib
-from seedsweep.run import outputs
-from seedsweep.run import provenance
-from seedsweep import report
-from seedsweep.run import runtime
-from seedsweep.errors import UserError
 
 
 def on_cores(cores, *args):

@@ -3,10 +3,10 @@ import jax
 import numpy as np
 import pytest
 
-from tests.conftest import run_steps
-from tests.conftest import small_config
 from seedsweep.engine import embedding_rows
 from seedsweep.errors import UserError
+from tests.conftest import run_steps
+from tests.conftest import small_config
 
 
 def _config(optimizer, update, seeds=(1, 2), mode='map', **fields):

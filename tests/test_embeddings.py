@@ -3,9 +3,9 @@ import jax
 import numpy as np
 import pytest
 
-from tests.conftest import small_config
-from seedsweep.run import experiment
 from seedsweep.errors import UserError
+from seedsweep.run import experiment
+from tests.conftest import small_config
 
 WORDS = ('the', 'film', 'movie', 'not')
 

@@ -7,8 +7,8 @@ import tarfile
 import pytest
 
 from seedsweep.data import imdb
-from tests.conftest import SHARED_DATA as DATA
 from seedsweep.errors import UserError
+from tests.conftest import SHARED_DATA as DATA
 
 
 @pytest.fixture(scope='module')

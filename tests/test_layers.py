@@ -130,3 +130,23 @@ def test_no_import_cycle():
     if name not in state:
       visit(name)
   assert cycles == []
+
+
+def test_no_file_imports_a_folder_by_its_bare_name():
+  """``data``, ``models``... are a user's names: the package, its tests and
+  benchmarks import them only as ``seedsweep.data``, ``seedsweep.models``..."""
+  bare = set(FOLDERS) - {'seedsweep'} | {'training'}
+  files = dict(MODULES)
+  for folder in ('tests', 'benchmarks'):
+    for name in os.listdir(os.path.join(REPO, folder)):
+      if name.endswith('.py'):
+        files[f'{folder}.{name[:-3]}'] = os.path.join(REPO, folder, name)
+  bad = []
+  for name, path in files.items():
+    for node in ast.walk(ast.parse(open(path, encoding='utf-8').read())):
+      targets = ([a.name for a in node.names] if isinstance(node, ast.Import) else
+                 [node.module] if isinstance(node, ast.ImportFrom) and node.module
+                 else [])
+      bad += [f'{name}:{node.lineno} imports {t}' for t in targets
+              if t.split('.')[0] in bare]
+  assert bad == []

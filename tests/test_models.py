@@ -7,11 +7,11 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
+from seedsweep.errors import UserError
 from seedsweep import models
 from seedsweep.models import pooling
 from seedsweep.models import recurrent
 from tests.conftest import REPO
-from seedsweep.errors import UserError
 
 
 def _sigmoid(z):

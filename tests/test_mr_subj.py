@@ -8,8 +8,8 @@ import pytest
 from seedsweep.data import folds
 from seedsweep.data import mr
 from seedsweep.data import subj
-from tests.conftest import SHARED_DATA as DATA
 from seedsweep.errors import UserError
+from tests.conftest import SHARED_DATA as DATA
 
 
 def _real(name):

@@ -11,12 +11,12 @@ from scipy import stats
 
 from seedsweep.config import base
 from seedsweep.config import checks as config_checks
-from seedsweep.run import outputs
 from seedsweep import report
 from seedsweep.report import collect
 from seedsweep.report import plots
 from seedsweep.report import render
 from seedsweep.report import statistics
+from seedsweep.run import outputs
 
 PNG_MAGIC = b'\x89PNG\r\n\x1a\n'
 

@@ -5,8 +5,8 @@ import os
 import pytest
 
 from seedsweep.data import sst
-from tests.conftest import SHARED_DATA as DATA
 from seedsweep.errors import UserError
+from tests.conftest import SHARED_DATA as DATA
 
 ROOT = os.path.join(DATA, 'sst')
 needs_data = pytest.mark.skipif(not os.path.isdir(DATA),

@@ -5,12 +5,12 @@ import os
 
 import pytest
 
+from seedsweep.errors import UserError
+from seedsweep import report
+from seedsweep.run import checkpoints
+from seedsweep.sweep import runner as sweep
 from tests.conftest import run_launch
 from tests.conftest import small_config
-from seedsweep.run import checkpoints
-from seedsweep import report
-from seedsweep.sweep import runner as sweep
-from seedsweep.errors import UserError
 
 
 def test_point_names_are_readable_stable_and_distinct():

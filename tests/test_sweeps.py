@@ -4,9 +4,10 @@ import importlib
 
 import pytest
 
+from seedsweep.config import keys
+from seedsweep.experiments import dclstm_sst
 from seedsweep import models
 from seedsweep.sweep import grid
-from seedsweep.experiments import dclstm_sst
 from tests.test_dclstm import count_without_embeddings
 
 
@@ -20,19 +21,13 @@ def test_product_and_zip():
 
 
 def apply(config, point):
-  for key, value in point.items():
-    *parents, leaf = key.split('.')
-    node = config
-    for p in parents:
-      node = node[p]
-    node[leaf] = value
-  return config
+  return keys.with_values(config, point, 'test')
 
 
 @pytest.mark.parametrize('name', ['dclstm_budget', 'dclstm_depth', 'dclstm_width'])
 @pytest.mark.parametrize('dataset', ['fine', 'binary'])
 def test_every_point_of_the_dclstm_tables_has_the_papers_parameter_count(name, dataset):
-  module = importlib.import_module(f'sweeps.{name}')
+  module = importlib.import_module(f'seedsweep.sweeps.{name}')
   points = module.sweep(dataset)
   assert len(points) == len(module.PARAMS)
   for point, expected in zip(points, module.PARAMS):
@@ -47,23 +42,23 @@ def test_every_point_of_the_dclstm_tables_has_the_papers_parameter_count(name, d
                                        ('imdb', ('mtlstm_imdb', ''))])
 def test_mtlstm_groups_points_build_models_sharing_120_units(arg, base):
   from seedsweep.models import mtlstm  # pylint: disable=g-import-not-at-top
-  points = importlib.import_module('sweeps.mtlstm_groups').sweep(arg)
+  points = importlib.import_module('seedsweep.sweeps.mtlstm_groups').sweep(arg)
   assert [p['model.groups'] for p in points] == [1, 2, 3, 4, 5, 6]
   for point in points:
-    config = apply(importlib.import_module(f'experiments.{base[0]}').get_config(base[1]),
-                   point)
+    experiment = importlib.import_module(f'seedsweep.experiments.{base[0]}')
+    config = apply(experiment.get_config(base[1]), point)
     model = models.build_model(config.model, vocab_size=100, num_classes=2)
     assert sum(model.group_sizes()) == 120
     assert count_without_embeddings(model) == mtlstm.parameter_count(
         100, 120, point['model.groups'], 'f2s', 2)
   with pytest.raises(ValueError, match='mtlstm_groups.py'):
-    importlib.import_module('sweeps.mtlstm_groups').sweep('sst3')
+    importlib.import_module('seedsweep.sweeps.mtlstm_groups').sweep('sst3')
 
 
 def test_dlstm_depth_points_build_one_to_three_layers():
   from seedsweep.experiments import dlstm_sst  # pylint: disable=g-import-not-at-top
   from seedsweep.models import dlstm  # pylint: disable=g-import-not-at-top
-  points = importlib.import_module('sweeps.dlstm_depth').sweep()
+  points = importlib.import_module('seedsweep.sweeps.dlstm_depth').sweep()
   for layers, point in zip((1, 2, 3), points):
     config = apply(dlstm_sst.get_config('binary'), point)
     model = models.build_model(config.model, vocab_size=100, num_classes=2)
@@ -72,7 +67,7 @@ def test_dlstm_depth_points_build_one_to_three_layers():
 
 def test_joint_sparsity_grid_builds_the_sparse_head_with_each_pair():
   from seedsweep.experiments import joint_atis  # pylint: disable=g-import-not-at-top
-  points = importlib.import_module('sweeps.joint_sparsity').sweep()
+  points = importlib.import_module('seedsweep.sweeps.joint_sparsity').sweep()
   assert len(points) == 12
   pairs = set()
   for point in points:

@@ -3,10 +3,10 @@ import jax
 import numpy as np
 import pytest
 
-from tests.conftest import run_steps
-from tests.conftest import small_config
 from seedsweep.run import loop
 from seedsweep.run import outputs
+from tests.conftest import run_steps
+from tests.conftest import small_config
 
 
 def _one_bucket(seeds, mode):

@@ -5,12 +5,12 @@ import json
 import numpy as np
 import pytest
 
+from seedsweep.config import base
 from seedsweep import data as data_lib
 from seedsweep.data import demo_grammar
 from seedsweep.data import user_files
-from seedsweep.config import base
-from tests.conftest import run_launch
 from seedsweep.errors import UserError
+from tests.conftest import run_launch
 
 
 def write_tsv(path, examples, tags=False):

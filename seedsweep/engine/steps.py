@@ -22,13 +22,13 @@ import jax
 import jax.numpy as jnp
 import optax
 
+from seedsweep.config.checks import SEED_PARALLEL_MODES
 from seedsweep.data import pipeline
 from seedsweep.engine import embedding_rows
 from seedsweep.engine import objectives
 from seedsweep.engine import optimizers
 from seedsweep.engine import rngs
 from seedsweep.engine.state import TrainState
-from seedsweep.config.checks import SEED_PARALLEL_MODES
 
 
 def seed_parallel(fn: Callable, mode: str, in_axes: Sequence = None) -> Callable:

@@ -10,10 +10,10 @@ import jax
 import numpy as np
 from flax import traverse_util
 
-from seedsweep import data as data_lib
-from seedsweep import models
 from seedsweep.config import checks as config_checks
+from seedsweep import data as data_lib
 from seedsweep.engine import state as state_lib
+from seedsweep import models
 
 
 def parameter_rows(params) -> List[Dict[str, object]]:

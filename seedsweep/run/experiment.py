@@ -20,9 +20,8 @@ import jax.numpy as jnp
 import numpy as np
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
-from seedsweep import data as data_lib
-from seedsweep import models
 from seedsweep.config import checks as config_checks
+from seedsweep import data as data_lib
 from seedsweep.data import encoded
 from seedsweep.data import pipeline
 from seedsweep.engine import conlleval
@@ -33,6 +32,7 @@ from seedsweep.engine import optimizers
 from seedsweep.engine import state as state_lib
 from seedsweep.engine import steps as steps_lib
 from seedsweep.errors import UserError
+from seedsweep import models
 from seedsweep.run import outputs
 from seedsweep.run import provenance as provenance_lib
 from seedsweep.run import runtime

@@ -17,14 +17,14 @@ import jax
 import numpy as np
 from absl import logging
 
-from seedsweep.run import checkpoints as ckpt_lib
 from seedsweep.engine import hosts
+from seedsweep.errors import UserError
+from seedsweep.run import checkpoints as ckpt_lib
 from seedsweep.run import experiment as experiment_lib
 from seedsweep.run import loop
 from seedsweep.run import outputs
 from seedsweep.run import provenance as provenance_lib
 from seedsweep.run import runtime
-from seedsweep.errors import UserError
 
 COMPARED = ('train_loss', 'params_sha256')  # besides every dev_* and test_* metric
 

@@ -21,9 +21,9 @@ from typing import Any, Dict, List, Sequence, Tuple
 
 from seedsweep.config import keys
 from seedsweep.engine import hosts
+from seedsweep.errors import UserError
 from seedsweep.run import outputs
 from seedsweep.run import runtime
-from seedsweep.errors import UserError
 
 POINT, SWEEP = 'point.json', 'sweep.json'
 
