@@ -33,6 +33,16 @@ def small_config(seeds=(1, 2), epochs=2, **train):
   return config
 
 
+def tiny_shapes(config):
+  """``config`` in one length bucket of at most 32 tokens, without a progress bar:
+  one train-step and one eval compilation. tests/test_experiments.py and
+  tests/determinism_probe.py use it alike, so they share compiled programs."""
+  config.train.progress = False
+  config.data.num_buckets = 1
+  config.data.max_length = 32
+  return config
+
+
 def run_launch(*args, env=None, timeout=600):
   """Runs ``python launch.py ARGS`` from the repo root; returns CompletedProcess."""
   return subprocess.run([sys.executable, os.path.join(REPO, 'launch.py'), *args],

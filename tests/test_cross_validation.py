@@ -4,6 +4,7 @@ import json
 
 import jax
 import numpy as np
+import pytest
 
 from tests.conftest import run_launch
 from tests.conftest import run_steps
@@ -34,6 +35,7 @@ def test_a_fold_seed_member_alone_equals_the_same_member_among_others():
   assert dev.shape == (4,)
 
 
+@pytest.mark.slow
 def test_a_cross_validated_run_reports_the_cv_mean_per_seed(tmp_path):
   out = run_launch('--config=experiments/demo.py:quick', f'--workdir={tmp_path}',
                    '--config.data.name=mr', '--config.data.folds=(0,1)',

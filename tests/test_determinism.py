@@ -47,6 +47,7 @@ LINUX = hasattr(os, 'sched_setaffinity')
 
 @pytest.mark.skipif(not LINUX or runtime.usable_cores() < 2,
                     reason='needs two usable cores to compare one core with several')
+@pytest.mark.slow
 def test_every_model_gives_the_same_bits_on_one_core_and_on_all():
   """Parameters after 3 steps and dev/test metrics, bitwise, for every model family;
   the second process also has NPROC=3 in its environment (a user's setting that the

@@ -6,6 +6,7 @@ import json
 import pytest
 
 from seedsweep.run import loop
+from tests.conftest import tiny_shapes
 
 QUICK = [  # one variant per config file (the baselines' models are shared code)
     ('dclstm_sst', 'binary,quick'), ('dclstm_mr', 'quick'), ('dclstm_subj', 'quick'),
@@ -21,14 +22,11 @@ def get_config(name, arg):
   return importlib.import_module(f'seedsweep.experiments.{name}').get_config(arg)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize('name, arg', QUICK)
 def test_quick_variant_trains_end_to_end_on_real_data(name, arg, tmp_path):
-  config = get_config(name, arg)
-  config.train.progress = False
-  # Tiny shapes: one length bucket of at most 32 tokens (one train-step and one eval
-  # compilation); the model, data, optimiser and loop are the config's own.
-  config.data.num_buckets = 1
-  config.data.max_length = 32
+  # The model, data, optimiser and loop are the config's own; the shapes tiny.
+  config = tiny_shapes(get_config(name, arg))
   results = loop.train(config, str(tmp_path), echo=lambda *a: None)
   accuracy = results['summary']['test_accuracy']
   assert 0 < accuracy['mean'] <= 100

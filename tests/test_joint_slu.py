@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from seedsweep.models import joint_slu
+from tests.conftest import tiny_shapes
 
 
 def model(**kw):
@@ -125,11 +126,11 @@ def test_bad_options_name_the_config_field(fields, message):
     m.init(jax.random.key(0), b, train=False)
 
 
+@pytest.mark.slow
 def test_quick_atis_config_reports_slot_f1_and_intent_error_per_seed(tmp_path):
   from seedsweep.experiments import joint_atis  # pylint: disable=g-import-not-at-top
   from seedsweep.run import loop  # pylint: disable=g-import-not-at-top
-  config = joint_atis.get_config('quick')
-  config.train.progress = False
+  config = tiny_shapes(joint_atis.get_config('quick'))
   results = loop.train(config, str(tmp_path), echo=lambda *a: None)
   metrics = results['metrics']
   for split in ('dev', 'test'):

@@ -115,6 +115,7 @@ def _scalars(folder):
   return out
 
 
+@pytest.mark.slow
 def test_finished_run_is_left_alone_and_other_configs_are_refused(tmp_path):
   workdir = str(tmp_path / 'run')
   proc = run_launch(*SMALL, f'--workdir={workdir}')
@@ -157,6 +158,7 @@ def test_finished_run_is_left_alone_and_other_configs_are_refused(tmp_path):
   assert _results(workdir)['metrics'] == results['metrics']
 
 
+@pytest.mark.slow
 def test_killed_and_resumed_run_ends_exactly_like_an_uninterrupted_one(tmp_path):
   args = [*SMALL, '--config.train.num_epochs=4']
   straight, killed = str(tmp_path / 'straight'), str(tmp_path / 'killed')

@@ -164,6 +164,7 @@ PAPER_SIZES = {
 }
 
 
+@pytest.mark.slow
 def test_initialising_several_seeds_terminates_for_every_model():
   """jit(vmap(init)) over seed keys stalls XLA:CPU for models with orthogonal
   initialisers (flax's OptimizedLSTMCell, our Bi-LSTM at hidden 150); the engine's

@@ -4,11 +4,15 @@ import json
 import os
 import subprocess
 import sys
+
+import pytest
 import textwrap
 
 from tests.conftest import REPO
 from tests.conftest import SHARED_DATA
 from tests.conftest import user_environment
+
+pytestmark = pytest.mark.slow  # end-to-end: `pytest -m "not slow"` skips it
 
 SCRIPT = textwrap.dedent('''
     import json, sys

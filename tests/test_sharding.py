@@ -4,11 +4,15 @@ import os
 import socket
 import subprocess
 import sys
+
+import pytest
 import textwrap
 
 import numpy as np
 
 from tests.conftest import REPO
+
+pytestmark = pytest.mark.slow  # end-to-end: `pytest -m "not slow"` skips it
 
 SCRIPT = textwrap.dedent('''
     import sys

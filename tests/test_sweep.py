@@ -65,6 +65,7 @@ def _rows(path):
     return [json.loads(line) for line in f]
 
 
+@pytest.mark.slow
 def test_interrupted_sweep_resumes_without_recomputing_finished_points(
     tmp_path, monkeypatch):
   """3 points x 2 seeds: point 0 finishes, point 1 dies after its first epoch's
@@ -118,6 +119,7 @@ def test_interrupted_sweep_resumes_without_recomputing_finished_points(
   assert table() == from_logs
 
 
+@pytest.mark.slow
 def test_launch_runs_one_shard_of_a_sweep(tmp_path):
   """Shard 1/2 of the demo sweep (4 points) trains points 1 and 3 only."""
   root = tmp_path / 'sweep'

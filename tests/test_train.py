@@ -95,6 +95,7 @@ def test_selection_last_reports_the_final_epoch(tmp_path):
   assert 'best_epoch' not in results['metrics']
 
 
+@pytest.mark.slow
 def test_early_stopping_gives_each_seed_its_numbers_alone(tmp_path):
   """With patience, a seed's selection stops as it would trained alone; the run ends
   when every seed's has, and a seed's numbers do not depend on its companions."""
