@@ -16,15 +16,15 @@ from tests.conftest import tiny_shapes
 
 # Every model family, on the small datasets (TREC: 5.5k questions), as
 # tests/test_experiments.py runs them.
-CONFIGS = ('experiments/demo.py:quick', 'experiments/bilstm.py:trec/coarse,quick',
-           'experiments/dclstm_trec.py:quick', 'experiments/clstm_trec.py:quick',
-           'experiments/mtlstm_trec.py:s2f,quick', 'experiments/dlstm_trec.py:quick',
-           'experiments/joint_trec.py:quick')
+CONFIGS = ('experiments/bilstm.py:trec/coarse,quick', 'experiments/dclstm_trec.py:quick',
+           'experiments/clstm_trec.py:quick', 'experiments/mtlstm_trec.py:s2f,quick',
+           'experiments/dlstm_trec.py:quick', 'experiments/joint_trec.py:quick')
 
 
 def probe(spec: str, steps: int) -> dict:
-  # The shapes of tests/test_experiments.py (shared programs). Unpinned, five of the
-  # seven still differ between 1 and 2 cores with them (2026-11-23).
+  # The shapes of tests/test_experiments.py (shared programs). Unpinned, four of
+  # these six (all but MT-LSTM and the joint model) give other bits on 1 and 2 cores
+  # with them (2026-11-23).
   config = tiny_shapes(base.load_config(spec))
   exp, state = run_steps(config, steps)
   evals = exp.evaluate_all(state.params)

@@ -16,6 +16,7 @@ from seedsweep.run import checkpoints as ckpt_lib
 from seedsweep.run import outputs
 from seedsweep.run import provenance
 from seedsweep.run import runtime
+from tests import determinism_probe
 from tests.conftest import DEFAULT_THREADS
 from tests.conftest import REPO
 from tests.conftest import run_launch
@@ -32,10 +33,10 @@ def on_cores(cores, *args):
   return [sys.executable, '-c', start, *args]
 
 
-def _probe(cores, env):
-  """Runs tests/determinism_probe.py (every model's quick config, 3 steps) on the
-  given cores; returns its JSON."""
-  proc = subprocess.run(on_cores(cores, '-m', 'tests.determinism_probe', '3'),
+def _probe(cores, env, specs):
+  """Runs tests/determinism_probe.py (``specs``' quick configs, 3 steps) on the given
+  cores; returns its JSON."""
+  proc = subprocess.run(on_cores(cores, '-m', 'tests.determinism_probe', '3', *specs),
                         cwd=REPO, capture_output=True, text=True, timeout=900,
                         check=False, env=dict(user_environment(), **env))
   assert proc.returncode == 0, proc.stderr[-3000:]
@@ -48,18 +49,20 @@ LINUX = hasattr(os, 'sched_setaffinity')
 @pytest.mark.skipif(not LINUX or runtime.usable_cores() < 2,
                     reason='needs two usable cores to compare one core with several')
 @pytest.mark.slow
-def test_every_model_gives_the_same_bits_on_one_core_and_on_all():
+@pytest.mark.parametrize('half', [0, 1])  # two tests: xdist runs them side by side
+def test_every_model_gives_the_same_bits_on_one_core_and_on_all(half):
   """Parameters after 3 steps and dev/test metrics, bitwise, for every model family;
   the second process also has NPROC=3 in its environment (a user's setting that the
-  config's pinned pool overrides). Unpinned (cpu_threads=0) five of the seven
-  differed (2026-11-23)."""
+  config's pinned pool overrides). Unpinned (cpu_threads=0) four of the six differ
+  (2026-11-23)."""
+  specs = determinism_probe.CONFIGS[half::2]
   cores = sorted(os.sched_getaffinity(0))
-  one = _probe({cores[0]}, {})
-  every = _probe(set(cores), {'NPROC': '3'})
+  one = _probe({cores[0]}, {}, specs)
+  every = _probe(set(cores), {'NPROC': '3'}, specs)
   assert (one['usable_cores'], every['usable_cores']) == (1, len(cores))
   assert one.pop('cpu_threads') == every.pop('cpu_threads') == DEFAULT_THREADS
   del one['usable_cores'], every['usable_cores']
-  assert len(one) == 7
+  assert sorted(one) == sorted(specs)
   for spec in one:
     assert one[spec] == every[spec], spec
 
