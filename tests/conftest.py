@@ -34,12 +34,17 @@ def small_config(seeds=(1, 2), epochs=2, **train):
 
 
 def tiny_shapes(config):
-  """``config`` in one length bucket of at most 32 tokens, without a progress bar:
-  one train-step and one eval compilation. tests/test_experiments.py and
-  tests/determinism_probe.py use it alike, so they share compiled programs."""
+  """``config`` in one length bucket of at most 32 tokens, without a progress bar,
+  and a cross-validated dataset's first fold only: one train-step and one eval
+  compilation, little compute. tests/test_experiments.py and
+  tests/determinism_probe.py use it alike, so they share compiled programs
+  (tests/test_cross_validation.py covers the folds)."""
+  from seedsweep import data  # pylint: disable=g-import-not-at-top
   config.train.progress = False
   config.data.num_buckets = 1
   config.data.max_length = 32
+  if data.REGISTRY[config.data.name].cross_validation:
+    config.data.folds = (0,)
   return config
 
 
