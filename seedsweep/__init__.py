@@ -1,14 +1,18 @@
 """seedsweep: reproducible multi-seed sweeps of LSTM-family sentence classifiers.
 
-The layers, bottom to top (each imports only those below it; tests/test_layers.py):
+The layers, bottom to top (each imports only its own and those below it;
+tests/test_layers.py):
 
 1. :mod:`seedsweep.errors`, :mod:`seedsweep.config`
 2. :mod:`seedsweep.models`, :mod:`seedsweep.data` (the checkout's ``models/`` and
-   ``data/`` folders), and the experiment and sweep files (``experiments/``, ``sweeps/``)
+   ``data/`` folders; they import layer 1 only)
 3. :mod:`seedsweep.engine`   pure JAX: keys, state, optimisers, objectives, steps
 4. :mod:`seedsweep.run`      one run and its files
 5. :mod:`seedsweep.sweep`    many runs
 6. :mod:`seedsweep.report`   tables and plots from a folder of runs
+7. this package itself, the experiment and sweep files (``experiments/``,
+   ``sweeps/``, installed as :mod:`seedsweep.experiments`, :mod:`seedsweep.sweeps`)
+   and ``launch.py``
 """
 import os as _os
 
