@@ -5,7 +5,9 @@ Errors name the config key, the value found and what was expected.
 import json
 from typing import Dict, List
 
+from seedsweep.config import keys
 from seedsweep.errors import UserError
+
 SELECTIONS = ('best_dev', 'last')
 SEED_PARALLEL_MODES = ('vmap', 'map')  # config.train.seed_parallel, besides 'auto'
 # Keys that never change a number a run produces; a workdir may be resumed with
@@ -39,14 +41,7 @@ def from_dict(stored: dict):
   import ml_collections  # pylint: disable=g-import-not-at-top
   config = ml_collections.ConfigDict(_lists_to_tuples(stored))
   for key, value in ADDED.items():
-    *parents, leaf = key.split('.')
-    node = config
-    for part in parents:
-      if part not in node:
-        node[part] = ml_collections.ConfigDict()
-      node = node[part]
-    if leaf not in node:
-      node[leaf] = value
+    keys.set_default(config, key, value)
   return config
 
 
@@ -61,7 +56,7 @@ def _lists_to_tuples(value):
 def differences(a: dict, b: dict) -> List[str]:
   """``'key: a_value != b_value'`` for every semantic key where two configs differ."""
   fa, fb = flatten(a), flatten(b)
-  keys = sorted((set(fa) | set(fb)) - set(NON_SEMANTIC))
+  names = sorted((set(fa) | set(fb)) - set(NON_SEMANTIC))
   missing = '<absent>'
 
   def same(x, y):  # JSON text equality: NaN equals NaN, 1 equals 1.0 only if typed so
@@ -71,7 +66,7 @@ def differences(a: dict, b: dict) -> List[str]:
     return f.get(k, ADDED.get(k, missing))
 
   return [f'{k}: {value(fa, k)!r} != {value(fb, k)!r}'
-          for k in keys if not same(value(fa, k), value(fb, k))]
+          for k in names if not same(value(fa, k), value(fb, k))]
 
 
 def validate(config) -> None:

@@ -7,6 +7,8 @@ and report labels (seedsweep/report/collect.py).
 import re
 from typing import Any, List, Optional, Sequence
 
+import ml_collections
+
 from seedsweep.errors import UserError
 
 
@@ -24,16 +26,33 @@ def missing_field(config, key: str) -> Optional[str]:
   return None
 
 
+def _parent(config, key: str, create: bool = False):
+  """``(section, leaf)``: the section of ``config`` holding ``key``'s last part, and
+  that part; with ``create`` missing sections are added on the way."""
+  *parents, leaf = key.split('.')
+  node = config
+  for part in parents:
+    if create and part not in node:
+      node[part] = ml_collections.ConfigDict()
+    node = node[part]
+  return node, leaf
+
+
+def set_default(config, key: str, value: Any) -> None:
+  """Sets field ``key`` to ``value`` unless ``config`` has it (a config stored
+  before the field existed), adding missing sections."""
+  node, leaf = _parent(config, key, create=True)
+  if leaf not in node:
+    node[leaf] = value
+
+
 def set_value(config, key: str, value: Any, where: str) -> None:
   """Sets field ``key`` of ``config`` in place (a list becomes a tuple); an unknown
   key or a value of the wrong type raises UserError naming ``where`` it came from."""
   message = missing_field(config, key)
   if message:
     raise UserError(f'{where}: {message}')
-  *parents, leaf = key.split('.')
-  node = config
-  for part in parents:
-    node = node[part]
+  node, leaf = _parent(config, key)
   try:
     node[leaf] = tuple(value) if isinstance(value, list) else value
   except (TypeError, ValueError) as e:

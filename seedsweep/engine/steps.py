@@ -88,7 +88,7 @@ class Steps:
 
   def __init__(self, learner: Learner, plan: pipeline.TrainPlan, mode: str,
                patience: int = 0, tag_tables: Optional[tuple] = None):
-    self.learner, self.model, self.tx = learner, learner.model, learner.tx
+    self.learner = learner
     self.plan, self.mode, self.patience = plan, mode, patience
     self.tag_tables = tag_tables  # (prefix, kind) of each slot tag: slot F1 in eval
     self.epoch_orders = jax.jit(self._epoch_orders)
@@ -99,9 +99,9 @@ class Steps:
 
   def _loss_fn(self, batch, dropout_key):
     def loss_fn(p):
-      logits = self.model.apply({'params': p}, batch, train=True,
-                                rngs={'dropout': dropout_key})
-      data_loss = objectives.loss(logits, batch)
+      out = self.learner.model.apply({'params': p}, batch, train=True,
+                                     rngs={'dropout': dropout_key})
+      data_loss = objectives.loss(out, batch)
       return data_loss + optimizers.l2_penalty(
           p, self.learner.l2_mask, self.learner.l2_coef), data_loss
     return loss_fn
@@ -111,7 +111,7 @@ class Steps:
     if self.learner.embedding_update == 'dense':
       grads, data_loss = jax.grad(self._loss_fn(batch, dropout_key),
                                   has_aux=True)(params)
-      updates, new_opt_state = self.tx.update(grads, opt_state, params)
+      updates, new_opt_state = self.learner.tx.update(grads, opt_state, params)
       new_params = optax.apply_updates(params, updates)
     else:
       new_params, new_opt_state, data_loss = self._row_update(params, opt_state, batch,
@@ -144,7 +144,7 @@ class Steps:
                                  num_segments=rows.shape[0])
     grads = {**g_rest, 'embedding': {'embedding': g_rows}}
     cut = embedding_rows.gather(params, rows, table.shape)
-    updates, cut_state = self.tx.update(
+    updates, cut_state = self.learner.tx.update(
         grads, embedding_rows.gather(opt_state, rows, table.shape), cut)
     new_params = embedding_rows.scatter(params, optax.apply_updates(cut, updates), rows,
                                         table.shape)
@@ -173,7 +173,7 @@ class Steps:
     every split and chunk of a length shares one compilation.
     """
     def seed_sums(p, batch):
-      out = self.model.apply({'params': p}, batch, train=False)
+      out = self.learner.model.apply({'params': p}, batch, train=False)
       per_split = [objectives.eval_sums(
           out, {**batch, 'weights': batch['weights'] * (batch['split'] == s)},
           self.tag_tables) for s in range(n_splits)]

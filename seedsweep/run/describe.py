@@ -10,10 +10,10 @@ import jax
 import numpy as np
 from flax import traverse_util
 
-from seedsweep.config import checks as config_checks
 from seedsweep import data as data_lib
+from seedsweep.config import checks as config_checks
 from seedsweep.engine import state as state_lib
-from seedsweep import models
+from seedsweep.run import experiment
 
 
 def parameter_rows(params) -> List[Dict[str, object]]:
@@ -31,9 +31,7 @@ def parameter_rows(params) -> List[Dict[str, object]]:
 def describe(config) -> dict:
   config_checks.validate(config)
   dataset = data_lib.load_dataset(config.data)
-  model = models.build_model(config.model, vocab_size=dataset.vocab_size,
-                             num_classes=dataset.num_classes,
-                             num_tags=len(dataset.tag_names))
+  model = experiment.make_model(config, dataset)
   params = jax.eval_shape(lambda: state_lib.init_params(model, 0))
   rows = parameter_rows(params)
   total = sum(r['params'] for r in rows)

@@ -124,8 +124,7 @@ def put_on_device(data: encoded.EncodedDataset, members: Members,
 class Schedule:
   """How the data is cut: length buckets, the training batches, the eval chunks."""
   eval_splits: Tuple[str, ...]       # of EVAL_SPLITS, those the dataset has
-  boundaries: Tuple[int, ...]        # padded length of each bucket
-  plan: pipeline.TrainPlan
+  plan: pipeline.TrainPlan           # its boundaries: each bucket's padded length
   eval_plan: pipeline.EvalPlan
 
 
@@ -146,7 +145,7 @@ def make_schedule(config, data: encoded.EncodedDataset) -> Schedule:
       eval_splits, [[v.rows[s] for v in views] for s in eval_splits],
       [[v.split_lengths(s) for v in views] for s in eval_splits],
       boundaries, config.train.eval_batch_size)
-  return Schedule(eval_splits, boundaries, plan, eval_plan)
+  return Schedule(eval_splits, plan, eval_plan)
 
 
 def check_embed_dim(model_config, table: np.ndarray) -> None:
@@ -158,10 +157,15 @@ def check_embed_dim(model_config, table: np.ndarray) -> None:
                     f'--config.model.embed_dim={table.shape[-1]}')
 
 
+def make_model(config, data: encoded.EncodedDataset):
+  """``config.model`` for ``data``'s vocabulary, classes and tags."""
+  return models.build_model(config.model, vocab_size=data.vocab_size,
+                            num_classes=data.num_classes, num_tags=len(data.tag_names))
+
+
 def make_learner(config, data: encoded.EncodedDataset) -> steps_lib.Learner:
-  """The model for ``data``'s vocabulary and classes, its optimiser and L2 terms."""
-  model = models.build_model(config.model, vocab_size=data.vocab_size,
-                             num_classes=data.num_classes, num_tags=len(data.tag_names))
+  """The model for ``data`` (:func:`make_model`), its optimiser and L2 terms."""
+  model = make_model(config, data)
   abstract = jax.eval_shape(lambda: state_lib.init_params(model, 0))
   tx = optimizers.make_optimizer(config.optimizer)
   static = data.embedding_tables is not None and config.data.vectors.static

@@ -60,7 +60,7 @@ def load_points(spec: str) -> List[Dict[str, Any]]:
 
 def point_name(point: Dict[str, Any]) -> str:
   """``'dl=5,dh=40'``: the point's overrides (``paper.*`` left out) in their order,
-  named by :func:`short_names`."""
+  named by :func:`seedsweep.config.keys.short_names`."""
   own = [k for k in point if not k.startswith('paper.')]
   return ','.join(f'{n}={keys.folder_safe(keys.value_text(point[k]))}'
                   for n, k in zip(keys.short_names(own), own))
