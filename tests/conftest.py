@@ -8,9 +8,11 @@ import pytest
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 if REPO not in sys.path:
   sys.path.insert(0, REPO)
-# The real datasets, beside the checkout (never copied into the repo).
-SHARED_DATA = os.path.normpath(os.path.join(REPO, '..', 'shared', 'data'))
-os.environ.setdefault('SEEDSWEEP_DATA', SHARED_DATA)  # how every builder finds it
+# The real datasets (never copied into the repo): $SEEDSWEEP_DATA, else beside the
+# checkout. Tests reading raw files and every builder use the same folder.
+SHARED_DATA = (os.environ.get('SEEDSWEEP_DATA')
+               or os.path.normpath(os.path.join(REPO, '..', 'shared', 'data')))
+os.environ['SEEDSWEEP_DATA'] = SHARED_DATA
 
 from seedsweep.experiments import demo  # pylint: disable=g-import-not-at-top,wrong-import-position
 from seedsweep.run import runtime  # pylint: disable=g-import-not-at-top,wrong-import-position
