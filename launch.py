@@ -52,7 +52,7 @@ def main(argv):
   from seedsweep.run import describe  # pylint: disable=g-import-not-at-top
   from seedsweep.run import loop  # pylint: disable=g-import-not-at-top
   from seedsweep.sweep import runner as sweep  # pylint: disable=g-import-not-at-top
-  from seedsweep.errors import UserError  # pylint: disable=g-import-not-at-top
+  from seedsweep.errors import Stopped, UserError  # pylint: disable=g-import-not-at-top
 
   runtime.enable_compilation_cache()
   if _DISTRIBUTED.value:
@@ -106,6 +106,13 @@ def main(argv):
       loop.evaluate(config, _WORKDIR.value)
   except UserError as e:
     sys.exit(f'error: {e}')
+  except Stopped as e:
+    print(f'stopped: {e}', file=sys.stderr)
+    sys.exit(128 + e.signum)
+  except KeyboardInterrupt:  # Ctrl-C outside the training loop (loading, compiling)
+    print('interrupted; rerun the same command to resume from the last checkpoint',
+          file=sys.stderr)
+    sys.exit(130)
 
 
 def _unknown_override(argv):

@@ -155,8 +155,10 @@ def prepare(name: str, data_config) -> Tuple[tfds.core.DatasetBuilder, Dict[str,
       if not os.path.isfile(path):
         raise UserError(f'{path}: file not found (config.data.files.{split})')
     digests = {path: raw.sha256_file(path) for path in paths.values()}
-    key = raw.digest_of(digests)
-    config = user_files.FilesConfig(name=f'files_{key}', paths=paths)
+    columns = user_files.Columns(str(data_config.files.text_column),
+                                 str(data_config.files.label_column))
+    key = raw.digest_of({**digests, 'columns': columns.key()})
+    config = user_files.FilesConfig(name=f'files_{key}', paths=paths, columns=columns)
   elif spec.raw_files:
     root = raw.root() or _download_root(spec)
     digests = raw.check_files(root, spec.raw_files, spec.downloads, verify)

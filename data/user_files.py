@@ -1,22 +1,34 @@
-"""Your own data: a builder over TSV or JSONL files named in the config.
+"""Your own data: a builder over TSV, CSV or JSONL files named in the config.
 
 ``config.data.name = 'files'`` with ``config.data.files.train`` (required),
 ``.dev`` and ``.test`` (optional) paths. The format follows the extension:
 
-* ``.tsv`` / ``.txt``: one example per line, ``label<TAB>text`` or
-  ``label<TAB>text<TAB>tags``;
+* ``.tsv`` / ``.txt`` (tab-separated) and ``.csv`` (comma-separated, quoted fields as
+  the ``csv`` module reads them), either
+
+  - with a header row naming the columns: the text column is ``text`` or
+    ``sentence``, the label column ``label``, an optional ``tags`` column; other names
+    are chosen with ``config.data.files.text_column`` / ``label_column``, and other
+    columns are ignored (GLUE's SST-2 ``sentence<TAB>label`` reads as it ships); or
+  - headerless, ``label<SEP>text`` or ``label<SEP>text<SEP>tags`` (a header is
+    recognised by its column names; naming the columns in the config requires one);
+
 * ``.jsonl`` / ``.json``: one JSON object per line, ``{"text": ..., "label": ...}``
-  with an optional ``"tags"`` (a list, or a space-separated string).
+  with an optional ``"tags"`` (a list, or a space-separated string); the config's
+  column names pick other keys.
 
 ``text`` is pre-tokenised (tokens separated by spaces); ``tags``, when present, has
 one tag per token and must be given for every example of every file or for none.
-Labels are any strings; the classes are the distinct labels of all files, sorted.
-Empty lines are skipped. A malformed line is reported with its file and line number.
+Labels are any strings; the classes are the distinct labels of the train file, sorted.
+Empty lines are skipped. A malformed line is reported with its file and line number,
+and files that look misread (see :func:`check_splits`) stop the run before training.
 """
+import csv
 import dataclasses
 import json
 import os
-from typing import Dict, List, Optional
+import re
+from typing import Dict, List, Optional, Sequence, Tuple
 
 import tensorflow_datasets as tfds
 
@@ -24,18 +36,46 @@ from seedsweep.data import tfds_base
 from seedsweep.errors import UserError
 
 SPLITS = ('train', 'dev', 'test')
-TSV_EXTENSIONS = ('.tsv', '.txt')
+DELIMITERS = {'.tsv': '\t', '.txt': '\t', '.csv': ','}
 JSONL_EXTENSIONS = ('.jsonl', '.json')
+TEXT_NAMES = ('text', 'sentence')  # header names taken as the text column
+LABEL_NAMES = ('label',)
+TAGS_NAME = 'tags'
+# Part of every prepared dataset's cache key: bump it when the reading changes, so
+# that files read the old way are read again.
+READER_VERSION = 2
+
+
+@dataclasses.dataclass(frozen=True)
+class Columns:
+  """Which columns (header names, JSON keys) hold the text and the label; '' = the
+  defaults (``text``/``sentence`` and ``label``; headerless delimited files allowed)."""
+  text: str = ''
+  label: str = ''
+
+  @property
+  def named(self) -> bool:
+    return bool(self.text or self.label)
+
+  def text_names(self) -> Tuple[str, ...]:
+    return (self.text,) if self.text else TEXT_NAMES
+
+  def label_names(self) -> Tuple[str, ...]:
+    return (self.label,) if self.label else LABEL_NAMES
+
+  def key(self) -> str:
+    return f'text={self.text}|label={self.label}|reader={READER_VERSION}'
 
 
 def file_format(path: str) -> str:
   ext = os.path.splitext(path)[1].lower()
-  if ext in TSV_EXTENSIONS:
-    return 'tsv'
+  if ext in DELIMITERS:
+    return 'csv' if ext == '.csv' else 'tsv'
   if ext in JSONL_EXTENSIONS:
     return 'jsonl'
   raise UserError(f'{path}: unknown extension {ext!r}; expected one of '
-                  f'{TSV_EXTENSIONS + JSONL_EXTENSIONS} (TSV or JSONL, data/user_files.py)')
+                  f'{tuple(DELIMITERS) + JSONL_EXTENSIONS} (TSV, CSV or JSONL, '
+                  'data/user_files.py)')
 
 
 def _example(text, label, tags, where: str) -> tfds_base.Example:
@@ -52,64 +92,174 @@ def _example(text, label, tags, where: str) -> tfds_base.Example:
     if len(tags) != len(tokens):
       raise UserError(f'{where}: {len(tags)} tags for {len(tokens)} tokens; expected '
                       'one tag per token')
-  return tfds_base.Example(' '.join(tokens), str(label),
+  return tfds_base.Example(' '.join(tokens), str(label).strip(),
                            ' '.join(tags) if tags is not None else None)
 
 
-def read_file(path: str) -> List[tfds_base.Example]:
-  """Examples of one TSV or JSONL file, in file order (tags None when absent)."""
-  fmt = file_format(path)
-  if not os.path.isfile(path):
-    raise UserError(f'{path}: file not found; expected a {fmt.upper()} file of '
-                    'examples (config.data.files)')
+def _find(header: Sequence[str], names: Sequence[str]) -> Optional[int]:
+  lowered = [h.strip().lower() for h in header]
+  for name in names:
+    if name.lower() in lowered:
+      return lowered.index(name.lower())
+  return None
+
+
+def _header_columns(header: Sequence[str], columns: Columns,
+                    where: str) -> Optional[Tuple[int, int, Optional[int]]]:
+  """``(text, label, tags)`` indices when ``header`` is a header row, else None."""
+  text, label = _find(header, columns.text_names()), _find(header, columns.label_names())
+  if text is not None and label is not None:
+    return text, label, _find(header, (TAGS_NAME,))
+  if not columns.named and text is None and label is None:
+    return None  # headerless label<SEP>text
+  wanted = [f'{what} column {"/".join(repr(n) for n in names)}'
+            for what, names, found in (('text', columns.text_names(), text),
+                                       ('label', columns.label_names(), label))
+            if found is None]
+  raise UserError(f'{where}: the header {list(header)} has no {" and no ".join(wanted)}; '
+                  'expected a header naming them (config.data.files.text_column / '
+                  'label_column choose other names)')
+
+
+def _read_delimited(path: str, fmt: str, columns: Columns) -> List[tfds_base.Example]:
+  delimiter = DELIMITERS[os.path.splitext(path)[1].lower()]
+  # TSV fields hold no tabs, so quotes in them are text; CSV fields may be quoted.
+  quoting = csv.QUOTE_NONE if fmt == 'tsv' else csv.QUOTE_MINIMAL
+  sep = 'TAB' if delimiter == '\t' else ','
+  examples, indices = [], None
+  with open(path, encoding='utf-8', newline='') as f:
+    reader = csv.reader(f, delimiter=delimiter, quoting=quoting, strict=True)
+    try:
+      for fields in reader:
+        where = f'{path}:{reader.line_num}'
+        if not any(x.strip() for x in fields):
+          continue
+        if indices is None and not examples:
+          indices = _header_columns(fields, columns, where) or ()
+          if indices:
+            continue
+        if indices:
+          if len(fields) <= max(i for i in indices if i is not None):
+            raise UserError(f'{where}: {len(fields)} fields; expected the '
+                            f'{len([i for i in indices if i is not None])} columns '
+                            'the header names')
+          text, label, tags = indices
+          examples.append(_example(fields[text], fields[label],
+                                   fields[tags] if tags is not None else None, where))
+          continue
+        if len(fields) not in (2, 3):
+          raise UserError(f'{where}: {len(fields)} {sep}-separated fields; expected '
+                          f'label<{sep}>text or label<{sep}>text<{sep}>tags, or a header '
+                          'row naming the text and label columns')
+        examples.append(_example(fields[1], fields[0],
+                                 fields[2] if len(fields) == 3 else None, where))
+    except csv.Error as e:
+      raise UserError(f'{path}:{reader.line_num}: {e}; expected {fmt.upper()} '
+                      'rows') from None
+  return examples
+
+
+def _read_jsonl(path: str, columns: Columns) -> List[tfds_base.Example]:
+  text_key, label_key = columns.text or 'text', columns.label or 'label'
   examples = []
   with open(path, encoding='utf-8') as f:
     for number, line in enumerate(f, 1):
       where = f'{path}:{number}'
-      line = line.rstrip('\n').rstrip('\r')
       if not line.strip():
         continue
-      if fmt == 'tsv':
-        fields = line.split('\t')
-        if len(fields) not in (2, 3):
-          raise UserError(f'{where}: {len(fields)} tab-separated fields; expected '
-                          'label<TAB>text or label<TAB>text<TAB>tags')
-        examples.append(_example(fields[1], fields[0],
-                                 fields[2] if len(fields) == 3 else None, where))
-      else:
-        try:
-          obj = json.loads(line)
-        except json.JSONDecodeError as e:
-          raise UserError(f'{where}: not valid JSON ({e.msg}); expected one object '
-                          'per line') from None
-        if not isinstance(obj, dict) or 'text' not in obj or 'label' not in obj:
-          raise UserError(f'{where}: expected an object with "text" and "label" '
-                          '(and optionally "tags")')
-        examples.append(_example(obj['text'], obj['label'], obj.get('tags'), where))
+      try:
+        obj = json.loads(line)
+      except json.JSONDecodeError as e:
+        raise UserError(f'{where}: not valid JSON ({e.msg}); expected one object '
+                        'per line') from None
+      if not isinstance(obj, dict) or text_key not in obj or label_key not in obj:
+        raise UserError(f'{where}: expected an object with "{text_key}" and '
+                        f'"{label_key}" (and optionally "tags")')
+      examples.append(_example(obj[text_key], obj[label_key], obj.get(TAGS_NAME), where))
+  return examples
+
+
+def read_file(path: str, columns: Columns = Columns()) -> List[tfds_base.Example]:
+  """Examples of one TSV, CSV or JSONL file, in file order (tags None when absent)."""
+  fmt = file_format(path)
+  if not os.path.isfile(path):
+    raise UserError(f'{path}: file not found; expected a {fmt.upper()} file of '
+                    'examples (config.data.files)')
+  try:
+    examples = (_read_jsonl(path, columns) if fmt == 'jsonl'
+                else _read_delimited(path, fmt, columns))
+  except UnicodeDecodeError as e:
+    raise UserError(f'{path}: not UTF-8 text (byte {e.start}: {e.reason}); expected '
+                    'a UTF-8 file') from None
   if not examples:
     raise UserError(f'{path}: no examples; expected one example per line')
   return examples
 
 
+_NUMBER = re.compile(r'^[-+]?(\d+([.,]\d*)?|[.,]\d+)([eE][-+]?\d+)?$')
+# A train split whose labels are nearly all distinct is text read as labels; below
+# this many rows the ratio says nothing.
+MIN_ROWS_FOR_DISTINCT_CHECK = 20
+MAX_DISTINCT_FRACTION = 0.5
+MAX_NUMERIC_TEXT_FRACTION = 0.9
+
+
+def check_splits(splits: Dict[str, List[tfds_base.Example]], paths: Dict[str, str]):
+  """Refuses files that look misread, naming the file, the column and what was seen:
+  labels nearly all distinct, numeric text, fewer than two train classes, dev/test
+  labels that train lacks, tags in some examples only."""
+  train, path = splits['train'], paths['train']
+  labels = [e.label for e in train]
+  distinct = sorted(set(labels))
+  if (len(train) >= MIN_ROWS_FOR_DISTINCT_CHECK
+      and len(distinct) > MAX_DISTINCT_FRACTION * len(train)):
+    raise UserError(
+        f'{path}: the label column has {len(distinct)} distinct values in '
+        f'{len(train)} rows (e.g. {distinct[0][:40]!r}); expected a few classes. Are '
+        'text and label swapped? Headerless rows are label<TAB>text; a header row '
+        'can name the columns (text/sentence, label)')
+  for split, rows in splits.items():
+    numeric = sum(bool(_NUMBER.match(e.text)) for e in rows)
+    if numeric > MAX_NUMERIC_TEXT_FRACTION * len(rows):
+      raise UserError(
+          f'{paths[split]}: the text column is numeric in {numeric} of {len(rows)} rows '
+          f'(e.g. {rows[0].text!r}); expected sentences. Are text and label swapped? '
+          'Headerless rows are label<TAB>text')
+  if len(distinct) < 2:
+    raise UserError(f'{path}: every train example has the label {distinct[0]!r}; '
+                    'expected at least two classes')
+  known = set(distinct)
+  for split in SPLITS[1:]:
+    unseen = sorted({e.label for e in splits.get(split, ())} - known)
+    if unseen:
+      count = sum(e.label in set(unseen) for e in splits[split])
+      raise UserError(
+          f'{paths[split]}: {count} examples have labels that {path} lacks '
+          f'({", ".join(repr(u) for u in unseen[:5])}{"..." if len(unseen) > 5 else ""});'
+          f' expected only the train labels {distinct[:10]}')
+  with_tags = {(e.tags is not None) for rows in splits.values() for e in rows}
+  if len(with_tags) > 1:
+    raise UserError(f'{sorted(paths.values())}: some examples have tags and others do '
+                    'not; give tags for all or none')
+
+
 @dataclasses.dataclass(eq=False)
 class FilesConfig(tfds.core.BuilderConfig):
   paths: Optional[Dict[str, str]] = None  # split -> file
+  columns: Columns = Columns()
 
 
 class SeedsweepFiles(tfds_base.RawTextBuilder):
-  """A user's own TSV/JSONL files (data/user_files.py); one config per set of files,
-  named by their content hash."""
+  """A user's own TSV/CSV/JSONL files (data/user_files.py); one config per set of
+  files, named by their content hash, the column names and the reader version."""
   name = 'seedsweep_files'
   HAS_TAGS = True
   READS_ROOT = False
 
   def read(self, root):
     del root  # the files are named by the config
-    out = {split: read_file(path)
-           for split, path in self.builder_config.paths.items()}
-    with_tags = {(e.tags is not None) for rows in out.values() for e in rows}
-    if len(with_tags) > 1:
-      raise UserError(f'{sorted(self.builder_config.paths.values())}: some examples '
-                      'have tags and others do not; give tags for all or none')
+    paths, columns = self.builder_config.paths, self.builder_config.columns
+    out = {split: read_file(path, columns) for split, path in paths.items()}
+    check_splits(out, paths)
     return {split: [e._replace(tags=e.tags or '') for e in rows]
             for split, rows in out.items()}

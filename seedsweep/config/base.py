@@ -34,11 +34,15 @@ def get_base_config() -> ml_collections.ConfigDict:
   config.data.vectors.oov_init = 'random'  # words without a vector: 'random' | 'zero'
   config.data.vectors.only_found = False   # vocabulary = words with a vector only
   config.data.vectors.add_eval_words = False  # dev/test words with a vector join it
-  # Your own data (config.data.name = 'files'): TSV or JSONL paths.
+  # Your own data (config.data.name = 'files'): TSV, CSV or JSONL paths.
   config.data.files = ml_collections.ConfigDict()
   config.data.files.train = ''
   config.data.files.dev = ''
   config.data.files.test = ''
+  # Header names (JSON keys) of the text and label columns; '' = text/sentence and
+  # label, or headerless label<TAB>text rows.
+  config.data.files.text_column = ''
+  config.data.files.label_column = ''
 
   config.model = ml_collections.ConfigDict()
   config.model.name = 'bilstm'    # a key of models.REGISTRY; other fields go to it

@@ -15,7 +15,8 @@ SEED_PARALLEL_MODES = ('vmap', 'map')  # config.train.seed_parallel, besides 'au
 NON_SEMANTIC = ('train.progress', 'data.tfds_dir')
 # Keys added after runs were made, with the value those runs had in effect (a run made
 # before the thread pool was pinned used the machine's cores: 0).
-ADDED = {'optimizer.embedding_update': 'dense', 'runtime.cpu_threads': 0}
+ADDED = {'optimizer.embedding_update': 'dense', 'runtime.cpu_threads': 0,
+         'data.files.text_column': '', 'data.files.label_column': ''}
 
 
 def to_dict(config) -> dict:

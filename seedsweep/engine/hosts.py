@@ -21,3 +21,9 @@ def fetch(x, dtype=None) -> np.ndarray:
 def is_primary() -> bool:
   """Whether this process writes the run's files (process 0)."""
   return jax.process_index() == 0
+
+
+def barrier(name: str) -> None:
+  """Every process waits here for the others (a no-op in a single process)."""
+  if jax.process_count() > 1:
+    multihost_utils.sync_global_devices(name)

@@ -1,45 +1,187 @@
 """Orbax checkpoints of the seed-stacked train state plus a JSON metadata record.
 
-Checkpoint steps count completed epochs. Saves are asynchronous; :meth:`close` waits
-for them (the loop calls it on every exit path).
-"""
-import os
+``workdir/checkpoints/<epoch>`` holds the state after that many completed epochs (the
+two newest are kept); ``workdir/checkpoints_interrupted/<step>`` at most one state a
+stop signal found in the middle of an epoch (:data:`INTERRUPTED`). Saves are
+asynchronous: orbax writes a temporary folder and renames it when complete, so a
+kill or a full disk never leaves a half checkpoint that a restore would take for a
+finished one; :meth:`Checkpoints.close` waits for them (the loop calls it on every
+exit path).
 
+Every save records a fingerprint of the bits it saves (``meta['tree_sha256']``), and
+a restore checks it: a truncated or garbled checkpoint is refused with
+:class:`CorruptCheckpoint`, and :meth:`Checkpoints.discard` moves it aside to
+``workdir/corrupt_checkpoints/`` so that the run resumes from the one before.
+"""
+import logging
+import os
+import shutil
+import sys
+import time
+from typing import Optional
+
+import jax
 import orbax.checkpoint as ocp
 
+from seedsweep.engine import hosts
 from seedsweep.errors import UserError
+from seedsweep.run import faults
+from seedsweep.run import provenance as provenance_lib
+
+EPOCHS, INTERRUPTED, CORRUPT = ('checkpoints', 'checkpoints_interrupted',
+                                'corrupt_checkpoints')
+FINGERPRINT = 'tree_sha256'
+
+
+class CorruptCheckpoint(UserError):
+  """A checkpoint that cannot be read back as it was written."""
+
+
+def fingerprint(tree) -> str:
+  """A hash of every leaf's bits (gathered from every host), in tree order."""
+  return provenance_lib.fingerprint_arrays(hosts.fetch(x) for x in jax.tree.leaves(tree))
+
+
+class _QuietOrbaxErrors(logging.Filter):
+  """Drops orbax's own error logs (a traceback per failed write thread): the failure
+  reaches :meth:`Checkpoints.wait` as an exception, reported there in one line."""
+
+  def filter(self, record):
+    return not (record.levelno >= logging.ERROR and
+                f'{os.sep}orbax{os.sep}' in (record.pathname or ''))
+
+
+_QUIET = _QuietOrbaxErrors()
+
+
+def _quiet_closed_loops(previous):
+  """``sys.excepthook`` without tensorstore's callbacks into the event loop of an
+  orbax save that already failed (one 'Event loop is closed' traceback each)."""
+  def hook(kind, value, tb):
+    if kind is RuntimeError and str(value) == 'Event loop is closed':
+      return
+    previous(kind, value, tb)
+  hook.seedsweep_quiet = True
+  return hook
+
+
+def _first_line(e: BaseException) -> str:
+  text = str(e).strip().splitlines()
+  return f'{type(e).__name__}: {text[0] if text else ""}'[:300]
+
+
+def existing(workdir: str, folder: str, **kwargs) -> Optional['Checkpoints']:
+  """The checkpoints of ``workdir/folder``, or None if there is no such folder."""
+  if not os.path.isdir(os.path.join(workdir, folder)):
+    return None
+  return Checkpoints(workdir, folder=folder, **kwargs)
 
 
 class Checkpoints:
+  """The checkpoints of one workdir folder (:data:`EPOCHS` or :data:`INTERRUPTED`),
+  numbered by step (completed epochs, or a global step number)."""
 
-  def __init__(self, workdir: str, max_to_keep: int = 2, read_only: bool = False):
-    self.directory = os.path.join(os.path.abspath(workdir), 'checkpoints')
-    self.manager = ocp.CheckpointManager(
+  def __init__(self, workdir: str, max_to_keep: int = 2, read_only: bool = False,
+               folder: str = EPOCHS):
+    self.workdir = os.path.abspath(workdir)
+    self.directory = os.path.join(self.workdir, folder)
+    self.max_to_keep, self.read_only = max_to_keep, read_only
+    self.pending = None  # the step of a save in flight
+    logging.getLogger('absl').addFilter(_QUIET)  # once: filters are a set
+    if not getattr(sys.excepthook, 'seedsweep_quiet', False):
+      sys.excepthook = _quiet_closed_loops(sys.excepthook)
+    self.manager = self._open()
+
+  def _open(self):
+    return ocp.CheckpointManager(
         self.directory,
-        options=ocp.CheckpointManagerOptions(max_to_keep=max_to_keep,
-                                             create=not read_only, read_only=read_only),
+        options=ocp.CheckpointManagerOptions(max_to_keep=self.max_to_keep,
+                                             create=not self.read_only,
+                                             read_only=self.read_only),
         item_names=('state', 'meta'))
 
   def latest_epoch(self):
-    """Completed epochs of the newest finished checkpoint, or None."""
+    """The newest finished step (completed epochs in :data:`EPOCHS`), or None."""
     return self.manager.latest_step()
 
-  def save(self, epoch: int, state, meta: dict):
-    self.manager.save(epoch, args=ocp.args.Composite(
-        state=ocp.args.StandardSave(state), meta=ocp.args.JsonSave(meta)))
+  def steps(self):
+    """Every finished step, oldest first."""
+    return sorted(self.manager.all_steps())
 
-  def restore(self, epoch: int, target_state):
-    """``(state, meta)`` of ``epoch``, shaped and sharded like ``target_state``."""
+  def save(self, step: int, tree, meta: dict):
+    """Starts saving ``tree`` (any pytree of arrays) and ``meta`` (JSON) as ``step``."""
+    meta = {**meta, FINGERPRINT: fingerprint(tree)}
+    self.wait()  # a failed earlier save is reported as such
     try:
-      restored = self.manager.restore(epoch, args=ocp.args.Composite(
-          state=ocp.args.StandardRestore(target_state), meta=ocp.args.JsonRestore()))
+      self.manager.save(step, args=ocp.args.Composite(
+          state=ocp.args.StandardSave(tree), meta=ocp.args.JsonSave(meta)))
+    except Exception as e:  # pylint: disable=broad-except
+      raise self._save_error(step, e) from e
+    self.pending = step
+    faults.reached('checkpoint_saving')
+
+  def wait(self):
+    """Waits for a save in flight; UserError (earlier checkpoints kept) if it failed."""
+    try:
+      self.manager.wait_until_finished()
+    except Exception as e:  # pylint: disable=broad-except
+      raise self._save_error(self.pending, e) from e
+    finally:
+      self.pending = None
+
+  def _save_error(self, step, e) -> UserError:
+    if hosts.is_primary():  # the unfinished folder: free the space it holds
+      for name in os.listdir(self.directory):
+        if name.startswith(f'{step}.orbax-checkpoint-tmp'):
+          shutil.rmtree(os.path.join(self.directory, name), ignore_errors=True)
+    return UserError(
+        f'cannot save checkpoint {step} in {self.directory} ({_first_line(e)}); the '
+        'checkpoints saved before it are kept: free disk space (or fix the cause) and '
+        'rerun the same command to resume from them')
+
+  def restore(self, step: int, target):
+    """``(tree, meta)`` of ``step``, shaped and sharded like ``target``;
+    :class:`CorruptCheckpoint` if it cannot be read or its bits are not those saved."""
+    where = os.path.join(self.directory, str(step))
+    try:
+      restored = self.manager.restore(step, args=ocp.args.Composite(
+          state=ocp.args.StandardRestore(target), meta=ocp.args.JsonRestore()))
     except Exception as e:  # orbax raises many types for unreadable checkpoints
-      raise UserError(
-          f'cannot restore the checkpoint of epoch {epoch} in {self.directory}: '
-          f'{type(e).__name__}: {e}. Expected a checkpoint written by this config; '
-          f'delete that folder to start the run afresh.') from e
-    return restored.state, restored.meta
+      raise CorruptCheckpoint(
+          f'cannot read the checkpoint {where} ({_first_line(e)}); expected one this '
+          'config wrote') from e
+    meta = restored.meta
+    if not isinstance(meta, dict):
+      raise CorruptCheckpoint(f'{where}: its meta record is not a JSON object')
+    recorded = meta.get(FINGERPRINT)  # absent in checkpoints made before it existed
+    if recorded is not None and recorded != fingerprint(restored.state):
+      raise CorruptCheckpoint(f'{where}: the restored arrays are not the bits that '
+                              f'were saved (fingerprint {recorded} expected)')
+    return restored.state, meta
+
+  def discard(self, step: int) -> str:
+    """Moves checkpoint ``step`` to ``workdir/corrupt_checkpoints/`` (kept for a
+    post-mortem, invisible to resume); where it went."""
+    self.wait()
+    target = os.path.join(self.workdir, CORRUPT,
+                          f'{os.path.basename(self.directory)}-{step}-{int(time.time())}')
+    if hosts.is_primary():
+      os.makedirs(os.path.dirname(target), exist_ok=True)
+      os.replace(os.path.join(self.directory, str(step)), target)
+    hosts.barrier('seedsweep-discard-checkpoint')
+    self.manager.close()
+    self.manager = self._open()
+    return target
+
+  def remove(self):
+    """Deletes every step and the folder (the interrupted epoch, once superseded)."""
+    self.close()
+    if hosts.is_primary():
+      shutil.rmtree(self.directory, ignore_errors=True)
+    hosts.barrier('seedsweep-remove-checkpoints')
 
   def close(self):
-    self.manager.wait_until_finished()
-    self.manager.close()
+    try:
+      self.wait()
+    finally:
+      self.manager.close()

@@ -33,6 +33,7 @@ from seedsweep.engine import state as state_lib
 from seedsweep.engine import steps as steps_lib
 from seedsweep.errors import UserError
 from seedsweep import models
+from seedsweep.run import faults
 from seedsweep.run import outputs
 from seedsweep.run import provenance as provenance_lib
 from seedsweep.run import runtime
@@ -223,16 +224,36 @@ class Experiment:
                   max_steps: Optional[int] = None):
     """One epoch for every member: ``(state, mean train loss [members])``; with
     ``max_steps`` only the epoch's first batches (tests and benchmarks)."""
+    state, loss_sum, _ = self.train_steps(state, epoch, on_step=on_step,
+                                          max_steps=max_steps)
+    return state, self.mean_loss(loss_sum)
+
+  def train_steps(self, state, epoch: int, start: int = 0, loss_sum=None,
+                  on_step=None, stop=None, max_steps: Optional[int] = None):
+    """Epoch ``epoch``'s steps from position ``start`` on: ``(state, loss_sum
+    [members], position reached)``. ``loss_sum`` carries the sum over the steps
+    before ``start``; a true ``stop()`` ends the loop at the next step boundary (the
+    position reached is then short of ``steps_per_epoch``)."""
     orders = self.steps.epoch_orders(self.device, epoch)
-    total = jnp.zeros((len(self.members),), jnp.float32)
+    total = (jnp.zeros((len(self.members),), jnp.float32) if loss_sum is None
+             else jnp.asarray(loss_sum, jnp.float32))
     visits = self.schedule.plan.schedule(epoch)[:max_steps]
-    for position, (slot, length) in enumerate(visits):
+    position = start
+    for position in range(start, len(visits)):
+      if stop is not None and stop():
+        return state, total, position
+      slot, length = visits[position]
       at = steps_lib.StepAt(orders=orders, slot=slot, epoch=epoch, position=position)
       state, loss = self.steps.train_step(state, self.device, at, length=length)
       total = total + loss
+      faults.reached('step')
       if on_step is not None:
         on_step()
-    return state, hosts.fetch(total, np.float64) / self.schedule.plan.steps_per_epoch
+    return state, total, len(visits)
+
+  def mean_loss(self, loss_sum) -> np.ndarray:
+    """``[members]``: an epoch's summed train loss over its steps."""
+    return hosts.fetch(loss_sum, np.float64) / self.schedule.plan.steps_per_epoch
 
   def evaluate_all(self, params) -> Dict[str, np.ndarray]:
     """``{'dev_accuracy', 'dev_loss', 'test_accuracy', ...}`` each ``[members]``:
@@ -244,6 +265,7 @@ class Experiment:
         sums = self.steps.eval_batch(params, self.device, rows[:, c], split[:, c],
                                      length=length, n_splits=len(splits))
         total = sums if total is None else jax.tree.map(jnp.add, total, sums)
+        faults.reached('eval')
     total = {k: hosts.fetch(v, np.float64) for k, v in total.items()}
     out = {}
     for i, split_name in enumerate(splits):
@@ -316,6 +338,7 @@ class Experiment:
                      'raw_files': self.data.raw_checksums,
                      'protocol': self.data.protocol,
                      'vocab_size': self.data.vocab_size,
+                     'classes': list(self.data.label_names),
                      'sizes': self.data.sizes()},
             'versions': provenance_lib.library_versions(),
             'git_commit': provenance_lib.git_commit(),

@@ -6,6 +6,7 @@ step runs over the batch slots, dev and test are evaluated (vmapped too), each s
 keeps its best-dev parameters inside jit, rows go to metrics.jsonl and TensorBoard, and
 the whole stacked state is checkpointed.
 """
+import dataclasses
 import os
 import time
 from typing import Optional
@@ -14,12 +15,15 @@ import numpy as np
 
 from seedsweep.config import checks as config_checks
 from seedsweep.engine import hosts
-from seedsweep.errors import UserError
+from seedsweep.errors import Stopped, UserError
 from seedsweep.run import checkpoints as ckpt_lib
 from seedsweep.run import experiment as experiment_lib
+from seedsweep.run import faults
 from seedsweep.run import outputs
 from seedsweep.run import runtime
+from seedsweep.run import stop_signals
 from seedsweep.run import timing
+from seedsweep.run import workdir_lock
 
 
 def record_program(exp, state, meta: Optional[dict] = None) -> None:
@@ -74,37 +78,108 @@ def _epoch_summary(epoch, num_epochs, rows) -> str:
   return '  '.join(parts)
 
 
+@dataclasses.dataclass
+class Resume:
+  """Where a run starts: after ``epoch`` completed epochs, at ``position`` of the
+  next (a stop signal's mid-epoch checkpoint), with that epoch's loss so far."""
+  epoch: int = 0
+  position: int = 0
+  loss_sum: Optional[np.ndarray] = None
+  elapsed: float = 0.0
+
+
+def restore_latest(ckpts, state, echo):
+  """``(state, meta, epoch)`` of the newest checkpoint that reads back as it was
+  saved; corrupt ones are reported and moved aside (``(state, {}, 0)`` if none is
+  left: the run starts afresh)."""
+  for epoch in reversed(ckpts.steps()):
+    try:
+      restored, meta = ckpts.restore(epoch, state)
+    except ckpt_lib.CorruptCheckpoint as e:
+      moved = ckpts.discard(epoch)
+      echo(f'warning: {e}; moved it to {moved} and resuming from the checkpoint '
+           'before it')
+      continue
+    return restored, meta, epoch
+  return state, {}, 0
+
+
+def restore_interrupted(interrupted, state, members: int, epoch: int, echo):
+  """The mid-epoch checkpoint of epoch ``epoch + 1`` a stop signal left, as
+  ``(state, Resume)``; ``None`` if there is none (or an older one, then deleted)."""
+  steps = interrupted.steps() if interrupted else []
+  if not steps:
+    return None
+  target = {'state': state, 'loss_sum': np.zeros(members, np.float32)}
+  try:
+    tree, meta = interrupted.restore(steps[-1], target)
+  except ckpt_lib.CorruptCheckpoint as e:
+    moved = interrupted.discard(steps[-1])
+    echo(f'warning: {e}; moved it to {moved}')
+    return None
+  if meta.get('epoch') != epoch + 1:  # superseded by a later epoch's checkpoint
+    return None
+  return tree['state'], Resume(epoch, int(meta['position']), tree['loss_sum'],
+                               float(meta.get('elapsed', 0.0)))
+
+
 def train(config, workdir: str, echo=print) -> dict:
   """Trains every seed of ``config`` in ``workdir``, resuming from its checkpoints.
 
   Returns the results dict (also written to ``workdir/results.json``). A finished run
-  is left untouched.
+  is left untouched. One process at a time may train in a workdir (a lock); SIGTERM
+  or SIGINT stops the run at the next step boundary, saves where it was and raises
+  :class:`~seedsweep.errors.Stopped`: rerunning the command resumes from there.
   """
-  from tqdm import tqdm  # pylint: disable=g-import-not-at-top
   config_checks.validate(config)  # a bad config is refused before the workdir exists
   runtime.pin_for(config)  # before orbax's first JAX call starts the CPU client
   os.makedirs(workdir, exist_ok=True)
+  results = finished_results(config, workdir)  # read only: a finished run is left
+  if results is not None:                      # as it is, its lock file included
+    echo(f'{workdir}: finished run found ({results.get("epochs_completed")} epochs); '
+         'nothing to do.')
+    echo(outputs.format_table(results))
+    return results
+  with workdir_lock.hold(workdir):
+    return _train_locked(config, workdir, echo)
+
+
+def finished_results(config, workdir: str) -> Optional[dict]:
+  """The results of ``workdir`` if it holds a finished run of ``config``, else None
+  (UserError if it holds another config's run, or checkpoints without a config)."""
   known = check_workdir(config, workdir)
-  results_path = os.path.join(workdir, outputs.RESULTS)
+  ckpts = ckpt_lib.existing(workdir, ckpt_lib.EPOCHS, read_only=True)
+  latest = (ckpts.latest_epoch() or 0) if ckpts else 0
+  if ckpts:
+    ckpts.close()
+  if latest and not known:
+    raise UserError(f'{os.path.join(workdir, ckpt_lib.EPOCHS)} holds checkpoints but '
+                    f'{workdir} has no {outputs.CONFIG}; cannot tell which config wrote '
+                    'them. Use another --workdir, or delete this one.')
+  path = os.path.join(workdir, outputs.RESULTS)
+  if not (latest and os.path.exists(path)):
+    return None
+  results = outputs.read_json(path)
   num_epochs = config.train.num_epochs
+  done = latest >= min(num_epochs, results.get('epochs_completed', num_epochs))
+  return results if done else None
+
+
+def _train_locked(config, workdir: str, echo) -> dict:
+  from tqdm import tqdm  # pylint: disable=g-import-not-at-top
+  known = check_workdir(config, workdir)
+  num_epochs = config.train.num_epochs
+  results_path = os.path.join(workdir, outputs.RESULTS)
   ckpts = ckpt_lib.Checkpoints(workdir)
+  interrupted = ckpt_lib.existing(workdir, ckpt_lib.INTERRUPTED, max_to_keep=1)
   tensorboard = bar = None
   try:
     latest = ckpts.latest_epoch() or 0
-    if latest and not known:
-      raise UserError(f'{ckpts.directory} holds checkpoints but {workdir} has no '
-                      f'{outputs.CONFIG}; cannot tell which config wrote them. Use '
-                      f'another --workdir, or delete this one.')
-    if os.path.exists(results_path) and latest:
-      results = outputs.read_json(results_path)
-      if latest >= min(num_epochs, results.get('epochs_completed', num_epochs)):
-        echo(f'{workdir}: finished run found ({latest} epochs); nothing to do.')
-        echo(outputs.format_table(results))
-        return results
 
     timer = timing.Timer()
     with timer('build'):
       exp = experiment_lib.build(config)
+    faults.reached('build')
     primary = hosts.is_primary()  # under jax.distributed only process 0 writes files
     if not known and primary:
       outputs.write_json(os.path.join(workdir, outputs.CONFIG),
@@ -112,59 +187,88 @@ def train(config, workdir: str, echo=print) -> dict:
     with timer('build'):
       state = exp.init_state()
       record_program(exp, state)
-    elapsed = 0.0
+    resume = Resume()
     if latest:
-      state, meta = ckpts.restore(latest, state)
-      elapsed = float(meta.get('elapsed', 0.0))
-      echo(f'{workdir}: resuming after epoch {latest}/{num_epochs}.')
+      state, meta, latest = restore_latest(ckpts, state, echo)
+      resume = Resume(latest, elapsed=float(meta.get('elapsed', 0.0)))
+    found = restore_interrupted(interrupted, state, len(exp.members), latest, echo)
+    if found:
+      state, resume = found
+    if resume.epoch or resume.position:
+      where = (f' at step {resume.position} of epoch {resume.epoch + 1}'
+               if resume.position else '')
+      echo(f'{workdir}: resuming after epoch {resume.epoch}/{num_epochs}{where}.')
+      faults.reached('restored')
+    latest = resume.epoch
     log = outputs.MetricsLog(workdir)
     if primary:
       log.keep_epochs_up_to(latest)
       tensorboard = outputs.TensorBoard(workdir, exp.members.labels)
 
     steps = exp.schedule.plan.steps_per_epoch
-    bar = tqdm(total=num_epochs * steps, initial=latest * steps, unit='step',
-               disable=not config.train.progress, dynamic_ncols=True)
+    bar = tqdm(total=num_epochs * steps, initial=latest * steps + resume.position,
+               unit='step', disable=not config.train.progress, dynamic_ncols=True)
     started = time.perf_counter()
     examples_per_epoch = exp.data.sizes()['train'] * len(exp.members)
     completed = latest
     evaluated = {}  # epoch -> its eval metrics, to build results without re-evaluating
     # A resumed run whose members had all stopped early trains no further epoch.
     first = num_epochs + 1 if exp.all_stopped(state, latest) else latest + 1
-    for epoch in range(first, num_epochs + 1):
-      epoch_start = time.perf_counter()
-      with timer('train'):
-        state, train_loss = exp.train_epoch(state, epoch, on_step=lambda: bar.update(1))
-      with timer('eval'):
-        evals = exp.evaluate_all(state.params)
-      evaluated[epoch] = evals
-      state = exp.keep_best(state, evals, epoch)
-      wall = elapsed + time.perf_counter() - started
-      rows = epoch_rows(exp, epoch, train_loss, evals, wall, state.params)
-      if primary:
-        log.append(rows)
-        tensorboard.write(rows)
-      rate = examples_per_epoch / (time.perf_counter() - epoch_start)
-      bar.set_postfix_str(f'{rate:,.0f} ex/s (all seeds)')
-      bar.write(_epoch_summary(epoch, num_epochs, rows))
-      completed = epoch
-      stop = exp.all_stopped(state, epoch)
-      if stop:
-        bar.write(f'early stop after epoch {epoch}: every member has gone '
-                  f'{config.train.patience} epochs without a better dev score')
-      if epoch % config.train.checkpoint_every == 0 or epoch == num_epochs or stop:
-        ckpts.save(epoch, state, {'epoch': epoch, 'elapsed': wall,
-                                  **exp.provenance})
-      if stop:
-        break
+    with stop_signals.catch() as stop:
+      for epoch in range(first, num_epochs + 1):
+        epoch_start = time.perf_counter()
+        start, resume.position = resume.position, 0
+        with timer('train'):
+          state, loss_sum, position = exp.train_steps(
+              state, epoch, start, resume.loss_sum, on_step=lambda: bar.update(1),
+              stop=lambda: bool(stop))
+        resume.loss_sum = None
+        wall = resume.elapsed + time.perf_counter() - started
+        if position < steps:  # a stop signal: save the epoch so far
+          interrupted = interrupted or ckpt_lib.Checkpoints(
+              workdir, max_to_keep=1, folder=ckpt_lib.INTERRUPTED)
+          interrupted.save((epoch - 1) * steps + position,
+                           {'state': state, 'loss_sum': loss_sum},
+                           {'epoch': epoch, 'position': position, 'elapsed': wall})
+          raise _stopped(stop, workdir, f'at step {position}/{steps} of epoch {epoch}')
+        with timer('eval'):
+          evals = exp.evaluate_all(state.params)
+        evaluated[epoch] = evals
+        state = exp.keep_best(state, evals, epoch)
+        wall = resume.elapsed + time.perf_counter() - started
+        rows = epoch_rows(exp, epoch, exp.mean_loss(loss_sum), evals, wall, state.params)
+        if primary:
+          log.append(rows)
+          tensorboard.write(rows)
+          faults.reached('tensorboard')
+        rate = examples_per_epoch / (time.perf_counter() - epoch_start)
+        bar.set_postfix_str(f'{rate:,.0f} ex/s (all seeds)')
+        bar.write(_epoch_summary(epoch, num_epochs, rows))
+        completed = epoch
+        early = exp.all_stopped(state, epoch)
+        if early:
+          bar.write(f'early stop after epoch {epoch}: every member has gone '
+                    f'{config.train.patience} epochs without a better dev score')
+        if (epoch % config.train.checkpoint_every == 0 or epoch == num_epochs or early
+            or stop):
+          ckpts.save(epoch, state, {'epoch': epoch, 'elapsed': wall, **exp.provenance})
+        if stop and epoch < num_epochs and not early:
+          raise _stopped(stop, workdir, f'after epoch {epoch}')
+        if early:
+          break
     bar.close()
+    ckpts.wait()
+    if interrupted:  # superseded by the finished epochs
+      interrupted.remove()
+      interrupted = None
     with timer('eval'):
       results = exp.results(state, completed, evaluated)
-    results['wall_time'] = elapsed + time.perf_counter() - started
+    results['wall_time'] = resume.elapsed + time.perf_counter() - started
     # Seconds of this process only (a resumed run counts from its restart).
     results['timing'] = timer.as_dict()
     if primary:
       outputs.write_json(results_path, results)
+    faults.reached('finished')
     echo(outputs.format_table(results))
     return results
   finally:
@@ -172,7 +276,14 @@ def train(config, workdir: str, echo=print) -> dict:
       bar.close()
     if tensorboard is not None:
       tensorboard.close()
+    if interrupted:
+      interrupted.close()
     ckpts.close()
+
+
+def _stopped(stop, workdir: str, where: str) -> Stopped:
+  return Stopped(f'{stop.requested} received: stopped {where} and saved a checkpoint '
+                 f'in {workdir}; rerun the same command to resume', stop.signum)
 
 
 def evaluate(config, workdir: str, echo=print) -> dict:
@@ -181,6 +292,11 @@ def evaluate(config, workdir: str, echo=print) -> dict:
   if not check_workdir(config, workdir):
     raise UserError(f'{workdir} holds no {outputs.CONFIG}; expected the workdir of '
                     f'a run (python launch.py --mode=train ... first)')
+  with workdir_lock.hold(workdir):
+    return _evaluate_locked(config, workdir, echo)
+
+
+def _evaluate_locked(config, workdir: str, echo) -> dict:
   exp = experiment_lib.build(config)
   ckpts = ckpt_lib.Checkpoints(workdir)
   try:

@@ -18,6 +18,7 @@ from typing import Dict, List, Sequence
 import numpy as np
 
 from seedsweep.errors import UserError
+from seedsweep.run import faults
 
 CONFIG, METRICS, RESULTS = 'config.json', 'metrics.jsonl', 'results.json'
 
@@ -31,6 +32,9 @@ def atomic_file(path: str, mode: str = 'w', **open_args):
   try:
     with open(tmp, mode, **open_args) as f:
       yield f
+      f.flush()
+      os.fsync(f.fileno())  # the bytes reach the disk before the name points at them
+    faults.reached(f'write:{os.path.basename(path)}')
     os.replace(tmp, path)
   finally:
     if os.path.exists(tmp):
@@ -56,17 +60,21 @@ class MetricsLog:
 
   def rows(self) -> List[dict]:
     """Every row ([] without the file); UserError naming the file and line when one
-    is not JSON."""
+    is not JSON. A last line without its newline is a row a killed process was
+    writing: it is left out (the resumed run writes that epoch's rows again)."""
     if not os.path.exists(self.path):
       return []
     rows = []
     with open(self.path) as f:
       for number, line in enumerate(f, 1):
+        if not line.endswith('\n'):
+          break
         if line.strip():
           try:
             rows.append(json.loads(line))
           except ValueError as e:
-            raise UserError(f'{self.path}, line {number}: not valid JSON ({e})') from e
+            raise UserError(f'{self.path}, line {number}: not valid JSON ({e}); '
+                            'expected one JSON object per line') from e
     return rows
 
   def keep_epochs_up_to(self, epoch: int) -> None:
@@ -77,8 +85,10 @@ class MetricsLog:
 
   def append(self, rows: Sequence[dict]) -> None:
     with open(self.path, 'a') as f:
-      f.writelines(json.dumps(r) + '\n' for r in rows)
-      f.flush()
+      for row in rows:
+        f.write(json.dumps(row) + '\n')
+        f.flush()
+        faults.reached('metrics_row')
       os.fsync(f.fileno())
 
 

@@ -1,0 +1,191 @@
+"""Fault injection: real launch.py processes on the demo, killed (SIGKILL), stopped
+(SIGTERM, SIGINT), fed garbled checkpoints, a full disk and a second process, then
+rerun: the final results equal an uninterrupted run's, and nothing is corrupted.
+
+The faults strike at named moments (seedsweep/run/faults.py, ``$SEEDSWEEP_FAULT``):
+a signal the process sends itself there, which timing from outside cannot hit."""
+import os
+import resource
+import shutil
+import signal
+import subprocess
+import sys
+
+import pytest
+
+from seedsweep.run import checkpoints as ckpt_lib
+from seedsweep.run import faults
+from seedsweep.run import outputs
+from tests.conftest import REPO, run_launch, user_environment
+
+pytestmark = pytest.mark.slow  # launch.py processes
+
+ARGS = ['--config=experiments/demo.py:quick', '--config.seeds=(1,2)',
+        '--config.train.progress=False', '--config.data.num_buckets=2',
+        '--config.train.num_epochs=3']
+STEPS = 95  # per epoch of this config (demo quick train split, batch 50)
+
+# One run, signalled at each moment in turn, each time rerun from what the last one
+# left: (fault, expected exit status). The order makes every moment reachable
+# whatever an asynchronous save had finished when its process died.
+CHAIN = [
+    ('write:config.json', -9),   # config.json's temporary file written, not renamed
+    ('build', -9),               # data loaded, model and steps built
+    ('step:3', -9),              # a train step in flight, epoch 1
+    ('eval:1', -9),              # evaluating epoch 1
+    ('metrics_row:1', -9),       # one of epoch 1's two rows in metrics.jsonl
+    ('tensorboard:1', -9),       # epoch 1 logged, its checkpoint not yet started
+    (f'step:{STEPS + 5}@TERM', 128 + signal.SIGTERM),  # preemption mid epoch 2
+    ('restored', -9),            # just restored the mid-epoch checkpoint
+    ('step:3', -9),              # epoch 2 again, from its saved position
+    ('eval:1@INT', 128 + signal.SIGINT),  # Ctrl-C while evaluating epoch 2
+    ('checkpoint_saving:1', -9),  # epoch 3's checkpoint in flight
+    ('write:metrics.jsonl', -9),  # rewriting metrics.jsonl on resume
+    ('write:results.json', -9),  # results.json's temporary file written
+    ('finished', -9),            # results written, process not yet ended
+]
+
+
+def launch(workdir, *extra, fault=None, preexec_fn=None):
+  env = user_environment()
+  env.pop(faults.ENV, None)
+  if fault:
+    env[faults.ENV] = fault
+  return subprocess.run([sys.executable, os.path.join(REPO, 'launch.py'), *ARGS,
+                         f'--workdir={workdir}', *extra], cwd=REPO, env=env,
+                        capture_output=True, text=True, timeout=600, check=False,
+                        preexec_fn=preexec_fn)
+
+
+def final(workdir):
+  """``(per-seed metrics of results.json, metrics.jsonl rows without wall times)``."""
+  results = outputs.read_json(os.path.join(workdir, outputs.RESULTS))
+  rows = outputs.MetricsLog(workdir).rows()
+  for r in rows:
+    r.pop('wall_time')
+  return results['metrics'], rows
+
+
+def assert_readable(workdir):
+  """Every file a later run reads parses: JSON files whole, metrics rows valid."""
+  for name in (outputs.CONFIG, outputs.RESULTS):
+    path = os.path.join(workdir, name)
+    if os.path.exists(path):
+      outputs.read_json(path)
+  outputs.MetricsLog(workdir).rows()
+
+
+@pytest.fixture(scope='module')
+def straight(tmp_path_factory):
+  workdir = str(tmp_path_factory.mktemp('straight') / 'run')
+  proc = launch(workdir)
+  assert proc.returncode == 0, proc.stderr[-3000:]
+  return workdir
+
+
+def test_a_run_killed_and_stopped_at_every_moment_ends_like_an_uninterrupted_one(
+    straight, tmp_path):
+  workdir = str(tmp_path / 'run')
+  for fault, status in CHAIN:
+    proc = launch(workdir, fault=fault)
+    moment, count, signum = faults.parse(fault)
+    assert proc.returncode == status, (fault, proc.stderr[-3000:])
+    assert f'fault: {signum.name} at {moment}:{count}' in proc.stderr, fault
+    assert_readable(workdir)
+    if signum != signal.SIGKILL:  # stopped: one line saying how to go on
+      last = proc.stderr.strip().splitlines()[-1]
+      assert last.startswith(f'stopped: {signum.name} received: stopped ')
+      assert last.endswith('rerun the same command to resume')
+      assert 'Traceback' not in proc.stderr
+  done = launch(workdir)
+  assert done.returncode == 0, done.stderr[-3000:]
+  assert 'nothing to do' in done.stdout  # the kill after 'finished' left it complete
+  assert final(workdir) == final(straight)
+  assert not os.path.exists(os.path.join(workdir, ckpt_lib.INTERRUPTED))
+
+
+def _newest_data_file(workdir):
+  """The largest array file of the newest epoch checkpoint, and that epoch."""
+  directory = os.path.join(workdir, ckpt_lib.EPOCHS)
+  epoch = max(int(d) for d in os.listdir(directory) if d.isdigit())
+  files = [os.path.join(root, f) for root, _, names in
+           os.walk(os.path.join(directory, str(epoch), 'state')) for f in names]
+  return max(files, key=os.path.getsize), epoch
+
+
+@pytest.mark.parametrize('damage', ['garble', 'truncate'])
+def test_a_damaged_newest_checkpoint_is_reported_and_the_one_before_resumes(
+    straight, tmp_path, damage):
+  workdir = str(tmp_path / 'run')
+  shutil.copytree(straight, workdir)
+  os.remove(os.path.join(workdir, outputs.RESULTS))  # as if killed before writing it
+  path, epoch = _newest_data_file(workdir)
+  size = os.path.getsize(path)
+  with open(path, 'r+b') as f:
+    if damage == 'truncate':
+      f.truncate(size // 2)
+    else:
+      f.seek(size // 2)
+      chunk = f.read(64)
+      f.seek(size // 2)
+      f.write(bytes(b ^ 0xFF for b in chunk))
+  proc = launch(workdir)
+  assert proc.returncode == 0, proc.stderr[-3000:]
+  assert 'warning: ' in proc.stdout and f'{ckpt_lib.CORRUPT}/checkpoints-{epoch}-' in (
+      proc.stdout)
+  assert f'resuming after epoch {epoch - 1}/3' in proc.stdout
+  assert final(workdir) == final(straight)
+
+
+def _file_size_limit(limit):
+  def apply():
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # writes past it fail with EFBIG
+    resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+  return apply
+
+
+def test_a_failing_checkpoint_write_is_a_clear_error_and_keeps_earlier_ones(
+    straight, tmp_path):
+  """A writer that fails past a file size (disk full, quota, EFBIG): the run stops
+  with one line, and the checkpoints written before are intact."""
+  workdir = str(tmp_path / 'run')
+  first = launch(workdir, fault=f'step:{STEPS + 1}@TERM')  # saves epoch 1, stops
+  assert first.returncode == 128 + signal.SIGTERM, first.stderr[-3000:]
+  before = sorted(os.listdir(os.path.join(workdir, ckpt_lib.EPOCHS)))
+  path, _ = _newest_data_file(workdir)
+  proc = launch(workdir, preexec_fn=_file_size_limit(os.path.getsize(path) // 4))
+  assert proc.returncode == 1, proc.stderr[-3000:]
+  # orbax's and tensorstore's writer threads print their own tracebacks besides.
+  [line] = [x for x in proc.stderr.splitlines() if x.startswith('error: ')]
+  assert line.startswith('error: cannot save checkpoint 2 in ')
+  assert 'the checkpoints saved before it are kept' in line
+  assert sorted(os.listdir(os.path.join(workdir, ckpt_lib.EPOCHS))) == before
+  again = launch(workdir)  # room again: resumes from epoch 1
+  assert again.returncode == 0, again.stderr[-3000:]
+  assert final(workdir) == final(straight)
+
+
+def test_a_second_process_on_a_workdir_is_refused(straight, tmp_path):
+  workdir = str(tmp_path / 'run')
+  env = dict(user_environment(), **{faults.ENV: 'step:3@STOP'})
+  first = subprocess.Popen([sys.executable, os.path.join(REPO, 'launch.py'), *ARGS,
+                            f'--workdir={workdir}'], cwd=REPO, env=env,
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+  try:
+    while True:  # until it has stopped itself at step 3, holding the lock
+      _, status = os.waitpid(first.pid, os.WUNTRACED)
+      assert os.WIFSTOPPED(status), 'the first process ended before step 3'
+      break
+    second = run_launch(*ARGS, f'--workdir={workdir}')
+    assert second.returncode == 1
+    assert second.stderr.strip().splitlines()[-1] == (
+        f'error: {workdir} is in use by process {first.pid} (it holds '
+        f'{os.path.join(workdir, ".lock")}); wait for it to end, or use another '
+        '--workdir')
+    os.kill(first.pid, signal.SIGCONT)
+    out, err = first.communicate(timeout=600)
+    assert first.returncode == 0, err[-3000:]
+  finally:
+    if first.poll() is None:
+      first.kill()
+  assert final(workdir) == final(straight)
