@@ -30,14 +30,12 @@ STEPS = 95  # per epoch of this config (demo quick train split, batch 50)
 # whatever an asynchronous save had finished when its process died.
 CHAIN = [
     ('write:config.json', -9),   # config.json's temporary file written, not renamed
-    ('build', -9),               # data loaded, model and steps built
     ('step:3', -9),              # a train step in flight, epoch 1
     ('eval:1', -9),              # evaluating epoch 1
     ('metrics_row:1', -9),       # one of epoch 1's two rows in metrics.jsonl
     ('tensorboard:1', -9),       # epoch 1 logged, its checkpoint not yet started
     (f'step:{STEPS + 5}@TERM', 128 + signal.SIGTERM),  # preemption mid epoch 2
     ('restored', -9),            # just restored the mid-epoch checkpoint
-    ('step:3', -9),              # epoch 2 again, from its saved position
     ('eval:1@INT', 128 + signal.SIGINT),  # Ctrl-C while evaluating epoch 2
     ('checkpoint_saving:1', -9),  # epoch 3's checkpoint in flight
     ('write:metrics.jsonl', -9),  # rewriting metrics.jsonl on resume
