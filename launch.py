@@ -13,6 +13,7 @@ Sweeps: ``--sweep=sweeps/X.py[:arg]`` trains every point in ``W/<point name>``;
 """
 import os
 import sys
+from typing import Optional
 
 from absl import app
 from absl import flags
@@ -75,8 +76,9 @@ def main(argv):
       config = _CONFIG.value
       if config is not None:
         config.keys()  # config_flags defers a load failure to first attribute access
-    except (IOError, OSError, ValueError) as e:
-      raise UserError(f'cannot load --config: {e}') from e
+    except Exception as e:  # pylint: disable=broad-except
+      raise UserError(explain_config_error(sys.argv) or
+                      f'cannot load --config: {type(e).__name__}: {e}') from e
     if config is None:
       raise UserError('--config is required, e.g. --config=experiments/demo.py')
     runtime.pin_for(config)  # before anything starts JAX's CPU client
@@ -115,15 +117,20 @@ def main(argv):
     sys.exit(130)
 
 
-def _unknown_override(argv):
-  """The first ``--config.a.b=v`` naming no field of the config, with the fields
-  that exist there; None if every override names a field."""
+def explain_config_error(argv) -> Optional[str]:
+  """Why ``--config`` (the file, or an override of it) did not load, in one line:
+  the file and line of the failure, or the override naming no field with the fields
+  that exist there; None if the config loads with every override."""
   from seedsweep.config import base  # pylint: disable=g-import-not-at-top
   from seedsweep.config import keys  # pylint: disable=g-import-not-at-top
+  from seedsweep.errors import UserError  # pylint: disable=g-import-not-at-top
   spec_arg = next((a.split('=', 1)[1] for a in argv if a.startswith('--config=')), None)
   if spec_arg is None:
     return None
-  config = base.load_config(spec_arg)
+  try:
+    config = base.load_config(spec_arg)
+  except UserError as e:
+    return str(e)
   for a in argv:
     flag = a.split('=', 1)[0]
     if flag.startswith('--config.'):
@@ -134,23 +141,20 @@ def _unknown_override(argv):
 
 
 def parse_flags(argv):
-  """absl's flag parsing, with a clear message for an unknown config field."""
+  """absl's flag parsing, with one clear line for a config that does not load."""
   try:
     return flags.FLAGS(argv)
-  except flags.Error as e:
+  except Exception as e:  # pylint: disable=broad-except
+    explained = explain_config_error(argv)
+    if explained:
+      sys.exit(f'error: {explained}')
     message = str(e)
-    if 'Traceback (most recent call last)' in message:  # config_flags embeds one
+    if isinstance(e, flags.Error):
       lines = [line for line in message.splitlines() if line.strip()]
-      message = f'{lines[0]}\n  {lines[-1]}'
-    sys.exit(f'error: {message}\nPass --helpshort to see the flags.')
-  except (IOError, OSError) as e:  # config_flags: the config file did not load
-    sys.exit(f'error: cannot load --config: {e}')
-  except (AttributeError, KeyError) as e:
-    try:
-      message = _unknown_override(argv)
-    except Exception:  # pylint: disable=broad-except
-      message = None
-    sys.exit(f'error: {message or e}')
+      if 'Traceback (most recent call last)' in message:  # config_flags embeds one
+        message = f'{lines[0]}\n  {lines[-1]}'
+      sys.exit(f'error: {message}\nPass --helpshort to see the flags.')
+    sys.exit(f'error: {type(e).__name__}: {message}')
 
 
 if __name__ == '__main__':

@@ -22,6 +22,7 @@ import numpy as np
 import tensorflow_datasets as tfds
 from tensorflow_datasets.proto import tf_example_pb2
 
+from seedsweep.config import keys
 from seedsweep.data import atis
 from seedsweep.data import demo
 from seedsweep.data import demo_grammar
@@ -108,8 +109,9 @@ def checksum(texts, labels) -> str:
 
 def spec_of(name: str) -> DatasetSpec:
   if name not in REGISTRY:
-    raise UserError(f'config.data.name={name!r} is not a registered dataset; '
-                    f'expected one of {sorted(REGISTRY)} (data/__init__.py)')
+    raise UserError(f'config.data.name={name!r} is not a registered dataset'
+                    f'{keys.did_you_mean(name, REGISTRY)}; expected one of '
+                    f'{sorted(REGISTRY)} (data/__init__.py)')
   return REGISTRY[name]
 
 

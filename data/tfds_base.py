@@ -26,6 +26,15 @@ class Example(NamedTuple):
   tags: str = ''  # one tag per token, space-separated ('' for datasets without tags)
 
 
+class LocalDatasetInfo(tfds.core.DatasetInfo):
+  """The info of a dataset built here only: TFDS never looks for it on its GCS
+  bucket (a network query, and an empty temporary folder left in /tmp, per builder
+  made before the dataset is prepared)."""
+
+  def initialize_from_bucket(self) -> None:
+    pass
+
+
 class RawTextBuilder(tfds.core.GeneratorBasedBuilder):
   """Base class: subclasses set ``HAS_TAGS``, ``HOMEPAGE`` and implement ``read``."""
 
@@ -45,7 +54,7 @@ class RawTextBuilder(tfds.core.GeneratorBasedBuilder):
     }
     if self.HAS_TAGS:
       features['tags'] = tfds.features.Text()
-    return tfds.core.DatasetInfo(
+    return LocalDatasetInfo(
         builder=self, description=(type(self).__doc__ or '').strip(),
         features=tfds.features.FeaturesDict(features), homepage=self.HOMEPAGE,
         disable_shuffling=True)  # records keep the raw files' order

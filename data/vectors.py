@@ -348,7 +348,7 @@ def load_vectors_cached(path: str, words: Sequence[str], cache_dir: str, *,
   cache_file = os.path.join(cache_dir, f'{os.path.basename(path)}.{key}.npz')
   if os.path.isfile(cache_file):
     try:
-      with np.load(cache_file) as z:
+      with np.load(cache_file, allow_pickle=False) as z:
         if str(z['key']) == key:
           return z['matrix'], z['found']
     except (OSError, ValueError, KeyError, zipfile.BadZipFile, EOFError):

@@ -11,6 +11,7 @@ from typing import Any, Dict, Tuple, Type
 
 import flax.linen as nn
 
+from seedsweep.config import keys
 from seedsweep.errors import UserError
 from seedsweep.models import baselines
 from seedsweep.models import clstm
@@ -33,6 +34,31 @@ REGISTRY: Dict[str, Tuple[Type[nn.Module], Dict[str, Any]]] = {
 }
 
 
+def check_field(field: dataclasses.Field, value) -> None:
+  """A model field's value of the right type: sizes are positive ints (0 allowed
+  where that is the default, e.g. ``maxlen``), rates in [0, 1), flags bools,
+  widths non-empty tuples of positive ints."""
+  where = f'config.model.{field.name}={value!r}'
+  is_int = isinstance(value, int) and not isinstance(value, bool)
+  if field.type is int:
+    least = 0 if field.default == 0 else 1
+    if not is_int or value < least:
+      raise UserError(f'{where}; expected an int >= {least}')
+  elif field.type is float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+      raise UserError(f'{where}; expected a number')
+    if 'dropout' in field.name and not 0 <= value < 1:
+      raise UserError(f'{where}; expected a rate in [0, 1)')
+  elif field.type is bool and not isinstance(value, bool):
+    raise UserError(f'{where}; expected True or False')
+  elif field.type is str and not isinstance(value, str):
+    raise UserError(f'{where}; expected a string')
+  elif 'Sequence' in str(field.type) and not (
+      isinstance(value, (tuple, list)) and value and all(
+          isinstance(v, int) and not isinstance(v, bool) and v > 0 for v in value)):
+    raise UserError(f'{where}; expected a non-empty tuple of positive ints')
+
+
 def build_model(model_config, *, vocab_size: int, num_classes: int,
                 num_tags: int = 0) -> nn.Module:
   """Instantiates ``config.model`` (a ConfigDict or dict with a ``name`` key).
@@ -42,8 +68,9 @@ def build_model(model_config, *, vocab_size: int, num_classes: int,
   fields = dict(model_config)
   name = fields.pop('name', None)
   if name not in REGISTRY:
-    raise UserError(f'config.model.name={name!r} is not a registered model; '
-                    f'expected one of {sorted(REGISTRY)} (models/__init__.py)')
+    raise UserError(f'config.model.name={name!r} is not a registered model'
+                    f'{keys.did_you_mean(name, REGISTRY)}; expected one of '
+                    f'{sorted(REGISTRY)} (models/__init__.py)')
   cls, fixed = REGISTRY[name]
   field_names = {f.name for f in dataclasses.fields(cls)}
   allowed = field_names - {'vocab_size', 'num_classes', 'num_tags', 'parent',
@@ -51,7 +78,11 @@ def build_model(model_config, *, vocab_size: int, num_classes: int,
   unknown = sorted(set(fields) - allowed)
   if unknown:
     raise UserError(f'config.model has field(s) {unknown} that model {name!r} '
-                    f'({cls.__name__}) does not take; it takes {sorted(allowed)}')
+                    f'({cls.__name__}) does not take'
+                    f'{keys.did_you_mean(unknown[0], allowed)}; it takes {sorted(allowed)}')
+  for field in dataclasses.fields(cls):
+    if field.name in fields:
+      check_field(field, fields[field.name])
   if 'pooling' in fields and fields['pooling'] not in pooling.POOLINGS:
     raise UserError(f'config.model.pooling={fields["pooling"]!r}; expected one of '
                     f'{sorted(pooling.POOLINGS)}')

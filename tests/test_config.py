@@ -32,7 +32,8 @@ def test_an_unknown_dotted_key_names_the_first_missing_part_and_the_fields_there
   config = base.get_base_config()
   assert keys.missing_field(config, 'train.batch_size') is None
   message = keys.missing_field(config, 'train.bach_size')
-  assert message.startswith("config.train has no field 'bach_size'; its fields are [")
+  assert message.startswith("config.train has no field 'bach_size' (did you mean "
+                            "'batch_size'?); its fields are [")
   assert "'batch_size'" in message
   assert keys.missing_field(config, 'seeds.x') == "config.seeds has no field 'x'; its fields are []"
   with pytest.raises(UserError, match=r"^here: config has no field 'trian'"):
@@ -55,3 +56,27 @@ def test_value_text_is_one_form_for_folder_names_and_reports():
   assert keys.folder_safe(keys.value_text('a b/c')) == 'a_b_c'
   assert keys.short_names(['model.dropout', 'data.dropout', 'model.hidden']) == [
       'model.dropout', 'data.dropout', 'hidden']
+
+
+@pytest.mark.parametrize('text, message', [
+    ('x = 1\n', r'f.py defines no function get_config\(arg\)'),
+    ('def get_config(arg=None):\n  return {"seeds": (1,)}\n',
+     r'get_config returned dict; expected an ml_collections.ConfigDict'),
+    ('import nonexistent_module_xyz\n', r"f.py, line 1: ModuleNotFoundError: No module "
+     r"named 'nonexistent_module_xyz' \(while loading --config="),
+])
+def test_a_config_file_that_cannot_give_a_config_names_the_file_and_line(
+    tmp_path, text, message):
+  path = tmp_path / 'f.py'
+  path.write_text(text)
+  with pytest.raises(UserError, match=message):
+    base.load_config(str(path))
+
+
+def test_choices_suggest_the_closest_valid_value():
+  config = base.get_base_config()
+  config.train.nan_policy = 'fatl'
+  with pytest.raises(UserError, match=r"config.train.nan_policy='fatl' \(did you mean "
+                                      r"'fatal'\?\); expected one of \('freeze', 'fatal'\)"):
+    checks.validate(config)
+  assert keys.did_you_mean('zzz', ['adam', 'sgd']) == ''

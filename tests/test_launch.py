@@ -64,7 +64,7 @@ def test_describe_prints_a_table():
     (['--config=experiments/demo.py', '--config.train.nonexistent=3'],
      "config.train has no field 'nonexistent'"),
     (['--config=experiments/demo.py', '--config.trian.num_epochs=3'],
-     "config has no field 'trian'"),
+     "config has no field 'trian' (did you mean 'train'?)"),
     (['--config=experiments/nope.py'], 'experiments/nope.py'),
     (['--config=experiments/demo.py:quack'], "unknown argument(s) ['quack']"),
     (['--config=experiments/demo.py', '--config.optimizer.name=lamb'],
@@ -75,14 +75,25 @@ def test_describe_prints_a_table():
     (['--config=experiments/demo.py', '--config.model.pooling=median'],
      "config.model.pooling='median'"),
     (['--config=experiments/demo.py', '--config.train.selection=best'],
-     "config.train.selection='best'"),
+     "config.train.selection='best' (did you mean 'best_dev'?)"),
+    (['--config=experiments/demo.py', '--config.model.hidden=-3'],
+     'config.model.hidden=-3; expected an int >= 1'),
+    (['--config={tmp}/syntax.py'], '{tmp}/syntax.py, line 2: SyntaxError: '),
+    (['--config={tmp}/raises.py:x'], "{tmp}/raises.py, line 3: get_config('x') raised "
+     'KeyError: '),
     (['--config=experiments/demo.py', '--config.train.patience=3',
       '--config.train.selection=last'], "config.train.patience=3 needs"),
 ])
 def test_bad_config_is_a_clear_error(tmp_path, args, expected):
+  (tmp_path / 'syntax.py').write_text('def get_config(arg=None):\n  return {\n')
+  (tmp_path / 'raises.py').write_text('def get_config(arg=None):\n  options = {}\n'
+                                      '  return options[arg]\n')
+  args = [a.format(tmp=tmp_path) for a in args]
   proc = run_launch(*args, f'--workdir={tmp_path / "w"}')
-  assert proc.returncode != 0
-  assert expected in proc.stderr, proc.stderr[-3000:]
+  assert proc.returncode == 1
+  lines = proc.stderr.strip().splitlines()
+  assert lines[-1].startswith('error: ') and expected.format(tmp=tmp_path) in lines[-1], (
+      proc.stderr[-3000:])
   assert 'Traceback' not in proc.stderr, proc.stderr[-3000:]
 
 

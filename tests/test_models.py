@@ -197,3 +197,17 @@ def test_seed_init_is_the_same_alone_and_in_a_group():
     np.testing.assert_array_equal(g[1], a[0])
     if np.ptp(g[1]) > 0:  # random leaves (not the zero biases) differ between seeds
       assert not np.array_equal(g[0], g[1])
+
+
+@pytest.mark.parametrize('name, field, value, message', [
+    ('bilstm', 'hidden', 0, r'config.model.hidden=0; expected an int >= 1'),
+    ('bilstm', 'hidden', 2.5, r'config.model.hidden=2.5; expected an int >= 1'),
+    ('bilstm', 'dropout', 1.0, r'config.model.dropout=1.0; expected a rate in \[0, 1\)'),
+    ('joint_slu', 'latent', 'yes', r"config.model.latent='yes'; expected True or False"),
+    ('clstm', 'widths', (3, 0), r'config.model.widths=\(3, 0\); expected a non-empty '
+     r'tuple of positive ints'),
+])
+def test_model_fields_of_the_wrong_type_or_range_are_refused_by_name(name, field, value,
+                                                                     message):
+  with pytest.raises(UserError, match=message):
+    models.build_model({'name': name, field: value}, vocab_size=10, num_classes=2)

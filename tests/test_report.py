@@ -16,6 +16,7 @@ from seedsweep.report import collect
 from seedsweep.report import plots
 from seedsweep.report import render
 from seedsweep.report import statistics
+from seedsweep.errors import UserError
 from seedsweep.run import outputs
 
 PNG_MAGIC = b'\x89PNG\r\n\x1a\n'
@@ -332,3 +333,13 @@ def test_report_from_checkpoints_equals_the_report_from_training(tmp_path):
   (run_dir / outputs.RESULTS).write_text(json.dumps(stale))
   assert snapshot() == from_logs
   assert any('covers 0 epochs, the newest checkpoint 1' in m for m in messages)
+
+
+def test_a_folder_without_runs_is_refused_and_nothing_is_written(tmp_path):
+  (tmp_path / 'notes.txt').write_text('not a run')
+  (tmp_path / 'sub').mkdir()
+  (tmp_path / 'sub' / 'results.json').write_text('{}')  # no config.json: not a run
+  before = sorted(p.name for p in tmp_path.rglob('*'))
+  with pytest.raises(UserError, match=r'holds no run \(no folder with a config.json\)'):
+    report.write_report(str(tmp_path), echo=lambda *a: None)
+  assert sorted(p.name for p in tmp_path.rglob('*')) == before

@@ -30,7 +30,8 @@ def test_a_bad_point_names_its_field_before_any_point_trains(tmp_path):
   typo.write_text('def sweep(arg):\n  return [{"model.hidden": 8}, {"model.hiden": 8}]\n')
   root = tmp_path / 'root'
   with pytest.raises(UserError, match=r"point 1 \(hiden=8\): config.model has no field "
-                                      r"'hiden'; its fields are \["):
+                                      r"'hiden' \(did you mean 'hidden'\?\); its "
+                                      r"fields are \["):
     sweep.run(small_config(), str(typo), str(root), echo=lambda *a: None)
   assert not root.exists()
 

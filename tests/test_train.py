@@ -3,6 +3,7 @@ import jax
 import numpy as np
 import pytest
 
+from seedsweep.errors import UserError
 from seedsweep.run import loop
 from seedsweep.run import outputs
 from tests.conftest import run_steps
@@ -129,3 +130,45 @@ def test_a_run_ends_when_no_seed_improves_for_patience_epochs(tmp_path):
   messages = []
   assert loop.train(config, str(tmp_path), echo=messages.append) == results
   assert 'finished run found (3 epochs)' in messages[0]
+
+
+@pytest.mark.parametrize('mode', ['map', 'vmap'])
+def test_a_seed_whose_loss_turns_nan_is_frozen_and_flagged_and_the_others_go_on(mode):
+  """Seed 3's parameters are poisoned (NaN) before the first step: it takes no step
+  and is flagged at step 1, while seeds 1 and 2 end with the bits of a run without
+  it."""
+  from seedsweep.run import experiment  # pylint: disable=g-import-not-at-top
+  exp = experiment.build(_one_bucket((1, 3, 2), mode))
+  state = exp.init_state()
+  kernel = state.params['classifier']['kernel']
+  poisoned = state.replace(params={**state.params, 'classifier': {
+      **state.params['classifier'], 'kernel': kernel.at[1].set(np.nan)}})
+  before = jax.tree.map(np.asarray, poisoned.params)
+  state, losses = exp.train_epoch(poisoned, 1, max_steps=3)
+  assert np.isnan(losses[1]) and np.isfinite(losses[[0, 2]]).all()
+  np.testing.assert_array_equal(state.nonfinite_step, [0, 1, 0])
+  np.testing.assert_array_equal(state.step, [3, 0, 3])
+  for b, a in zip(jax.tree.leaves(before), jax.tree.leaves(state.params)):
+    np.testing.assert_array_equal(a[1], b[1])  # frozen as it was
+  alone_exp, alone = run_steps(_one_bucket((1, 2), mode), 3)
+  assert exp.params_fingerprints(state.params)[::2] == alone_exp.params_fingerprints(
+      alone.params)
+
+
+@pytest.mark.parametrize('policy', ['freeze', 'fatal'])
+def test_a_diverging_run_is_flagged_or_stopped_by_the_nan_policy(tmp_path, policy):
+  config = small_config(seeds=(1, 2), epochs=1, nan_policy=policy)
+  config.data.num_buckets = 1
+  config.optimizer.name, config.optimizer.learning_rate = 'sgd', float('inf')
+  if policy == 'fatal':
+    with pytest.raises(UserError, match=r'the train loss became NaN or infinite '
+                       r'\(seed_1 at step \d+, seed_2 at step \d+, by the end of epoch 1\)'
+                       r'; config.train.nan_policy=fatal stops the run'):
+      loop.train(config, str(tmp_path), echo=lambda *a: None)
+    assert not (tmp_path / outputs.RESULTS).exists()
+    return
+  results = loop.train(config, str(tmp_path), echo=lambda *a: None)
+  assert all(s > 0 for s in results['nonfinite_step'])
+  rows = outputs.MetricsLog(str(tmp_path)).rows()
+  assert [r['nonfinite_step'] for r in rows] == results['nonfinite_step']
+  assert 'NaN or infinite' in outputs.format_table(results)

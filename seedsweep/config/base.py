@@ -5,6 +5,9 @@ Not an experiment itself (no ``get_config``): see ``demo.py`` for the pattern.
 import ml_collections
 from ml_collections import config_dict
 
+from seedsweep.config import python_files
+from seedsweep.errors import UserError
+
 PAPER_SEEDS = tuple(range(1, 11))
 
 
@@ -81,6 +84,10 @@ def get_base_config() -> ml_collections.ConfigDict:
   config.train.patience = 0
   config.train.seed_parallel = 'auto'  # 'vmap', 'map' or 'auto' (map on CPU, else vmap)
   config.train.checkpoint_every = 1    # epochs between checkpoints (and the last one)
+  # A seed whose train loss becomes NaN or infinite: 'freeze' (it keeps its last
+  # finite parameters, flagged in metrics and results; the other seeds go on) or
+  # 'fatal' (the run stops at the end of that epoch).
+  config.train.nan_policy = 'freeze'
   config.train.progress = True         # progress bar on the terminal
 
   # Where the arithmetic runs. XLA:CPU splits long sums into one part per thread of its
@@ -147,9 +154,9 @@ def load_config(spec: str) -> ml_collections.ConfigDict:
   What ``--config=`` loads, for scripts and notebooks (no flag parsing); a relative
   path is taken from the current folder.
   """
-  import importlib.util  # pylint: disable=g-import-not-at-top
-  path, _, arg = spec.partition(':')
-  module_spec = importlib.util.spec_from_file_location('_config_file', path)
-  module = importlib.util.module_from_spec(module_spec)
-  module_spec.loader.exec_module(module)
-  return module.get_config(arg) if arg else module.get_config()
+  config = python_files.call(spec, 'get_config', '--config')
+  if not isinstance(config, ml_collections.ConfigDict):
+    raise UserError(f'--config={spec}: get_config returned {type(config).__name__}; '
+                    'expected an ml_collections.ConfigDict (start from '
+                    'seedsweep.config.base.get_base_config())')
+  return config

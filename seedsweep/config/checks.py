@@ -9,14 +9,16 @@ from seedsweep.config import keys
 from seedsweep.errors import UserError
 
 SELECTIONS = ('best_dev', 'last')
+NAN_POLICIES = ('freeze', 'fatal')
 SEED_PARALLEL_MODES = ('vmap', 'map')  # config.train.seed_parallel, besides 'auto'
 # Keys that never change a number a run produces; a workdir may be resumed with
 # other values for them.
-NON_SEMANTIC = ('train.progress', 'data.tfds_dir')
+NON_SEMANTIC = ('train.progress', 'data.tfds_dir', 'train.nan_policy')
 # Keys added after runs were made, with the value those runs had in effect (a run made
 # before the thread pool was pinned used the machine's cores: 0).
 ADDED = {'optimizer.embedding_update': 'dense', 'runtime.cpu_threads': 0,
-         'data.files.text_column': '', 'data.files.label_column': ''}
+         'data.files.text_column': '', 'data.files.label_column': '',
+         'train.nan_policy': 'freeze'}
 
 
 def to_dict(config) -> dict:
@@ -70,6 +72,14 @@ def differences(a: dict, b: dict) -> List[str]:
           for k in names if not same(value(fa, k), value(fb, k))]
 
 
+def one_of(key: str, value, options) -> None:
+  """UserError naming ``config.<key>``, the closest option and all of them, unless
+  ``value`` is one of ``options``."""
+  if value not in options:
+    raise UserError(f'config.{key}={value!r}{keys.did_you_mean(value, options)}; '
+                    f'expected one of {tuple(options)}')
+
+
 def validate(config) -> None:
   seeds = config.seeds
   if (not isinstance(seeds, (tuple, list)) or not seeds
@@ -82,12 +92,9 @@ def validate(config) -> None:
   if any(not 0 <= s < 2**31 for s in seeds):
     raise UserError(f'config.seeds={tuple(seeds)!r}; seeds must be in [0, 2**31)')
   t = config.train
-  if t.selection not in SELECTIONS:
-    raise UserError(f'config.train.selection={t.selection!r}; expected one of '
-                    f'{SELECTIONS}')
-  if t.seed_parallel not in SEED_PARALLEL_MODES + ('auto',):
-    raise UserError(f'config.train.seed_parallel={t.seed_parallel!r}; expected one '
-                    f'of {SEED_PARALLEL_MODES + ("auto",)}')
+  one_of('train.selection', t.selection, SELECTIONS)
+  one_of('train.seed_parallel', t.seed_parallel, SEED_PARALLEL_MODES + ('auto',))
+  one_of('train.nan_policy', t.nan_policy, NAN_POLICIES)
   for key in ('num_epochs', 'batch_size', 'eval_batch_size', 'checkpoint_every'):
     if not isinstance(t[key], int) or t[key] < 1:
       raise UserError(f'config.train.{key}={t[key]!r}; expected a positive int')

@@ -4,12 +4,20 @@ way a config value is written as text.
 Used by ``--config.a.b=v`` flags (launch.py), sweep points (seedsweep/sweep/runner.py)
 and report labels (seedsweep/report/collect.py).
 """
+import difflib
 import re
 from typing import Any, List, Optional, Sequence
 
 import ml_collections
 
 from seedsweep.errors import UserError
+
+
+def did_you_mean(name, options) -> str:
+  """``" (did you mean 'x'?)"`` for the option closest to a misspelt ``name``, or ''."""
+  close = difflib.get_close_matches(str(name), [str(o) for o in options], n=1,
+                                    cutoff=0.6)
+  return f' (did you mean {close[0]!r}?)' if close else ''
 
 
 def missing_field(config, key: str) -> Optional[str]:
@@ -21,7 +29,8 @@ def missing_field(config, key: str) -> Optional[str]:
     if not hasattr(node, 'keys') or part not in node:
       where = '.'.join(['config'] + parts[:depth])
       known = sorted(node.keys()) if hasattr(node, 'keys') else []
-      return f'{where} has no field {part!r}; its fields are {known}'
+      return (f'{where} has no field {part!r}{did_you_mean(part, known)}; its fields '
+              f'are {known}')
     node = node[part]
   return None
 

@@ -14,6 +14,7 @@ import jax.numpy as jnp
 import optax
 from flax import traverse_util
 
+from seedsweep.config import keys
 from seedsweep.errors import UserError
 
 OPTIMIZERS: Dict[str, Tuple[Callable, Tuple[str, ...]]] = {
@@ -29,8 +30,9 @@ OPTIMIZERS: Dict[str, Tuple[Callable, Tuple[str, ...]]] = {
 def make_optimizer(opt_config) -> optax.GradientTransformation:
   name = opt_config.name
   if name not in OPTIMIZERS:
-    raise UserError(f'config.optimizer.name={name!r} is not an optimizer; expected '
-                    f'one of {sorted(OPTIMIZERS)} (seedsweep/engine/optimizers.py)')
+    raise UserError(f'config.optimizer.name={name!r} is not an optimizer'
+                    f'{keys.did_you_mean(name, OPTIMIZERS)}; expected one of '
+                    f'{sorted(OPTIMIZERS)} (seedsweep/engine/optimizers.py)')
   factory, fields = OPTIMIZERS[name]
   kwargs = {f: opt_config[f] for f in fields
             if f in opt_config and opt_config[f] is not None}

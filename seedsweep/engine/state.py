@@ -1,4 +1,5 @@
 """The seed-stacked train state: every leaf has a leading ``[seeds]`` axis."""
+import dataclasses
 from typing import Any
 
 import flax
@@ -16,6 +17,26 @@ class TrainState:
   best_params: Any       # [seeds, ...] parameters at each seed's best dev epoch
   best_score: jax.Array  # [seeds] float32, best dev score so far (-inf: none yet)
   best_epoch: jax.Array  # [seeds] int32, 1-based epoch of best_params (0: none yet)
+  # [seeds] int32: the 1-based step whose train loss was first NaN or infinite (0:
+  # none); from that step on the seed takes no step (config.train.nan_policy).
+  nonfinite_step: jax.Array
+
+
+# Fields added after checkpoints were made: their value in a state restored from one.
+ADDED_FIELDS = {'nonfinite_step': lambda n: jnp.zeros((n,), jnp.int32)}
+
+
+def before_added_fields(state: TrainState) -> dict:
+  """``state``'s fields as a checkpoint made before :data:`ADDED_FIELDS` holds them
+  (a restore target for such a checkpoint)."""
+  return {f.name: getattr(state, f.name) for f in dataclasses.fields(state)
+          if f.name not in ADDED_FIELDS}
+
+
+def with_added_fields(fields: dict) -> TrainState:
+  """A state from :func:`before_added_fields`' dict, added fields at their defaults."""
+  n = fields['step'].shape[0]
+  return TrainState(**fields, **{k: make(n) for k, make in ADDED_FIELDS.items()})
 
 
 def sample_batch(length: int = 8):
@@ -65,7 +86,7 @@ def create_train_state(model, tx, seeds, views=None, tables=None) -> TrainState:
         step=jnp.zeros((n,), jnp.int32), params=params, opt_state=opt_state,
         best_params=jax.tree.map(jnp.copy, params),
         best_score=jnp.full((n,), -jnp.inf, jnp.float32),
-        best_epoch=jnp.zeros((n,), jnp.int32))
+        best_epoch=jnp.zeros((n,), jnp.int32), nonfinite_step=jnp.zeros((n,), jnp.int32))
 
   seeds = jnp.asarray(seeds, jnp.int32)
   views = jnp.zeros_like(seeds) if views is None else jnp.asarray(views, jnp.int32)

@@ -160,7 +160,20 @@ class Steps:
                                                                at.position)
     params, opt_state, loss = seed_parallel(self._seed_update, self.mode)(
         state.params, state.opt_state, batch, keys)
-    return state.replace(step=state.step + 1, params=params, opt_state=opt_state), loss
+    # A seed whose loss is NaN or infinite, now or before, keeps its parameters from
+    # here on; the others' numbers are untouched (the seeds never mix). The select
+    # runs only when some seed is affected, outside the update (whose compiled code,
+    # and so whose bits, stay those of a run without this guard).
+    bad = (state.nonfinite_step > 0) | ~jnp.isfinite(loss)
+    params, opt_state = jax.lax.cond(
+        jnp.any(bad), lambda: _keep_where(~bad, (params, opt_state),
+                                          (state.params, state.opt_state)),
+        lambda: (params, opt_state))
+    step = at.position + (at.epoch - 1) * self.plan.steps_per_epoch + 1
+    first = (state.nonfinite_step == 0) & bad
+    return state.replace(
+        step=state.step + (~bad).astype(jnp.int32), params=params, opt_state=opt_state,
+        nonfinite_step=jnp.where(first, step, state.nonfinite_step)), loss
 
   def _eval_batch(self, params, data: DeviceData, idx, split, *, length: int,
                   n_splits: int):
@@ -211,6 +224,12 @@ class Steps:
     function of (seed, view, epoch)."""
     return jax.vmap(lambda s, v: self.plan.seed_order(rngs.data_key(s, epoch), v))(
         data.seeds, data.views)
+
+
+def _keep_where(take, new, old):
+  """Member ``i`` of every leaf from ``new`` where ``take[i]``, else from ``old``."""
+  return jax.tree.map(
+      lambda a, b: jnp.where(take.reshape((-1,) + (1,) * (a.ndim - 1)), a, b), new, old)
 
 
 def stopped(best_epoch, epoch, patience: int):

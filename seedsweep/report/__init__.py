@@ -39,6 +39,10 @@ def write_report(root: str, latex: bool = False, plots: bool = True,
   if not os.path.isdir(root):
     raise UserError(f'--workdir={root} is not a folder; expected a folder of runs')
   rows, skipped = collect.collect(root, echo)
+  if not rows and not skipped:
+    raise UserError(f'--workdir={root} holds no run (no folder with a '
+                    f'{outputs.CONFIG}); expected the workdir of a run or a folder of '
+                    'them (a sweep root); nothing was written')
   for group, members in collect.grouped(rows):
     for w in collect.record_warnings(members):
       echo(f'warning: {collect.group_title(group)}: {w}')

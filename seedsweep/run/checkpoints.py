@@ -24,6 +24,7 @@ import jax
 import orbax.checkpoint as ocp
 
 from seedsweep.engine import hosts
+from seedsweep.engine import state as state_lib
 from seedsweep.errors import UserError
 from seedsweep.run import faults
 from seedsweep.run import provenance as provenance_lib
@@ -35,6 +36,11 @@ FINGERPRINT = 'tree_sha256'
 
 class CorruptCheckpoint(UserError):
   """A checkpoint that cannot be read back as it was written."""
+
+
+class OlderFormat(UserError):
+  """A checkpoint made before its tree gained fields (no fingerprint recorded), that
+  the tree of today does not restore: :func:`restore_train_state` reads it."""
 
 
 def fingerprint(tree) -> str:
@@ -63,6 +69,16 @@ def _quiet_closed_loops(previous):
     previous(kind, value, tb)
   hook.seedsweep_quiet = True
   return hook
+
+
+def restore_train_state(ckpts: 'Checkpoints', step: int, state):
+  """``ckpts.restore(step, state)`` for a TrainState, also from a checkpoint made
+  before the state's added fields (seedsweep.engine.state.ADDED_FIELDS)."""
+  try:
+    return ckpts.restore(step, state)
+  except OlderFormat:
+    fields, meta = ckpts.restore(step, state_lib.before_added_fields(state), older=True)
+    return state_lib.with_added_fields(fields), meta
 
 
 def _first_line(e: BaseException) -> str:
@@ -139,25 +155,33 @@ class Checkpoints:
         'checkpoints saved before it are kept: free disk space (or fix the cause) and '
         'rerun the same command to resume from them')
 
-  def restore(self, step: int, target):
+  def restore(self, step: int, target, older: bool = False):
     """``(tree, meta)`` of ``step``, shaped and sharded like ``target``;
-    :class:`CorruptCheckpoint` if it cannot be read or its bits are not those saved."""
+    :class:`CorruptCheckpoint` if it cannot be read or its bits are not those saved,
+    :class:`OlderFormat` if it predates fingerprints and does not fit ``target``
+    (``older``: ``target`` is the tree such a checkpoint holds)."""
     where = os.path.join(self.directory, str(step))
     try:
-      restored = self.manager.restore(step, args=ocp.args.Composite(
-          state=ocp.args.StandardRestore(target), meta=ocp.args.JsonRestore()))
+      meta = self.manager.restore(step, args=ocp.args.Composite(
+          meta=ocp.args.JsonRestore())).meta
     except Exception as e:  # orbax raises many types for unreadable checkpoints
-      raise CorruptCheckpoint(
-          f'cannot read the checkpoint {where} ({_first_line(e)}); expected one this '
-          'config wrote') from e
-    meta = restored.meta
+      raise CorruptCheckpoint(f'cannot read the checkpoint {where} ({_first_line(e)})'
+                              '; expected one this config wrote') from e
     if not isinstance(meta, dict):
       raise CorruptCheckpoint(f'{where}: its meta record is not a JSON object')
     recorded = meta.get(FINGERPRINT)  # absent in checkpoints made before it existed
-    if recorded is not None and recorded != fingerprint(restored.state):
+    try:
+      tree = self.manager.restore(step, args=ocp.args.Composite(
+          state=ocp.args.StandardRestore(target))).state
+    except Exception as e:  # pylint: disable=broad-except
+      if recorded is None and not older:
+        raise OlderFormat(f'{where} holds a tree of an older form') from e
+      raise CorruptCheckpoint(f'cannot read the checkpoint {where} ({_first_line(e)})'
+                              '; expected one this config wrote') from e
+    if recorded is not None and recorded != fingerprint(tree):
       raise CorruptCheckpoint(f'{where}: the restored arrays are not the bits that '
                               f'were saved (fingerprint {recorded} expected)')
-    return restored.state, meta
+    return tree, meta
 
   def discard(self, step: int) -> str:
     """Moves checkpoint ``step`` to ``workdir/corrupt_checkpoints/`` (kept for a

@@ -12,6 +12,7 @@ from flax import traverse_util
 
 from seedsweep import data as data_lib
 from seedsweep.config import checks as config_checks
+from seedsweep.engine import optimizers
 from seedsweep.engine import state as state_lib
 from seedsweep.run import experiment
 
@@ -32,6 +33,7 @@ def describe(config) -> dict:
   config_checks.validate(config)
   dataset = data_lib.load_dataset(config.data)
   model = experiment.make_model(config, dataset)
+  optimizers.make_optimizer(config.optimizer)  # a bad optimiser is refused here too
   params = jax.eval_shape(lambda: state_lib.init_params(model, 0))
   rows = parameter_rows(params)
   total = sum(r['params'] for r in rows)

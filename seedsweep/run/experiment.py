@@ -326,6 +326,7 @@ class Experiment:
         self.members.seeds, metrics,
         folds=self.members.views if self.members.folds else None,
         selection=self.selection, epochs_completed=epochs_completed,
+        nonfinite_step=[int(s) for s in hosts.fetch(state.nonfinite_step)],
         paper=self.config.paper.to_dict(), provenance=self.provenance)
 
   @functools.cached_property

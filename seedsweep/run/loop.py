@@ -52,10 +52,12 @@ def check_workdir(config, workdir: str) -> bool:
   return True
 
 
-def epoch_rows(exp, epoch, train_loss, evals, wall_time, params):
-  """metrics.jsonl's rows of ``epoch``, one per member; ``params`` (stacked) give
-  each row's ``params_sha256``."""
-  params_sha = exp.params_fingerprints(params)
+def epoch_rows(exp, epoch, train_loss, evals, wall_time, state):
+  """metrics.jsonl's rows of ``epoch``, one per member; ``state``'s parameters give
+  each row's ``params_sha256``; ``nonfinite_step`` is the step whose train loss was
+  first NaN or infinite (0: none)."""
+  params_sha = exp.params_fingerprints(state.params)
+  nonfinite = hosts.fetch(state.nonfinite_step)
   rows = []
   for i, seed in enumerate(exp.members.seeds):
     row = {'epoch': epoch, 'seed': int(seed)}
@@ -64,9 +66,23 @@ def epoch_rows(exp, epoch, train_loss, evals, wall_time, params):
     row['train_loss'] = float(train_loss[i])
     row.update({k: float(v[i]) for k, v in evals.items()})
     row['params_sha256'] = params_sha[i]
+    row['nonfinite_step'] = int(nonfinite[i])
     row['wall_time'] = round(wall_time, 3)
     rows.append(row)
   return rows
+
+
+def check_finite(config, members, rows, epoch: int) -> None:
+  """With ``config.train.nan_policy='fatal'``, a UserError naming the members whose
+  train loss became NaN or infinite (their rows are already logged)."""
+  bad = [(label, row['nonfinite_step']) for label, row in zip(members.labels, rows)
+         if row['nonfinite_step']]
+  if bad and config.train.nan_policy == 'fatal':
+    which = ', '.join(f'{label} at step {step}' for label, step in bad)
+    raise UserError(f'the train loss became NaN or infinite ({which}, by the end of '
+                    f'epoch {epoch}); config.train.nan_policy=fatal stops the run. The '
+                    "checkpoints of earlier epochs are kept; nan_policy='freeze' lets "
+                    'the other seeds go on')
 
 
 def _epoch_summary(epoch, num_epochs, rows) -> str:
@@ -94,7 +110,7 @@ def restore_latest(ckpts, state, echo):
   left: the run starts afresh)."""
   for epoch in reversed(ckpts.steps()):
     try:
-      restored, meta = ckpts.restore(epoch, state)
+      restored, meta = ckpt_lib.restore_train_state(ckpts, epoch, state)
     except ckpt_lib.CorruptCheckpoint as e:
       moved = ckpts.discard(epoch)
       echo(f'warning: {e}; moved it to {moved} and resuming from the checkpoint '
@@ -159,7 +175,10 @@ def finished_results(config, workdir: str) -> Optional[dict]:
   path = os.path.join(workdir, outputs.RESULTS)
   if not (latest and os.path.exists(path)):
     return None
-  results = outputs.read_json(path)
+  try:
+    results = outputs.read_json(path)
+  except ValueError:  # damaged: the run computes it again from its checkpoints
+    return None
   num_epochs = config.train.num_epochs
   done = latest >= min(num_epochs, results.get('epochs_completed', num_epochs))
   return results if done else None
@@ -236,11 +255,12 @@ def _train_locked(config, workdir: str, echo) -> dict:
         evaluated[epoch] = evals
         state = exp.keep_best(state, evals, epoch)
         wall = resume.elapsed + time.perf_counter() - started
-        rows = epoch_rows(exp, epoch, exp.mean_loss(loss_sum), evals, wall, state.params)
+        rows = epoch_rows(exp, epoch, exp.mean_loss(loss_sum), evals, wall, state)
         if primary:
           log.append(rows)
           tensorboard.write(rows)
           faults.reached('tensorboard')
+        check_finite(config, exp.members, rows, epoch)
         rate = examples_per_epoch / (time.perf_counter() - epoch_start)
         bar.set_postfix_str(f'{rate:,.0f} ex/s (all seeds)')
         bar.write(_epoch_summary(epoch, num_epochs, rows))
@@ -303,7 +323,7 @@ def _evaluate_locked(config, workdir: str, echo) -> dict:
     latest = ckpts.latest_epoch()
     if not latest:
       raise UserError(f'{ckpts.directory} holds no checkpoint to evaluate')
-    state, meta = ckpts.restore(latest, exp.init_state())
+    state, meta = ckpt_lib.restore_train_state(ckpts, latest, exp.init_state())
     record_program(exp, state, meta)
     results = exp.results(state, latest)
     results['wall_time'] = meta.get('elapsed')

@@ -137,6 +137,7 @@ def format_table(results: dict) -> str:
   for name, s in results['summary'].items():
     lines.append(f'{name:<{width}} {s["mean"]:>9.2f} ± {s["std"]:<6.2f} '
                  f'{s["min"]:>8.2f} {s["max"]:>8.2f}')
+  lines += nonfinite_lines(results)
   paper = results.get('paper') or {}
   value = paper.get('value')
   if value is not None:
@@ -145,6 +146,19 @@ def format_table(results: dict) -> str:
     lines.append(f'paper ({paper.get("source", "")}): {paper.get("metric")} = {value}'
                  f'{others}{note}')
   return '\n'.join(lines)
+
+
+def nonfinite_lines(results: dict) -> List[str]:
+  """A warning per member whose train loss became NaN or infinite."""
+  folds = results.get('folds') or [None] * len(results['seeds'])
+  out = []
+  for seed, fold, step in zip(results['seeds'], folds,
+                              results.get('nonfinite_step') or []):
+    if step:
+      who = f'seed {seed}' + (f' (fold {fold})' if fold is not None else '')
+      out.append(f'warning: the train loss of {who} became NaN or infinite at step '
+                 f'{step}; it kept the parameters it had before that step')
+  return out
 
 
 class TensorBoard:

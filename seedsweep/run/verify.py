@@ -99,7 +99,7 @@ def check_checkpoints(exp, ckpts, rows_by_epoch, rerun_states):
   out, meta = [], None
   target = exp.init_state()
   for epoch in sorted(ckpts.manager.all_steps()):
-    restored, meta = ckpts.restore(epoch, target)
+    restored, meta = ckpt_lib.restore_train_state(ckpts, epoch, target)
     recorded = rows_by_epoch.get(epoch)
     if recorded:
       found = exp.params_fingerprints(restored.params)
@@ -144,7 +144,7 @@ def verify(config, workdir: str, epochs: int = 1, echo=print) -> dict:
       state, train_loss = exp.train_epoch(state, epoch)
       evals = exp.evaluate_all(state.params)
       state = exp.keep_best(state, evals, epoch)
-      rows = loop.epoch_rows(exp, epoch, train_loss, evals, 0.0, state.params)
+      rows = loop.epoch_rows(exp, epoch, train_loss, evals, 0.0, state)
       differences += compare_rows(epoch, rows, all_rows[epoch])
       if epoch in checkpoint_epochs:
         rerun_states[epoch] = jax.tree.map(np.asarray, state)

@@ -13,13 +13,13 @@ Each point folder gets ``point.json`` (the sweep, the point's index and override
 and the root ``sweep.json`` (every point's name and overrides): the report reads
 them.
 """
-import importlib.util
 import os
 import re
 import shlex
 from typing import Any, Dict, List, Sequence, Tuple
 
 from seedsweep.config import keys
+from seedsweep.config import python_files
 from seedsweep.engine import hosts
 from seedsweep.errors import UserError
 from seedsweep.run import outputs
@@ -30,23 +30,8 @@ POINT, SWEEP = 'point.json', 'sweep.json'
 
 def load_points(spec: str) -> List[Dict[str, Any]]:
   """The points of ``spec`` = ``path/to/sweep.py[:arg]``: ``sweep(arg)``'s list."""
-  path, _, arg = spec.partition(':')
-  if not os.path.isfile(path):
-    raise UserError(f'--sweep={spec}: no file {path!r}; expected a sweep file such as '
-                    f'sweeps/demo.py')
-  module_spec = importlib.util.spec_from_file_location('_sweep_file', path)
-  module = importlib.util.module_from_spec(module_spec)
-  try:
-    module_spec.loader.exec_module(module)
-  except Exception as e:  # pylint: disable=broad-except
-    raise UserError(f'--sweep={spec}: {path} does not load: {e!r}') from e
-  if not callable(getattr(module, 'sweep', None)):
-    raise UserError(f'--sweep={spec}: {path} has no function sweep(arg) returning '
-                    f'the list of points')
-  try:
-    points = module.sweep(arg)
-  except ValueError as e:
-    raise UserError(f'--sweep={spec}: {e}') from e
+  arg = spec.partition(':')[2]
+  points = python_files.call(spec, 'sweep', '--sweep', always_arg=True)
   if not isinstance(points, (list, tuple)) or not all(
       isinstance(p, dict) for p in points) or not points:
     raise UserError(f'--sweep={spec}: sweep({arg!r}) returned {type(points).__name__}; '
