@@ -34,14 +34,20 @@ REGISTRY: Dict[str, Tuple[Type[nn.Module], Dict[str, Any]]] = {
 }
 
 
+# Int fields that must be positive; the others (depths such as DC-Bi-LSTM's dl, which
+# may be 0, maxlen's 0 = none) must not be negative.
+POSITIVE = ('embed_dim', 'hidden', 'filters', 'groups', 'units', 'layers', 'unroll',
+            'tag_dim')
+
+
 def check_field(field: dataclasses.Field, value) -> None:
-  """A model field's value of the right type: sizes are positive ints (0 allowed
-  where that is the default, e.g. ``maxlen``), rates in [0, 1), flags bools,
-  widths non-empty tuples of positive ints."""
+  """A model field's value of the right type: ints not negative (sizes in
+  :data:`POSITIVE` positive), rates in [0, 1), flags bools, widths non-empty tuples
+  of positive ints."""
   where = f'config.model.{field.name}={value!r}'
   is_int = isinstance(value, int) and not isinstance(value, bool)
   if field.type is int:
-    least = 0 if field.default == 0 else 1
+    least = 1 if field.name in POSITIVE else 0
     if not is_int or value < least:
       raise UserError(f'{where}; expected an int >= {least}')
   elif field.type is float:

@@ -195,8 +195,10 @@ def test_python_m_data_prints_statistics_as_json():
 
 
 def test_processes_started_together_on_an_empty_cache_build_a_dataset_once(tmp_path):
-  """Sweep shards (or test workers) launched at once share one TFDS folder."""
-  env = dict(os.environ, SEEDSWEEP_CACHE=str(tmp_path))
+  """Sweep shards (or test workers) launched at once share one TFDS folder, and
+  write nothing outside the cache (TFDS left an empty temporary folder per builder)."""
+  (tmp_path / 'tmp').mkdir()
+  env = dict(os.environ, SEEDSWEEP_CACHE=str(tmp_path), TMPDIR=str(tmp_path / 'tmp'))
   env.pop('SEEDSWEEP_TFDS_DIR', None)
   procs = [subprocess.Popen([sys.executable, '-m', 'seedsweep.data', 'trec/coarse', '--json'],
                             cwd=REPO, env=env, stdout=subprocess.PIPE,
@@ -209,3 +211,4 @@ def test_processes_started_together_on_an_empty_cache_build_a_dataset_once(tmp_p
   builds = [d for d in glob.glob(str(tmp_path / 'tfds' / '*' / '*' / '*' / '*'))
             if os.path.isdir(d)]
   assert len(builds) == 1, builds  # one version folder, no leftover incomplete ones
+  assert os.listdir(tmp_path / 'tmp') == []

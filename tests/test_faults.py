@@ -8,9 +8,11 @@ import os
 import resource
 import shutil
 import signal
+import struct
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 
 from seedsweep.run import checkpoints as ckpt_lib
@@ -100,6 +102,75 @@ def test_a_run_killed_and_stopped_at_every_moment_ends_like_an_uninterrupted_one
   assert 'nothing to do' in done.stdout  # the kill after 'finished' left it complete
   assert final(workdir) == final(straight)
   assert not os.path.exists(os.path.join(workdir, ckpt_lib.INTERRUPTED))
+
+
+def _snapshot(workdir):
+  """{relative path: bytes} of every file in a workdir."""
+  out = {}
+  for root, _, files in os.walk(workdir):
+    for f in files:
+      p = os.path.join(root, f)
+      with open(p, 'rb') as fh:
+        out[os.path.relpath(p, workdir)] = (fh.read(), os.stat(p).st_mtime_ns)
+  return out
+
+
+def _scalars(folder):
+  """``{tag: {step: value}}`` of the TensorBoard event files in ``folder`` (records:
+  8-byte length, 4-byte CRC, an Event proto, 4-byte CRC)."""
+  from tensorboardX.proto import event_pb2  # pylint: disable=g-import-not-at-top
+  out = {}
+  for name in os.listdir(folder):
+    data = open(os.path.join(folder, name), 'rb').read()
+    i = 0
+    while i < len(data):
+      n = struct.unpack('<Q', data[i:i + 8])[0]
+      event = event_pb2.Event.FromString(data[i + 12:i + 12 + n])
+      i += 12 + n + 4
+      for v in event.summary.value:
+        out.setdefault(v.tag, {})[event.step] = v.simple_value
+  return out
+
+
+def test_a_finished_run_is_left_alone_and_other_configs_are_refused(straight, tmp_path):
+  workdir = str(tmp_path / 'run')
+  shutil.copytree(straight, workdir)
+  results = outputs.read_json(os.path.join(workdir, outputs.RESULTS))
+  assert results['seeds'] == [1, 2] and results['nonfinite_step'] == [0, 0]
+  assert set(results['metrics']) >= {'test_accuracy', 'dev_accuracy', 'best_epoch'}
+  assert len(results['metrics']['test_accuracy']) == 2
+  assert set(results['summary']['test_accuracy']) == {'mean', 'std', 'min', 'max'}
+  prov = results['provenance']
+  assert prov['versions']['jax'] and prov['data']['checksums']['train']
+  timing = results['timing']  # what the run cost, by phase (seconds, MiB)
+  assert timing['train'] > 0 and timing['eval'] > 0 and timing['build'] > 0
+  assert 0 <= timing['compile'] < results['wall_time'] and timing['peak_rss_mib'] > 100
+  assert sorted(os.listdir(os.path.join(workdir, 'tensorboard'))) == [
+      'aggregate', 'seed_1', 'seed_2']
+  rows = outputs.MetricsLog(workdir).rows()
+  means = _scalars(os.path.join(workdir, 'tensorboard', 'aggregate'))
+  for epoch in (1, 2, 3):
+    dev = [r['dev_accuracy'] for r in rows if r['epoch'] == epoch]
+    assert means['dev_accuracy/mean'][epoch] == pytest.approx(np.mean(dev), rel=1e-6)
+    assert means['dev_accuracy/std'][epoch] == pytest.approx(np.std(dev, ddof=1),
+                                                             rel=1e-5, abs=1e-6)
+  before = _snapshot(workdir)
+
+  again = launch(workdir)
+  assert again.returncode == 0, again.stderr[-3000:]
+  assert 'nothing to do' in again.stdout
+  assert _snapshot(workdir) == before  # the lock file included
+
+  other = launch(workdir, '--config.model.hidden=9')
+  assert other.returncode != 0
+  assert 'holds a run of another config' in other.stderr
+  assert 'model.hidden: 32 != 9' in other.stderr
+  assert _snapshot(workdir) == before
+
+  evaluated = launch(workdir, '--mode=eval')
+  assert evaluated.returncode == 0, evaluated.stderr[-3000:]
+  assert outputs.read_json(os.path.join(workdir, outputs.RESULTS))['metrics'] == (
+      results['metrics'])
 
 
 def _newest_data_file(workdir):

@@ -150,3 +150,20 @@ def test_no_file_imports_a_folder_by_its_bare_name():
       bad += [f'{name}:{node.lineno} imports {t}' for t in targets
               if t.split('.')[0] in bare]
   assert bad == []
+
+
+UNPICKLERS = ('pickle', 'dill', 'cloudpickle', 'joblib', 'shelve', 'marshal')
+
+
+@pytest.mark.parametrize('name', sorted(MODULES))
+def test_no_file_the_framework_reads_can_run_code(name):
+  """Checkpoints, data, vectors and caches are read as data: no unpickling module is
+  imported and no loader is asked to allow pickles (configs and sweeps are Python by
+  design: README, "Running experiments")."""
+  tree = ast.parse(open(MODULES[name], encoding='utf-8').read())
+  bad = [f'{name}:{line} imports {target}' for target, line in imports_of(name)
+         if target.split('.')[0] in UNPICKLERS]
+  bad += [f'{name}:{node.lineno} passes allow_pickle=True' for node in ast.walk(tree)
+          if isinstance(node, ast.keyword) and node.arg == 'allow_pickle'
+          and not (isinstance(node.value, ast.Constant) and node.value.value is False)]
+  assert not bad, bad

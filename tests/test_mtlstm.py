@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from seedsweep import models
+from seedsweep.errors import UserError
 from seedsweep.models import mtlstm
 from tests.conftest import assert_logits_ignore_padding
 from tests.test_dclstm import count_without_embeddings
@@ -162,8 +163,9 @@ def test_logits_do_not_depend_on_padding(implementation):
 @pytest.mark.parametrize('field, value', [('strategy', 'both'),
                                           ('implementation', 'fast'), ('groups', 0)])
 def test_bad_options_name_the_config_field(field, value):
-  model = models.build_model({'name': 'mtlstm', 'embed_dim': 4, 'hidden': 6, field: value},
-                             vocab_size=10, num_classes=2)
   batch = {'tokens': jnp.ones((1, 4), jnp.int32), 'lengths': jnp.array([4])}
-  with pytest.raises(ValueError, match=f'config.model.{field}='):
-    model.init(jax.random.key(0), batch, train=False)
+  # Refused when the model is built (sizes) or initialised (options it checks).
+  with pytest.raises((ValueError, UserError), match=f'config.model.{field}='):
+    models.build_model({'name': 'mtlstm', 'embed_dim': 4, 'hidden': 6, field: value},
+                       vocab_size=10, num_classes=2).init(jax.random.key(0), batch,
+                                                          train=False)

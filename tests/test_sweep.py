@@ -70,10 +70,14 @@ def _rows(path):
 def test_interrupted_sweep_resumes_without_recomputing_finished_points(
     tmp_path, monkeypatch):
   """3 points x 2 seeds: point 0 finishes, point 1 dies after its first epoch's
-  checkpoint; the second invocation skips 0, resumes 1 after epoch 1, trains 2."""
+  checkpoint; the second invocation skips 0, resumes 1 after epoch 1, trains 2. The
+  points differ in patience, which leaves the train and eval programs alike (one
+  compilation for the three)."""
   config = small_config(seeds=(1, 2), epochs=2)
   config.data.num_buckets = 1
   root = str(tmp_path / 'sweep')
+  spec = tmp_path / 'patience.py'
+  spec.write_text('def sweep(arg):\n  return [{"train.patience": p} for p in (3, 4, 5)]\n')
   save = checkpoints.Checkpoints.save
   saves = []
 
@@ -84,9 +88,9 @@ def test_interrupted_sweep_resumes_without_recomputing_finished_points(
       raise KeyboardInterrupt
   monkeypatch.setattr(checkpoints.Checkpoints, 'save', dying_save)
   with pytest.raises(KeyboardInterrupt):
-    sweep.run(config, 'sweeps/demo.py:hidden', root, echo=lambda *a: None)
+    sweep.run(config, str(spec), root, echo=lambda *a: None)
   monkeypatch.setattr(checkpoints.Checkpoints, 'save', save)
-  names = ['hidden=16', 'hidden=32', 'hidden=64']
+  names = ['patience=3', 'patience=4', 'patience=5']
   assert sorted(os.listdir(root)) == names[:2] + ['sweep.json']
   first = os.path.join(root, names[0], 'results.json')
   finished = (os.stat(first).st_mtime_ns, open(first).read())
@@ -94,17 +98,17 @@ def test_interrupted_sweep_resumes_without_recomputing_finished_points(
   assert {r['epoch'] for r in epoch1} == {1}
 
   messages = []
-  results = sweep.run(config, 'sweeps/demo.py:hidden', root, echo=messages.append)
+  results = sweep.run(config, str(spec), root, echo=messages.append)
   assert list(results) == names
   assert (os.stat(first).st_mtime_ns, open(first).read()) == finished
   assert any('finished run found' in str(m) for m in messages)
   resumed = _rows(os.path.join(root, names[1], 'metrics.jsonl'))
   assert resumed[:2] == epoch1 and [r['epoch'] for r in resumed] == [1, 1, 2, 2]
-  for name, hidden in zip(names, (16, 32, 64)):
+  for name, patience in zip(names, (3, 4, 5)):
     point = json.load(open(os.path.join(root, name, 'point.json')))
-    assert point['overrides'] == {'model.hidden': hidden}
+    assert point['overrides'] == {'train.patience': patience}
     stored = json.load(open(os.path.join(root, name, 'config.json')))
-    assert stored['model']['hidden'] == hidden and stored['seeds'] == [1, 2]
+    assert stored['train']['patience'] == patience and stored['seeds'] == [1, 2]
     assert results[name]['seeds'] == [1, 2]
 
   # The report from checkpoints alone equals the one from the logs.
@@ -113,7 +117,7 @@ def test_interrupted_sweep_resumes_without_recomputing_finished_points(
     csv = open(os.path.join(root, report.REPORT_CSV)).read()
     return [{k: v for k, v in r.items() if k != 'wall_time'} for r in rows], csv
   from_logs = table()
-  assert [r['point'] for r in from_logs[0]] == ['hidden=16', 'hidden=32', 'hidden=64']
+  assert [r['point'] for r in from_logs[0]] == names
   for name in names:
     for file in ('results.json', 'metrics.jsonl'):
       os.remove(os.path.join(root, name, file))

@@ -172,3 +172,12 @@ def test_a_diverging_run_is_flagged_or_stopped_by_the_nan_policy(tmp_path, polic
   rows = outputs.MetricsLog(str(tmp_path)).rows()
   assert [r['nonfinite_step'] for r in rows] == results['nonfinite_step']
   assert 'NaN or infinite' in outputs.format_table(results)
+
+
+def test_eval_on_an_empty_workdir_is_refused_and_leaves_nothing(tmp_path):
+  workdir = tmp_path / 'empty'
+  workdir.mkdir()
+  with pytest.raises(UserError, match=r'holds no config.json; expected the workdir of '
+                                      r'a run'):
+    loop.evaluate(small_config(), str(workdir), echo=lambda *a: None)
+  assert list(workdir.iterdir()) == []
