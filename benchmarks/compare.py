@@ -126,7 +126,7 @@ def measure_peak(seconds: float = 2.0) -> float:
 
 # ------------------------------------------------------------------------- probes
 
-def probe(config_name: str, seeds, steps: int) -> dict:
+def probe(config_name: str, seeds, steps: int, peak_seconds: float = 2.0) -> dict:
   """In-process measurement of one config (runs in a child: see ``--probe``)."""
   import jax  # pylint: disable=g-import-not-at-top
   from seedsweep.engine import steps as steps_lib  # pylint: disable=g-import-not-at-top
@@ -136,7 +136,7 @@ def probe(config_name: str, seeds, steps: int) -> dict:
   config = base.load_config(config_name)
   config.seeds = tuple(seeds)
   runtime.pin_for(config)  # the peak is measured with the pool the config computes in
-  peak = measure_peak()
+  peak = measure_peak(peak_seconds)
   compile0 = timing.compile_seconds()
   start = time.perf_counter()
   exp = experiment.build(config)
@@ -296,7 +296,8 @@ def models_part(names, cores, steps, seeds, tmp, quick=False, caches=None):
     for label, members in (('all seeds', seeds), ('1 seed', seeds[:1])):
       _, text = run_process([sys.executable, 'benchmarks/compare.py',
                              f'--probe={config_name}', f'--seeds={",".join(map(str, members))}',
-                             f'--steps={steps}'], cores,
+                             f'--steps={steps}'] + (['--quick'] if quick else []),
+                            cores,
                             framework_env(caches or os.path.join(tmp, 'cache_probe')))
       out.setdefault(name, {})[label] = last_json(text)
   return out
@@ -384,7 +385,7 @@ def main(argv=None):
     return
   if args.probe:
     print(json.dumps(probe(args.probe, [int(s) for s in args.seeds.split(',')],
-                           args.steps)))
+                           args.steps, 0.2 if args.quick else 2.0)))
     return
   seeds = SEEDS[:2] if args.quick else SEEDS
   whole_config = QUICK_CONFIG if args.quick else WHOLE_CONFIG
