@@ -94,3 +94,10 @@ def assert_logits_ignore_padding(model, vocab_size=30, lengths=(9, 6, 1)):
   np.testing.assert_allclose(
       model.apply(params, {'tokens': jnp.asarray(wider), 'lengths': batch['lengths']},
                   train=False).logits, out, rtol=1e-5, atol=1e-6)
+
+
+def pytest_collection_modifyitems(items):
+  """The end-to-end tests (marked slow, up to a minute each) first, in their files'
+  order: the workers start on them, and the many short tests fill in at the end,
+  instead of a long one starting last while the other worker idles."""
+  items.sort(key=lambda item: item.get_closest_marker('slow') is None)

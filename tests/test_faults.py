@@ -173,6 +173,36 @@ def test_a_finished_run_is_left_alone_and_other_configs_are_refused(straight, tm
       results['metrics'])
 
 
+def test_a_report_killed_while_writing_its_files_is_whole_after_a_rerun(straight,
+                                                                      tmp_path):
+  """kill -9 with report.md's new text complete but not yet renamed, then with
+  report.csv's: each file is the old one or the new one, never half of one."""
+  workdir = str(tmp_path / 'run')
+  shutil.copytree(straight, workdir)
+
+  def report(fault=None):
+    env = {faults.ENV: fault} if fault else {}
+    return run_launch('--mode=report', f'--workdir={workdir}', env=env)
+
+  clean = report()
+  assert clean.returncode == 0, clean.stderr[-3000:]
+  files = {name: (tmp_path / 'run' / name).read_text() for name in ('report.md',
+                                                                      'report.csv')}
+  (tmp_path / 'run' / 'report.md').write_text('an older report\n')
+  killed = report('write:report.md')
+  assert killed.returncode == -9 and 'fault: SIGKILL at write:report.md:1' in (
+      killed.stderr)
+  assert (tmp_path / 'run' / 'report.md').read_text() == 'an older report\n'
+  killed = report('write:report.csv')
+  assert killed.returncode == -9 and 'fault: SIGKILL at write:report.csv:1' in (
+      killed.stderr)
+  assert (tmp_path / 'run' / 'report.md').read_text() == files['report.md']
+  assert (tmp_path / 'run' / 'report.csv').read_text() == files['report.csv']
+  again = report()
+  assert again.returncode == 0, again.stderr[-3000:]
+  assert {name: (tmp_path / 'run' / name).read_text() for name in files} == files
+
+
 def _newest_data_file(workdir):
   """The largest array file of the newest epoch checkpoint, and that epoch."""
   directory = os.path.join(workdir, ckpt_lib.EPOCHS)
