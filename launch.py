@@ -140,8 +140,21 @@ def explain_config_error(argv) -> Optional[str]:
   return None
 
 
+def check_seed_flags(argv) -> None:
+  """``--config.seeds=3`` would run seed 3 alone (absl reads one int as a 1-tuple):
+  refused, with the two spellings a user may have meant."""
+  for a in argv:
+    flag, _, value = a.partition('=')
+    if flag == '--config.seeds' and value.strip().isdigit():
+      n = int(value)
+      sys.exit(f"error: --config.seeds={value} is one number; expected a tuple of "
+               f"seeds: --config.seeds='({n},)' for seed {n} alone, or "
+               f"--config.seeds='{tuple(range(1, n + 1))}' for {n} seeds")
+
+
 def parse_flags(argv):
   """absl's flag parsing, with one clear line for a config that does not load."""
+  check_seed_flags(argv)
   try:
     return flags.FLAGS(argv)
   except Exception as e:  # pylint: disable=broad-except

@@ -85,12 +85,14 @@ def check_finite(config, members, rows, epoch: int) -> None:
                     'the other seeds go on')
 
 
-def _epoch_summary(epoch, num_epochs, rows) -> str:
+def epoch_summary(epoch, num_epochs, rows) -> str:
+  """The epoch's line on the terminal: mean ± std over the members, the std the
+  sample one (ddof=1), as in the final table."""
   parts = [f'epoch {epoch}/{num_epochs}']
   for key in ('train_loss', 'dev_accuracy', 'test_accuracy'):
     if key in rows[0]:
-      v = np.array([r[key] for r in rows])
-      parts.append(f'{key} {v.mean():.4g}±{v.std():.2g}')
+      s = outputs.summarize([r[key] for r in rows])
+      parts.append(f'{key} {s["mean"]:.4g}±{s["std"]:.2g}')
   return '  '.join(parts)
 
 
@@ -263,7 +265,7 @@ def _train_locked(config, workdir: str, echo) -> dict:
         check_finite(config, exp.members, rows, epoch)
         rate = examples_per_epoch / (time.perf_counter() - epoch_start)
         bar.set_postfix_str(f'{rate:,.0f} ex/s (all seeds)')
-        bar.write(_epoch_summary(epoch, num_epochs, rows))
+        bar.write(epoch_summary(epoch, num_epochs, rows))
         completed = epoch
         early = exp.all_stopped(state, epoch)
         if early:
