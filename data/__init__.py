@@ -22,6 +22,7 @@ import numpy as np
 import tensorflow_datasets as tfds
 from tensorflow_datasets.proto import tf_example_pb2
 
+from seedsweep.config import checks as config_checks
 from seedsweep.config import keys
 from seedsweep.data import atis
 from seedsweep.data import demo
@@ -307,8 +308,7 @@ def load_dataset(data_config) -> EncodedDataset:
                     f'{name!r} is not cross-validated (only mr and subj are); set it '
                     'to ()')
   oov = data_config.oov
-  if oov not in vocab_lib.OOV_POLICIES:
-    raise UserError(f'config.data.oov={oov!r}; expected one of {vocab_lib.OOV_POLICIES}')
+  config_checks.one_of('data.oov', oov, vocab_lib.OOV_POLICIES)
   builder, raw_checksums = prepare(name, data_config)
   pool = _pool(name, spec, builder)
   token_lists = [vocab_lib.tokenize(t, data_config.lowercase)

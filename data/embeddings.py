@@ -18,8 +18,8 @@ from typing import Dict, Optional, Sequence, Tuple
 
 import numpy as np
 
+from seedsweep.config import checks as config_checks
 from seedsweep.data import vectors as vectors_lib
-from seedsweep.errors import UserError
 
 
 def vectors_config(data_config):
@@ -48,9 +48,7 @@ def tables(vocabs, index: Dict[str, int], matrix: np.ndarray, found: np.ndarray,
   """
   v = vectors_config(data_config)
   oov_init = v.oov_init
-  if oov_init not in vectors_lib.OOV_INITS:
-    raise UserError(f'config.data.vectors.oov_init={oov_init!r}; expected one of '
-                    f'{vectors_lib.OOV_INITS}')
+  config_checks.one_of('data.vectors.oov_init', oov_init, vectors_lib.OOV_INITS)
   size = max(len(vocab) for vocab in vocabs)
   table = np.zeros((len(vocabs), size, matrix.shape[1]), np.float32)
   use = np.ones((len(vocabs), size), bool)

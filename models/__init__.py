@@ -11,6 +11,7 @@ from typing import Any, Dict, Tuple, Type
 
 import flax.linen as nn
 
+from seedsweep.config import checks as config_checks
 from seedsweep.config import keys
 from seedsweep.errors import UserError
 from seedsweep.models import baselines
@@ -89,9 +90,8 @@ def build_model(model_config, *, vocab_size: int, num_classes: int,
   for field in dataclasses.fields(cls):
     if field.name in fields:
       check_field(field, fields[field.name])
-  if 'pooling' in fields and fields['pooling'] not in pooling.POOLINGS:
-    raise UserError(f'config.model.pooling={fields["pooling"]!r}; expected one of '
-                    f'{sorted(pooling.POOLINGS)}')
+  if 'pooling' in fields:
+    config_checks.one_of('model.pooling', fields['pooling'], sorted(pooling.POOLINGS))
   if 'num_tags' in field_names:
     fields['num_tags'] = num_tags
   return cls(vocab_size=vocab_size, num_classes=num_classes, **fixed, **fields)

@@ -24,6 +24,7 @@ from typing import Tuple
 import jax
 import jax.numpy as jnp
 
+from seedsweep.config import checks as config_checks
 from seedsweep.errors import UserError
 
 UPDATES = ('dense', 'rows', 'lazy')
@@ -34,9 +35,7 @@ TABLE = ('embedding', 'embedding')  # the table's path in the params
 def check(opt_config, l2_mask, static: bool) -> str:
   """The validated ``embedding_update`` of ``opt_config``; UserError otherwise."""
   mode = opt_config.embedding_update
-  if mode not in UPDATES:
-    raise UserError(f'config.optimizer.embedding_update={mode!r}; expected one of '
-                    f'{UPDATES}')
+  config_checks.one_of('optimizer.embedding_update', mode, UPDATES)
   if mode == 'dense':
     return mode
   if static:
