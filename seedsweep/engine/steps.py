@@ -211,11 +211,8 @@ class Steps:
     if self.patience:
       better &= ~stopped(state.best_epoch, epoch - 1, self.patience)
 
-    def pick(new, old):
-      return jnp.where(better.reshape((-1,) + (1,) * (new.ndim - 1)), new, old)
-
     return state.replace(
-        best_params=jax.tree.map(pick, state.params, state.best_params),
+        best_params=_keep_where(better, state.params, state.best_params),
         best_score=jnp.where(better, score, state.best_score),
         best_epoch=jnp.where(better, epoch, state.best_epoch))
 

@@ -16,7 +16,6 @@ a restore checks it: a truncated or garbled checkpoint is refused with
 import logging
 import os
 import shutil
-import sys
 import time
 from typing import Optional
 
@@ -60,17 +59,6 @@ class _QuietOrbaxErrors(logging.Filter):
 _QUIET = _QuietOrbaxErrors()
 
 
-def _quiet_closed_loops(previous):
-  """``sys.excepthook`` without tensorstore's callbacks into the event loop of an
-  orbax save that already failed (one 'Event loop is closed' traceback each)."""
-  def hook(kind, value, tb):
-    if kind is RuntimeError and str(value) == 'Event loop is closed':
-      return
-    previous(kind, value, tb)
-  hook.seedsweep_quiet = True
-  return hook
-
-
 def restore_train_state(ckpts: 'Checkpoints', step: int, state):
   """``ckpts.restore(step, state)`` for a TrainState, also from a checkpoint made
   before the state's added fields (seedsweep.engine.state.ADDED_FIELDS)."""
@@ -104,8 +92,6 @@ class Checkpoints:
     self.max_to_keep, self.read_only = max_to_keep, read_only
     self.pending = None  # the step of a save in flight
     logging.getLogger('absl').addFilter(_QUIET)  # once: filters are a set
-    if not getattr(sys.excepthook, 'seedsweep_quiet', False):
-      sys.excepthook = _quiet_closed_loops(sys.excepthook)
     self.manager = self._open()
 
   def _open(self):

@@ -238,7 +238,6 @@ class Experiment:
     total = (jnp.zeros((len(self.members),), jnp.float32) if loss_sum is None
              else jnp.asarray(loss_sum, jnp.float32))
     visits = self.schedule.plan.schedule(epoch)[:max_steps]
-    position = start
     for position in range(start, len(visits)):
       if stop is not None and stop():
         return state, total, position

@@ -124,7 +124,8 @@ def restore_latest(ckpts, state, echo):
 
 def restore_interrupted(interrupted, state, members: int, epoch: int, echo):
   """The mid-epoch checkpoint of epoch ``epoch + 1`` a stop signal left, as
-  ``(state, Resume)``; ``None`` if there is none (or an older one, then deleted)."""
+  ``(state, Resume)``; ``None`` if there is none, or an older one (superseded by a
+  later epoch checkpoint; the finished run removes it)."""
   steps = interrupted.steps() if interrupted else []
   if not steps:
     return None
