@@ -134,7 +134,7 @@ def _read_delimited(path: str, fmt: str, columns: Columns) -> List[tfds_base.Exa
         where = f'{path}:{reader.line_num}'
         if not any(x.strip() for x in fields):
           continue
-        if indices is None and not examples:
+        if indices is None:  # the first row: a header, or () for headerless rows
           indices = _header_columns(fields, columns, where) or ()
           if indices:
             continue
@@ -232,7 +232,7 @@ def check_splits(splits: Dict[str, List[tfds_base.Example]], paths: Dict[str, st
   for split in SPLITS[1:]:
     unseen = sorted({e.label for e in splits.get(split, ())} - known)
     if unseen:
-      count = sum(e.label in set(unseen) for e in splits[split])
+      count = sum(e.label not in known for e in splits[split])
       raise UserError(
           f'{paths[split]}: {count} examples have labels that {path} lacks '
           f'({", ".join(repr(u) for u in unseen[:5])}{"..." if len(unseen) > 5 else ""});'
