@@ -16,7 +16,7 @@ import fcntl
 import hashlib
 import os
 import sys
-from typing import Callable, Dict, Mapping, Optional, Tuple, Type
+from typing import Callable, Dict, List, Mapping, Optional, Tuple, Type
 
 import numpy as np
 import tensorflow_datasets as tfds
@@ -255,6 +255,21 @@ def _pool(name: str, spec: DatasetSpec, builder) -> _Pool:
           f'checksums for split(s) {bad}; it was built by another version of the '
           f'builder or was modified: delete {builder.data_dir} to rebuild it.')
   return pool
+
+
+def read_split(data_config, split: str) -> Tuple[List[str], List[str]]:
+  """``(texts, label names)`` of one split of ``data_config``'s dataset, as its files
+  hold them (before tokenisation and vocabulary): what ``seedsweep.predict`` takes."""
+  name = data_config.name
+  spec = spec_of(name)
+  builder, _ = prepare(name, data_config)
+  pool = _pool(name, spec, builder)
+  if split not in pool.positions:
+    raise UserError(f'dataset {name!r} has no {split!r} split; it has '
+                    f'{sorted(pool.positions)}')
+  first, count = pool.positions[split]
+  return (pool.texts[first:first + count],
+          [pool.label_names[i] for i in pool.labels[first:first + count]])
 
 
 def _vocabulary_words(data_config, token_lists):

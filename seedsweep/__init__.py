@@ -9,7 +9,7 @@ tests/test_layers.py):
 3. :mod:`seedsweep.engine`   pure JAX: keys, state, optimisers, objectives, steps
 4. :mod:`seedsweep.run`      one run and its files
 5. :mod:`seedsweep.sweep`    many runs
-6. :mod:`seedsweep.report`   tables and plots from a folder of runs
+6. :mod:`seedsweep.reports`   tables and plots from a folder of runs
 7. this package itself, the experiment and sweep files (``experiments/``,
    ``sweeps/``, installed as :mod:`seedsweep.experiments`, :mod:`seedsweep.sweeps`)
    and ``launch.py``
@@ -24,3 +24,19 @@ _CHECKOUT = _os.path.dirname(_os.path.dirname(_os.path.abspath(__file__)))
 if (_os.path.isfile(_os.path.join(_CHECKOUT, 'setup.cfg'))
     and _os.path.isfile(_os.path.join(_CHECKOUT, 'models', '__init__.py'))):
   __path__.append(_CHECKOUT)  # pylint: disable=undefined-variable
+
+# The Python API (seedsweep/api.py), imported on first use so that ``import seedsweep``
+# stays cheap (no jax until a function needs it).
+_API = ('load_config', 'train', 'evaluate', 'predict', 'report', 'read_split',
+        'workdir_config')
+__all__ = list(_API) + ['UserError']
+
+
+def __getattr__(name):
+  if name in _API:
+    from seedsweep import api  # pylint: disable=g-import-not-at-top
+    return getattr(api, name)
+  if name == 'UserError':
+    from seedsweep.errors import UserError  # pylint: disable=g-import-not-at-top
+    return UserError
+  raise AttributeError(f'module {__name__!r} has no attribute {name!r}')

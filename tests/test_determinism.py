@@ -11,7 +11,7 @@ import pytest
 
 from seedsweep.config import checks as config_checks
 from seedsweep.errors import UserError
-from seedsweep import report
+from seedsweep import reports
 from seedsweep.run import checkpoints as ckpt_lib
 from seedsweep.run import outputs
 from seedsweep.run import provenance
@@ -183,7 +183,7 @@ def test_report_warns_when_a_table_mixes_records(tmp_path):
     results['provenance'] = {'determinism': dict(record, cpu_threads=threads)}
     outputs.write_json(path, results)
   echoed = []
-  report.write_report(root, plots=False, echo=echoed.append)
+  reports.write_report(root, plots=False, echo=echoed.append)
   text = open(os.path.join(root, report.REPORT_MD)).read()
   assert '**Warning:** the rows of this table were produced under different' in text
   assert '- c differs from a: cpu_threads: 1 -> 0' in text

@@ -18,7 +18,7 @@ LAYERS = (
     ('seedsweep.engine',),
     ('seedsweep.run',),
     ('seedsweep.sweep',),
-    ('seedsweep.report',),
+    ('seedsweep.reports',),
     ('seedsweep', 'seedsweep.experiments', 'seedsweep.sweeps', 'launch'),
 )
 FOLDERS = {'seedsweep': 'seedsweep', 'models': 'seedsweep.models',

@@ -1,5 +1,6 @@
 """``import seedsweep`` from a user's own project: its ``data.py`` and ``models.py``
-stay its own, and the demo's quick config trains through the package."""
+stay its own, and the demo's quick config trains, predicts, re-evaluates and reports
+through the Python API (seedsweep/api.py) and the installed command."""
 import json
 import os
 import subprocess
@@ -17,32 +18,47 @@ pytestmark = pytest.mark.slow  # end-to-end: `pytest -m "not slow"` skips it
 SCRIPT = textwrap.dedent('''
     import json, sys
     import seedsweep
-    from seedsweep.config import base
-    from seedsweep.run import loop
     import data, models  # the project's own modules, after seedsweep's
-    config = base.load_config({demo!r} + ':quick')
-    config.train.progress = False
-    config.seeds = (1, 2)  # tests/conftest.py's small_config: programs compiled before
-    results = loop.train(config, 'run', echo=lambda *a: None)
-    print(json.dumps({{
+    # tests/conftest.py's small_config: programs compiled before
+    config = seedsweep.load_config('experiments/demo.py:quick', seeds=(1, 2),
+                                   train__progress=False)
+    results = seedsweep.train(config, 'runs/demo', echo=lambda *a: None)
+    texts, labels = seedsweep.read_split(config, 'test')
+    answers = seedsweep.predict('runs/demo', texts, echo=lambda *a: None)
+    with open('texts.jsonl', 'w') as f:
+      f.writelines(json.dumps({'text': t}) + '\\n' for t in texts[:20])
+    evaluated = seedsweep.evaluate('runs/demo', echo=lambda *a: None)
+    report = seedsweep.report('runs', plots=False, echo=lambda *a: None)
+    print(json.dumps({
         'package': seedsweep.__file__, 'package_data': seedsweep.data.__file__,
         'user_data': data.__file__, 'user_models': models.__file__,
         'where': data.WHERE + models.WHERE, 'seeds': results['seeds'],
         'test_accuracy': results['metrics']['test_accuracy'],
+        'evaluated': evaluated['metrics']['test_accuracy'],
+        'report': [os.path.basename(f) for f in report['files']],
+        'labels': labels, 'answers': answers,
         'modules': sorted(m for m in sys.modules if m.split('.')[0] in (
-            'training', 'experiments', 'sweeps'))}}))
-''')
+            'training', 'experiments', 'sweeps'))}))
+''').replace('import json, sys', 'import json, os, sys')
 
 
-def test_the_demo_trains_through_import_seedsweep_beside_a_users_data_and_models(
+def accuracy(predicted, labels):
+  return 100 * sum(p == y for p, y in zip(predicted, labels)) / len(labels)
+
+
+def test_the_demo_trains_predicts_and_reports_through_the_python_api_and_the_command(
     tmp_path):
+  """A user's folder with its own ``data.py`` and ``models.py``: the API trains the
+  demo's quick config, predicts its test split (each seed's labels give the test
+  accuracy training reported), re-evaluates and reports; the installed ``seedsweep``
+  command predicts the same labels from a JSONL file, and ``python -m seedsweep``
+  runs."""
   (tmp_path / 'data.py').write_text("WHERE = 'user data, '\n")
   (tmp_path / 'models.py').write_text("WHERE = 'user models'\n")
-  script = SCRIPT.format(demo=os.path.join(REPO, 'experiments', 'demo.py'))
   env = dict(user_environment(), SEEDSWEEP_DATA=SHARED_DATA,
              SEEDSWEEP_TFDS_DIR=str(tmp_path / 'tfds'))
   env.pop('PYTHONPATH', None)  # only what the install puts on the path
-  proc = subprocess.run([sys.executable, '-c', script], cwd=tmp_path, env=env,
+  proc = subprocess.run([sys.executable, '-c', SCRIPT], cwd=tmp_path, env=env,
                         capture_output=True, text=True, timeout=600, check=False)
   assert proc.returncode == 0, proc.stderr[-3000:]
   out = json.loads(proc.stdout.strip().splitlines()[-1])
@@ -53,6 +69,32 @@ def test_the_demo_trains_through_import_seedsweep_beside_a_users_data_and_models
   assert out['where'] == 'user data, user models'
   assert out['modules'] == []
   assert out['seeds'] == [1, 2]
-  assert len(out['test_accuracy']) == 2 and all(0 <= a <= 100
-                                                 for a in out['test_accuracy'])
-  assert os.path.exists(tmp_path / 'run' / 'results.json')
+  assert os.path.exists(tmp_path / 'runs' / 'demo' / 'results.json')
+  answers, labels = out['answers'], out['labels']
+  assert answers['members'] == ['seed_1', 'seed_2']
+  assert answers['classes'] == ['negative', 'positive']
+  assert len(answers['labels']) == len(labels) == 1000
+  assert [accuracy(p, labels) for p in answers['per_seed']] == pytest.approx(
+      out['test_accuracy'], abs=1e-9)
+  assert out['evaluated'] == out['test_accuracy']
+  for probabilities, label in zip(answers['probabilities'], answers['labels']):
+    assert sum(probabilities) == pytest.approx(1, abs=1e-5)
+    assert answers['classes'][probabilities.index(max(probabilities))] == label
+  assert 'report.md' in out['report']
+
+  command = os.path.join(os.path.dirname(sys.executable), 'seedsweep')
+  proc = subprocess.run([command, '--mode=predict', '--workdir=runs/demo',
+                         '--input=texts.jsonl', '--output=answers.jsonl'],
+                        cwd=tmp_path, env=env, capture_output=True, text=True,
+                        timeout=300, check=False)
+  assert proc.returncode == 0, proc.stderr[-3000:]
+  records = [json.loads(line) for line in
+             (tmp_path / 'answers.jsonl').read_text().splitlines()]
+  assert [r['label'] for r in records] == answers['labels'][:20]
+  assert [r['per_seed']['seed_2'] for r in records] == answers['per_seed'][1][:20]
+
+  fresh = {k: v for k, v in env.items() if k != 'GLIBC_TUNABLES'}  # it re-executes
+  proc = subprocess.run([sys.executable, '-m', 'seedsweep', '--helpshort'], cwd=tmp_path,
+                        env=fresh, capture_output=True, text=True, timeout=300,
+                        check=False)
+  assert '--mode: <train|eval|' in proc.stdout, proc.stderr[-3000:]  # absl exits 1

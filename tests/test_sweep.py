@@ -6,7 +6,7 @@ import os
 import pytest
 
 from seedsweep.errors import UserError
-from seedsweep import report
+from seedsweep import reports
 from seedsweep.run import checkpoints
 from seedsweep.sweep import runner as sweep
 from tests.conftest import run_launch
@@ -113,7 +113,7 @@ def test_interrupted_sweep_resumes_without_recomputing_finished_points(
 
   # The report from checkpoints alone equals the one from the logs.
   def table():
-    rows = report.write_report(root, plots=False, echo=lambda *a: None)['rows']
+    rows = reports.write_report(root, plots=False, echo=lambda *a: None)['rows']
     csv = open(os.path.join(root, report.REPORT_CSV)).read()
     return [{k: v for k, v in r.items() if k != 'wall_time'} for r in rows], csv
   from_logs = table()

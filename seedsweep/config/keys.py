@@ -2,7 +2,7 @@
 way a config value is written as text.
 
 Used by ``--config.a.b=v`` flags (launch.py), sweep points (seedsweep/sweep/runner.py)
-and report labels (seedsweep/report/collect.py).
+and report labels (seedsweep/reports/collect.py).
 """
 import difflib
 import re

@@ -95,6 +95,7 @@ class Steps:
     self.train_step = jax.jit(self._train_step, static_argnames=('length',),
                               donate_argnums=(0,))
     self.eval_batch = jax.jit(self._eval_batch, static_argnames=('length', 'n_splits'))
+    self.predict_batch = jax.jit(self._predict_batch)
     self.select_best = jax.jit(self._select_best, donate_argnums=(0,))
 
   def _loss_fn(self, batch, dropout_key):
@@ -199,6 +200,26 @@ class Steps:
     batch = {**pipeline.gather_batch(data.arrays, data.views, idx[data.views], length),
              'split': split[data.views]}
     return seed_parallel(seed_sums, self.mode)(params, batch)
+
+  def _predict_batch(self, params, data: DeviceData, tokens, lengths):
+    """Each member's answer for new texts: ``{'probabilities': [members, batch,
+    classes]}``, and ``'tags' [members, batch, time]`` for a tagging model.
+
+    ``tokens`` is ``[views, batch, time]`` (each view's vocabulary encodes the texts
+    its own way; a member reads its view's), ``lengths`` ``[views, batch]``.
+    """
+    def seed_answer(p, batch):
+      out = self.learner.model.apply({'params': p}, batch, train=False)
+      answer = {'probabilities': jax.nn.softmax(out.logits.astype(jnp.float32), -1)}
+      if out.predicted_tags is not None:
+        answer['tags'] = out.predicted_tags
+      return answer
+
+    if tokens.shape[0] == 1:
+      batch = {'tokens': tokens[0], 'lengths': lengths[0]}
+      return seed_parallel(seed_answer, self.mode, in_axes=(0, None))(params, batch)
+    batch = {'tokens': tokens[data.views], 'lengths': lengths[data.views]}
+    return seed_parallel(seed_answer, self.mode)(params, batch)
 
   def _select_best(self, state: TrainState, score, epoch) -> TrainState:
     """Keeps each seed's parameters when its dev ``score`` [seeds] beats its best.

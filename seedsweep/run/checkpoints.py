@@ -49,11 +49,16 @@ def fingerprint(tree) -> str:
 
 class _QuietOrbaxErrors(logging.Filter):
   """Drops orbax's own error logs (a traceback per failed write thread): the failure
-  reaches :meth:`Checkpoints.wait` as an exception, reported there in one line."""
+  reaches :meth:`Checkpoints.wait` as an exception, reported there in one line. Also
+  its warnings that a read-only manager is read-only (reading a finished run)."""
 
   def filter(self, record):
-    return not (record.levelno >= logging.ERROR and
-                f'{os.sep}orbax{os.sep}' in (record.pathname or ''))
+    if f'{os.sep}orbax{os.sep}' not in (record.pathname or ''):
+      return True
+    if record.levelno >= logging.ERROR:
+      return False
+    return not (record.levelno == logging.WARNING and
+                'read only' in record.getMessage().replace('_', ' '))
 
 
 _QUIET = _QuietOrbaxErrors()

@@ -188,7 +188,7 @@ def finished_results(config, workdir: str) -> Optional[dict]:
 
 
 def _train_locked(config, workdir: str, echo) -> dict:
-  from tqdm import tqdm  # pylint: disable=g-import-not-at-top
+  from tqdm.auto import tqdm  # pylint: disable=g-import-not-at-top
   known = check_workdir(config, workdir)
   num_epochs = config.train.num_epochs
   results_path = os.path.join(workdir, outputs.RESULTS)

@@ -15,15 +15,18 @@ GLIBC_TUNABLES = ('glibc.malloc.hugetlb=1:glibc.malloc.arena_max=1:'
                   'glibc.malloc.mmap_max=0:glibc.malloc.trim_threshold=68719476736')
 
 
-def reexec_with_malloc_tunables() -> None:
+def reexec_with_malloc_tunables(command=None) -> None:
   """Restarts this process once with GLIBC_TUNABLES set (Linux/glibc only).
 
-  Set SEEDSWEEP_NO_REEXEC=1 (or GLIBC_TUNABLES yourself) to opt out.
+  ``command`` starts this program again without its arguments (default: ``python
+  sys.argv[0]``; ``[python, '-m', 'seedsweep']`` for ``python -m``). Set
+  SEEDSWEEP_NO_REEXEC=1 (or GLIBC_TUNABLES yourself) to opt out.
   """
   if (sys.platform.startswith('linux') and 'GLIBC_TUNABLES' not in os.environ
       and not os.environ.get('SEEDSWEEP_NO_REEXEC')):
     env = dict(os.environ, GLIBC_TUNABLES=GLIBC_TUNABLES)
-    os.execve(sys.executable, [sys.executable] + sys.argv, env)
+    argv = list(command or [sys.executable, sys.argv[0]]) + sys.argv[1:]
+    os.execve(argv[0], argv, env)
 
 
 def cache_dir() -> str:

@@ -41,7 +41,7 @@ from typing import Callable, Dict, List, Optional, Sequence, Tuple
 from seedsweep.config import checks as config_checks
 from seedsweep.config import keys
 from seedsweep.errors import UserError
-from seedsweep.report import statistics
+from seedsweep.reports import statistics
 from seedsweep.run import outputs
 from seedsweep.run import provenance as provenance_lib
 from seedsweep.sweep import runner as sweep

@@ -1,4 +1,4 @@
-"""Rows (:mod:`seedsweep.report.collect`) as text: report.md, report.csv, report.tex.
+"""Rows (:mod:`seedsweep.reports.collect`) as text: report.md, report.csv, report.tex.
 
 The same rows always give the same bytes: no timestamps, no absolute paths.
 """
@@ -6,7 +6,7 @@ import csv
 import io
 from typing import Dict, List, Optional, Sequence, Tuple
 
-from seedsweep.report import collect
+from seedsweep.reports import collect
 from seedsweep.sweep import runner as sweep
 
 CSV_COLUMNS = ('source', 'dataset', 'run', 'model', 'point', 'sweep', 'index',
@@ -141,7 +141,7 @@ def render_latex(rows: Sequence[dict]) -> str:
   keep_point = _points_add_to_names(rows)  # one tabular: one choice for all groups
   header = ['Run'] + ['Point'] * keep_point + [
       'Metric', r'Mean $\pm$ std', 'Best-dev test', 'Paper', 'Diff', '$p$']
-  lines = ['% Written by seedsweep/report/render.py; needs \\usepackage{booktabs}.',
+  lines = ['% Written by seedsweep/reports/render.py; needs \\usepackage{booktabs}.',
            r'\begin{tabular}{' + 'l' * (len(header) - 5) + 'r' * 5 + '}', r'\toprule',
            ' & '.join(header) + r' \\', r'\midrule']
   for position, (group, members) in enumerate(collect.grouped(rows)):

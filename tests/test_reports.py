@@ -1,4 +1,4 @@
-"""The report (seedsweep/report/: collect, statistics, render, plots), on fake run
+"""The report (seedsweep/reports/: collect, statistics, render, plots), on fake run
 folders written the way seedsweep/run/loop.py writes them, plus one real run."""
 import csv
 import io
@@ -11,11 +11,11 @@ from scipy import stats
 
 from seedsweep.config import base
 from seedsweep.config import checks as config_checks
-from seedsweep import report
-from seedsweep.report import collect
-from seedsweep.report import plots
-from seedsweep.report import render
-from seedsweep.report import statistics
+from seedsweep import reports
+from seedsweep.reports import collect
+from seedsweep.reports import plots
+from seedsweep.reports import render
+from seedsweep.reports import statistics
 from seedsweep.errors import UserError
 from seedsweep.run import outputs
 
@@ -164,7 +164,7 @@ def test_groups_and_order_follow_the_papers_tables(tmp_path):
       (('B', 'sst'), 'zz_plain'), (('B', 'sst'), 'sweep/h=32'),
       (('B', 'sst'), 'sweep/h=128'), (('', 'demo'), 'nosource')]
   assert [r['point'] for r in rows[3:5]] == ['hidden=32', 'hidden=128']
-  md = report.write_report(str(tmp_path), plots=False, echo=quiet)
+  md = reports.write_report(str(tmp_path), plots=False, echo=quiet)
   text = (tmp_path / report.REPORT_MD).read_text()
   headings = [line for line in text.splitlines() if line.startswith('## ')]
   assert headings == ['## A: trec', '## B: sst', '## demo (no paper source)']
@@ -193,11 +193,11 @@ def _demo_root(tmp_path):
 
 def test_report_files_are_deterministic_and_formatted(tmp_path):
   root = _demo_root(tmp_path)
-  first = report.write_report(root, plots=False, echo=quiet)
+  first = reports.write_report(root, plots=False, echo=quiet)
   md, table = (open(os.path.join(root, n), 'rb').read()
                for n in (report.REPORT_MD, report.REPORT_CSV))
   os.utime(os.path.join(root, 'base', outputs.RESULTS))
-  second = report.write_report(root, plots=False, echo=quiet)
+  second = reports.write_report(root, plots=False, echo=quiet)
   assert open(os.path.join(root, report.REPORT_MD), 'rb').read() == md
   assert open(os.path.join(root, report.REPORT_CSV), 'rb').read() == table
   assert first['rows'] == second['rows']
@@ -217,7 +217,7 @@ def test_report_files_are_deterministic_and_formatted(tmp_path):
 
 def test_latex_is_written_on_request(tmp_path):
   root = _demo_root(tmp_path)
-  files = report.write_report(root, latex=True, plots=False, echo=quiet)['files']
+  files = reports.write_report(root, latex=True, plots=False, echo=quiet)['files']
   assert os.path.join(root, report.REPORT_TEX) in files
   tex = open(os.path.join(root, report.REPORT_TEX)).read()
   for part in (r'\toprule', r'\midrule', r'\bottomrule', r'89.87 $\pm$ 1.69',
@@ -231,7 +231,7 @@ def test_latex_is_written_on_request(tmp_path):
 def test_plots_are_written_and_linked(tmp_path):
   root = _demo_root(tmp_path)
   make_run(tmp_path, 'nolog', {'test_accuracy': [1.0, 2.0]}, log=False)
-  written = report.write_report(root, plots=True, echo=quiet)['files']
+  written = reports.write_report(root, plots=True, echo=quiet)['files']
   pngs = sorted(os.path.relpath(p, root) for p in written if p.endswith('.png'))
   assert 'plots/base.curves.png' in pngs and 'plots/base.dev_test.png' in pngs
   assert 'plots/sweep.sweep__sweeps__demo.py.png' in pngs
@@ -280,7 +280,7 @@ def test_invalid_json_runs_are_skipped_and_named(tmp_path):
   make_run(tmp_path, 'unfinished', {'test_accuracy': [1.0]})
   os.remove(tmp_path / 'unfinished' / outputs.RESULTS)
   messages = []
-  result = report.write_report(root, plots=False, echo=messages.append)
+  result = reports.write_report(root, plots=False, echo=messages.append)
   assert [name for name, _ in result['skipped']] == ['bad_config', 'broken',
                                                       'unfinished']
   assert len(result['rows']) == 5
@@ -312,7 +312,7 @@ def test_report_from_checkpoints_equals_the_report_from_training(tmp_path):
   root = str(tmp_path / 'runs')
 
   def snapshot():
-    result = report.write_report(root, plots=False, echo=messages.append)
+    result = reports.write_report(root, plots=False, echo=messages.append)
     files = [open(p, 'rb').read() for p in result['files']]
     return [{k: v for k, v in r.items() if k != 'wall_time'}
             for r in result['rows']], files
@@ -341,5 +341,5 @@ def test_a_folder_without_runs_is_refused_and_nothing_is_written(tmp_path):
   (tmp_path / 'sub' / 'results.json').write_text('{}')  # no config.json: not a run
   before = sorted(p.name for p in tmp_path.rglob('*'))
   with pytest.raises(UserError, match=r'holds no run \(no folder with a config.json\)'):
-    report.write_report(str(tmp_path), echo=lambda *a: None)
+    reports.write_report(str(tmp_path), echo=lambda *a: None)
   assert sorted(p.name for p in tmp_path.rglob('*')) == before

@@ -10,7 +10,7 @@
   varying overrides.
 
 Each returns the paths it wrote ([] when it had nothing to draw); :func:`write_plots`
-draws every figure of a report's rows (:mod:`seedsweep.report.collect`) and returns
+draws every figure of a report's rows (:mod:`seedsweep.reports.collect`) and returns
 :class:`Plot` records that the report links relative to ROOT. Figures are made with
 ``matplotlib.figure.Figure`` (no pyplot, no global backend state) and written
 atomically.
@@ -23,8 +23,8 @@ from typing import Callable, Dict, List, Optional, Sequence, Tuple
 import numpy as np
 
 from seedsweep.errors import UserError
-from seedsweep.report import collect
-from seedsweep.report import statistics
+from seedsweep.reports import collect
+from seedsweep.reports import statistics
 from seedsweep.run import outputs
 
 PLOTS_DIR = 'plots'  # under the report's root

@@ -1,7 +1,7 @@
 """Reports from a folder of runs (``launch.py --mode=report --workdir=ROOT``):
-collected (:mod:`~seedsweep.report.collect`), summarised
-(:mod:`~seedsweep.report.statistics`), rendered (:mod:`~seedsweep.report.render`),
-with figures beside them (:mod:`~seedsweep.report.plots`).
+collected (:mod:`~seedsweep.reports.collect`), summarised
+(:mod:`~seedsweep.reports.statistics`), rendered (:mod:`~seedsweep.reports.render`),
+with figures beside them (:mod:`~seedsweep.reports.plots`).
 
 :func:`write_report` writes, next to the runs:
 
@@ -16,9 +16,9 @@ The same runs always give byte-identical ``report.md`` and ``report.csv``.
 import os
 
 from seedsweep.errors import UserError
-from seedsweep.report import collect
-from seedsweep.report import plots as plots_lib
-from seedsweep.report import render
+from seedsweep.reports import collect
+from seedsweep.reports import plots as plots_lib
+from seedsweep.reports import render
 from seedsweep.run import outputs
 
 REPORT_MD, REPORT_CSV, REPORT_TEX = 'report.md', 'report.csv', 'report.tex'

@@ -1,0 +1,240 @@
+r"""The ``seedsweep`` command (also ``python -m seedsweep`` and, in a checkout,
+``python launch.py``): ``seedsweep --config=experiments/demo.py --workdir=W``.
+
+Modes: ``train`` (default; resumes from W's checkpoints), ``eval`` (re-evaluates the
+checkpoints, rewrites results.json), ``verify`` (re-runs the first ``--verify_epochs``
+epochs and compares them bit for bit with what W recorded; exit status 1 if not),
+``describe`` (config and parameter table; ``--json`` for JSON), ``report`` (the
+tables and plots of every run under W), ``commands`` (one command line per sweep
+point), ``predict`` (the run in W labels the texts of ``--input``: TSV, text or
+JSONL; JSONL out to ``--output``, ``-`` for stdout; seedsweep/run/predict.py). Override any config field with
+``--config.a.b=value`` and select a config variant with ``--config=file.py:arg``.
+
+Sweeps: ``--sweep=sweeps/X.py[:arg]`` trains every point in ``W/<point name>``;
+``--sweep_shard=i/n`` takes every n-th point from the i-th (seedsweep/sweep/runner.py).
+"""
+import os
+import sys
+from typing import Optional
+
+from absl import app
+from absl import flags
+from absl import logging
+from ml_collections import config_flags
+
+from seedsweep.run import runtime
+
+MODES = ('train', 'eval', 'verify', 'describe', 'report', 'commands', 'predict')
+_CONFIG = config_flags.DEFINE_config_file(
+    'config', None, 'Experiment config file, optionally `file.py:arg`.',
+    lock_config=True)
+_WORKDIR = flags.DEFINE_string('workdir', None, 'Directory of the run (train, eval).')
+_MODE = flags.DEFINE_enum('mode', 'train', MODES, 'What to do.')
+_JSON = flags.DEFINE_bool('json', False, 'describe: print JSON instead of a table.')
+_SWEEP = flags.DEFINE_string(
+    'sweep', None, 'A sweep file, `sweeps/X.py[:arg]`: train every point under --workdir.')
+_SWEEP_SHARD = flags.DEFINE_string(
+    'sweep_shard', '0/1', 'i/n: run the sweep points k with k % n == i only.')
+_LATEX = flags.DEFINE_bool('latex', False, 'report: also write report.tex.')
+_DISTRIBUTED = flags.DEFINE_bool(
+    'distributed', False, 'Call jax.distributed.initialize() first (multi-host TPU or '
+    'GPU slices: one process per host, every host running the same command).')
+_VERIFY_EPOCHS = flags.DEFINE_integer(
+    'verify_epochs', 1, 'verify: re-run this many first epochs and compare them bitwise '
+    'with what the workdir recorded.')
+_INPUT = flags.DEFINE_string(
+    'input', None, 'predict: the texts, one per line (TSV: the first field, or the '
+    '`text`/`sentence` column a header row names) or JSONL with a "text" field.')
+_OUTPUT = flags.DEFINE_string(
+    'output', '-', 'predict: where the JSONL answers go (- : stdout).')
+_DATA_DIR = flags.DEFINE_string(
+    'data_dir', None, 'Raw datasets (layout: data/raw.py); overrides $SEEDSWEEP_DATA.')
+
+
+def main(argv):
+  if len(argv) > 1:
+    raise app.UsageError(f'Unexpected arguments: {argv[1:]}')
+  if not flags.FLAGS['verbosity'].present:
+    logging.set_verbosity(logging.WARNING)  # orbax and TFDS log every step at INFO
+  # Imported here (and in run_mode) so that `--help` and flag errors stay fast.
+  from seedsweep.errors import Stopped, UserError  # pylint: disable=g-import-not-at-top
+
+  runtime.enable_compilation_cache()
+  if _DISTRIBUTED.value:
+    import jax  # pylint: disable=g-import-not-at-top
+    jax.distributed.initialize()
+  if _DATA_DIR.value:
+    os.environ['SEEDSWEEP_DATA'] = _DATA_DIR.value
+
+  try:
+    run_mode(_MODE.value)
+  except UserError as e:
+    sys.exit(f'error: {e}')
+  except Stopped as e:
+    print(f'stopped: {e}', file=sys.stderr)
+    sys.exit(128 + e.signum)
+  except KeyboardInterrupt:  # Ctrl-C outside the training loop (loading, compiling)
+    print('interrupted; rerun the same command to resume from the last checkpoint',
+          file=sys.stderr)
+    sys.exit(130)
+
+
+def run_mode(mode: str) -> None:
+  """Does what ``--mode`` asks (UserError for a missing or contradicting flag)."""
+  from seedsweep.errors import UserError  # pylint: disable=g-import-not-at-top
+  from seedsweep.run import loop  # pylint: disable=g-import-not-at-top
+  from seedsweep.sweep import runner as sweep  # pylint: disable=g-import-not-at-top
+  workdir = _WORKDIR.value
+  if mode == 'report':
+    from seedsweep import api  # pylint: disable=g-import-not-at-top
+    if not workdir:
+      raise UserError('--workdir is required for --mode=report (the folder of runs)')
+    api.report(workdir, latex=_LATEX.value)
+    return
+  config = flag_config(mode, workdir)
+  runtime.pin_for(config)  # before anything starts JAX's CPU client
+  if mode == 'describe':
+    from seedsweep.run import describe  # pylint: disable=g-import-not-at-top
+    info = describe.describe(config)
+    print(describe.to_json(info) if _JSON.value
+          else describe.format_description(info, config))
+    return
+  if not workdir:
+    raise UserError(f'--workdir is required for --mode={mode}')
+  if mode == 'commands':
+    if not _SWEEP.value:
+      raise UserError('--mode=commands needs --sweep=sweeps/X.py')
+    print('\n'.join(sweep.commands(_SWEEP.value, workdir, sys.argv)))
+  elif _SWEEP.value:
+    if mode != 'train':
+      raise UserError(f'--sweep trains; for --mode={mode} point --workdir at one point '
+                      f'folder (or use --mode=report on the root)')
+    sweep.run(config, _SWEEP.value, workdir, _SWEEP_SHARD.value)
+  elif mode == 'train':
+    loop.train(config, workdir)
+  elif mode == 'predict':
+    predict(config, workdir)
+  elif mode == 'verify':
+    from seedsweep.run import verify  # pylint: disable=g-import-not-at-top
+    if not verify.verify(config, workdir, _VERIFY_EPOCHS.value)['reproduced']:
+      sys.exit(1)
+  else:
+    loop.evaluate(config, workdir)
+
+
+# Modes that read a trained run: without --config they use the config it stored.
+READ_RUN_MODES = ('eval', 'verify', 'predict')
+
+
+def flag_config(mode: str, workdir):
+  """--config with its overrides; for :data:`READ_RUN_MODES` without --config, the
+  config.json of ``workdir``."""
+  from seedsweep.errors import UserError  # pylint: disable=g-import-not-at-top
+  try:
+    config = _CONFIG.value
+    if config is not None:
+      config.keys()  # config_flags defers a load failure to first attribute access
+  except Exception as e:  # pylint: disable=broad-except
+    raise UserError(explain_config_error(packaged_files(sys.argv)) or
+                    f'cannot load --config: {type(e).__name__}: {e}') from e
+  if config is None and mode in READ_RUN_MODES and workdir:
+    from seedsweep import api  # pylint: disable=g-import-not-at-top
+    return api.workdir_config(workdir)
+  if config is None:
+    raise UserError('--config is required, e.g. --config=experiments/demo.py')
+  return config
+
+
+def predict(config, workdir: str) -> None:
+  """--mode=predict: the texts of --input labelled by the run in ``workdir``, as
+  JSONL to --output (progress and messages on stderr)."""
+  from seedsweep.errors import UserError  # pylint: disable=g-import-not-at-top
+  from seedsweep.run import predict as predict_lib  # pylint: disable=g-import-not-at-top
+  if not _INPUT.value:
+    raise UserError('--mode=predict needs --input=FILE (one text per line, or JSONL '
+                    'with a "text" field)')
+  texts = predict_lib.read_texts(_INPUT.value)
+  result = predict_lib.predict(config, workdir, texts,
+                               echo=lambda *a: print(*a, file=sys.stderr))
+  predict_lib.write_jsonl(_OUTPUT.value, texts, result)
+
+
+def explain_config_error(argv) -> Optional[str]:
+  """Why ``--config`` (the file, or an override of it) did not load, in one line:
+  the file and line of the failure, or the override naming no field with the fields
+  that exist there; None if the config loads with every override."""
+  from seedsweep.config import base  # pylint: disable=g-import-not-at-top
+  from seedsweep.config import keys  # pylint: disable=g-import-not-at-top
+  from seedsweep.errors import UserError  # pylint: disable=g-import-not-at-top
+  spec_arg = next((a.split('=', 1)[1] for a in argv if a.startswith('--config=')), None)
+  if spec_arg is None:
+    return None
+  try:
+    config = base.load_config(spec_arg)
+  except UserError as e:
+    return str(e)
+  for a in argv:
+    flag = a.split('=', 1)[0]
+    if flag.startswith('--config.'):
+      message = keys.missing_field(config, flag[len('--config.'):])
+      if message:
+        return f'{flag}: {message} (config file {spec_arg.partition(":")[0]})'
+  return None
+
+
+def check_seed_flags(argv) -> None:
+  """``--config.seeds=3`` would run seed 3 alone (absl reads one int as a 1-tuple):
+  refused, with the two spellings a user may have meant."""
+  for a in argv:
+    flag, _, value = a.partition('=')
+    if flag == '--config.seeds' and value.strip().isdigit():
+      n = int(value)
+      sys.exit(f"error: --config.seeds={value} is one number; expected a tuple of "
+               f"seeds: --config.seeds='({n},)' for seed {n} alone, or "
+               f"--config.seeds='{tuple(range(1, n + 1))}' for {n} seeds")
+
+
+def packaged_files(argv):
+  """``argv`` with ``--config=NAME[:arg]`` and ``--sweep=NAME[:arg]`` that name no file
+  here pointed at the experiment or sweep the package installs under that name
+  (``--config=demo:quick`` from any folder)."""
+  from seedsweep import api  # pylint: disable=g-import-not-at-top
+  folders = {'--config': 'experiments', '--sweep': 'sweeps'}
+  out = []
+  for a in argv:
+    flag, eq, value = a.partition('=')
+    out.append(f'{flag}={api.packaged_path(value, folders[flag])}'
+               if eq and flag in folders else a)
+  return out
+
+
+def parse_flags(argv):
+  """absl's flag parsing, with one clear line for a config that does not load."""
+  check_seed_flags(argv)
+  argv = packaged_files(argv)
+  try:
+    return flags.FLAGS(argv)
+  except Exception as e:  # pylint: disable=broad-except
+    explained = explain_config_error(argv)
+    if explained:
+      sys.exit(f'error: {explained}')
+    message = str(e)
+    if isinstance(e, flags.Error):
+      lines = [line for line in message.splitlines() if line.strip()]
+      if 'Traceback (most recent call last)' in message:  # config_flags embeds one
+        message = f'{lines[0]}\n  {lines[-1]}'
+      sys.exit(f'error: {message}\nPass --helpshort to see the flags.')
+    sys.exit(f'error: {type(e).__name__}: {message}')
+
+
+def run(command=None) -> None:
+  """The command's entry point: re-executes once with the malloc settings (before
+  jax is imported; ``command`` is how to start this program again, default
+  ``python sys.argv[0]``), then parses the flags and runs :func:`main`."""
+  runtime.reexec_with_malloc_tunables(command)
+  main_module = sys.modules.get('__main__')
+  if main_module is not None and not getattr(main_module, '__doc__', None):
+    main_module.__doc__ = __doc__  # absl's --help prints the main module's docstring
+  for flag in flags.FLAGS.get_key_flags_for_module(__name__):  # --helpshort lists
+    flags.FLAGS.register_key_flag_for_module(sys.argv[0], flag)  # the main module's
+  app.run(main, flags_parser=parse_flags)

@@ -1,0 +1,251 @@
+"""A trained run's answers for new texts: every seed's label and the seeds' ensemble.
+
+``predict(config, workdir, texts)`` restores the newest checkpoint of ``workdir``,
+takes each member's selected parameters (its best dev epoch, or the last one, as its
+results do), encodes the texts with the run's own vocabulary (per fold for a
+cross-validated dataset) and runs the members in one jitted seed-parallel program
+(:meth:`seedsweep.engine.steps.Steps.predict_batch`). Texts are split on spaces as
+the dataset's were: give them tokenised the way the training data is.
+
+The ensemble label of a text is the class of the highest mean probability over the
+members; a tagging model's ensemble tag of a token is the tag most members chose
+(ties: the first in the dataset's tag order).
+
+``--mode=predict --input=FILE --output=FILE`` reads texts from a TSV / text file or
+JSONL (:func:`read_texts`) and writes one JSON object per text (:func:`write_jsonl`).
+"""
+import csv
+import io
+import json
+import os
+import sys
+from typing import Dict, List, Sequence
+
+import numpy as np
+
+from seedsweep.data import vocabulary as vocab_lib
+from seedsweep.engine import hosts
+from seedsweep.errors import UserError
+from seedsweep.run import checkpoints as ckpt_lib
+from seedsweep.run import experiment as experiment_lib
+from seedsweep.run import loop
+from seedsweep.run import outputs
+from seedsweep.run import runtime
+
+TEXT_COLUMNS = ('text', 'sentence')  # a first row naming one of these is a header
+
+
+def predict(config, workdir: str, texts: Sequence[str], echo=print) -> dict:
+  """The run's answers for ``texts``; see :func:`answers` for the dict."""
+  runtime.pin_for(config)
+  texts = check_texts(texts)
+  if not loop.check_workdir(config, workdir):
+    raise UserError(f'{workdir} holds no {outputs.CONFIG}; expected the workdir of a '
+                    'trained run')
+  ckpts = ckpt_lib.existing(workdir, ckpt_lib.EPOCHS, read_only=True)
+  latest = ckpts.latest_epoch() if ckpts else None
+  if not latest:
+    raise UserError(f'{workdir} holds no checkpoint of a finished epoch to predict '
+                    'with; train it first')
+  exp = experiment_lib.build(config)
+  try:
+    state, _ = ckpt_lib.restore_train_state(ckpts, latest, exp.init_state())
+  finally:
+    ckpts.close()
+  params = exp.selected_params(state)
+  epochs = exp.selected_epochs(state, latest)
+  echo(f'{workdir}: predicting {len(texts)} texts with {len(exp.members)} members '
+       f'(checkpoint of epoch {latest}).')
+  per_member = run_members(exp, params, encode(exp, texts))
+  return answers(exp, texts, per_member, epochs, latest)
+
+
+def check_texts(texts) -> List[str]:
+  if isinstance(texts, str):
+    raise UserError('texts is one string; expected a list of texts (e.g. [text])')
+  texts = list(texts)
+  for i, t in enumerate(texts):
+    if not isinstance(t, str) or not t.strip():
+      raise UserError(f'text {i} is {t!r}; expected a non-empty string')
+  return texts
+
+
+def encode(exp, texts: Sequence[str]) -> List[Dict[str, np.ndarray]]:
+  """The texts in chunks, as the run's eval pass pads its rows: sorted by length,
+  each chunk padded to its longest text's length bucket (beyond the last bucket: a
+  multiple of ``config.data.bucket_multiple``) and to a multiple of 8 rows of at most
+  ``config.train.eval_batch_size``. Each chunk: ``index [rows]`` (-1: padding row),
+  ``tokens [views, rows, time]``, ``lengths [views, rows]``."""
+  data_config = exp.config.data
+  token_lists = [vocab_lib.tokenize(t, data_config.lowercase) for t in texts]
+  if data_config.max_length:
+    token_lists = [t[:data_config.max_length] for t in token_lists]
+  encoded = [view.vocab.encode_flat(token_lists, data_config.oov)
+             for view in exp.data.views]  # per view: (flat ids, lengths)
+  starts = [np.concatenate([[0], np.cumsum(lengths)[:-1]]) for _, lengths in encoded]
+  longest = np.max([lengths for _, lengths in encoded], axis=0)
+  boundaries = exp.schedule.plan.boundaries
+  multiple = data_config.bucket_multiple
+
+  def padded(n):
+    fits = [b for b in boundaries if b >= n]
+    return fits[0] if fits else -(-max(n, 1) // multiple) * multiple
+
+  order = np.argsort(longest, kind='stable')
+  max_rows = exp.config.train.eval_batch_size
+  chunks = []
+  start = 0
+  while start < len(order):
+    width = padded(int(longest[order[start]]))
+    stop = start
+    while stop < len(order) and stop - start < max_rows and longest[order[stop]] <= width:
+      stop += 1
+    rows = order[start:stop]
+    size = min(8 * -(-len(rows) // 8), max(max_rows, len(rows)))
+    index = np.full(size, -1, np.int64)
+    index[:len(rows)] = rows
+    tokens = np.zeros((len(encoded), size, width), np.int32)
+    lengths = np.zeros((len(encoded), size), np.int32)
+    for v, (ids, view_lengths) in enumerate(encoded):
+      for r, i in enumerate(rows):
+        n = view_lengths[i]
+        tokens[v, r, :n] = ids[starts[v][i]:starts[v][i] + n]
+        lengths[v, r] = n
+    chunks.append({'index': index, 'tokens': tokens, 'lengths': lengths})
+    start = stop
+  return chunks
+
+
+def run_members(exp, params, chunks) -> Dict[str, np.ndarray]:
+  """Every member's ``probabilities [members, texts, classes]`` (and ``tags [members,
+  texts, time]``, padded with -1, for a tagging model), in the texts' order."""
+  n = sum(int((c['index'] >= 0).sum()) for c in chunks)
+  out = {}
+  for chunk in chunks:
+    answer = exp.steps.predict_batch(params, exp.device, chunk['tokens'],
+                                     chunk['lengths'])
+    answer = {k: hosts.fetch(v) for k, v in answer.items()}
+    real = chunk['index'] >= 0
+    for key, value in answer.items():
+      if key not in out:
+        width = max(c['tokens'].shape[-1] for c in chunks)
+        shape = (value.shape[0], n) + ((width,) if key == 'tags' else value.shape[2:])
+        out[key] = np.full(shape, -1 if key == 'tags' else np.nan, value.dtype)
+      if key == 'tags':
+        out[key][:, chunk['index'][real], :value.shape[2]] = value[:, real]
+      else:
+        out[key][:, chunk['index'][real]] = value[:, real]
+  return out
+
+
+def answers(exp, texts, per_member, epochs, checkpoint: int) -> dict:
+  """The dict :func:`predict` returns::
+
+    {'classes': [label names], 'members': ['seed_1', ...], 'checkpoint': epoch,
+     'selected_epochs': [per member],
+     'labels': [ensemble label per text], 'probabilities': [[mean per class]],
+     'per_seed': [[label per text] per member],
+     'per_seed_probabilities': [[[per class] per text] per member],
+     # a tagging model (the joint model) also:
+     'tokens': [[token per word] per text], 'tags': [[ensemble tag per token]],
+     'per_seed_tags': [[[tag per token] per text] per member]}
+  """
+  names = list(exp.data.label_names)
+  probs = per_member['probabilities']  # [members, texts, classes]
+  mean = probs.mean(axis=0)
+  out = {'classes': names, 'members': list(exp.members.labels),
+         'checkpoint': int(checkpoint), 'selected_epochs': [int(e) for e in epochs],
+         'labels': [names[i] for i in mean.argmax(-1)],
+         'probabilities': mean.tolist(),
+         'per_seed': [[names[i] for i in p.argmax(-1)] for p in probs],
+         'per_seed_probabilities': probs.tolist()}
+  if 'tags' in per_member:
+    tag_names = list(exp.data.tag_names)
+    tokens = [vocab_lib.tokenize(t, exp.config.data.lowercase) for t in texts]
+    if exp.config.data.max_length:
+      tokens = [t[:exp.config.data.max_length] for t in tokens]
+    tags = per_member['tags']  # [members, texts, time]
+    out['tokens'] = tokens
+    out['per_seed_tags'] = [[[tag_names[k] for k in member[i, :len(tokens[i])]]
+                             for i in range(len(texts))] for member in tags]
+    votes = np.stack([(tags == k).sum(0) for k in range(len(tag_names))], -1)
+    out['tags'] = [[tag_names[k] for k in votes[i, :len(tokens[i])].argmax(-1)]
+                   for i in range(len(texts))]
+  return out
+
+
+# ------------------------------------------------------------------ the files
+
+
+def read_texts(path: str) -> List[str]:
+  """Texts to predict from ``path``: JSONL (``.jsonl``: a ``"text"`` field per line)
+  or a text / TSV file (one text per line, its first tab-separated field; a first
+  row naming a ``text`` or ``sentence`` column is a header, and that column is
+  read). Blank lines are skipped."""
+  if not os.path.isfile(path):
+    raise UserError(f'--input={path}: file not found')
+  try:
+    with open(path, encoding='utf-8') as f:
+      content = f.read()
+  except UnicodeDecodeError as e:
+    raise UserError(f'--input={path}: not UTF-8 text ({e.reason} at byte '
+                    f'{e.start})') from e
+  lines = [(n, line) for n, line in enumerate(content.splitlines(), 1) if line.strip()]
+  if not lines:
+    raise UserError(f'--input={path}: no text in it; expected one text per line')
+  if path.endswith('.jsonl'):
+    return [_jsonl_text(path, n, line) for n, line in lines]
+  rows = list(csv.reader(io.StringIO('\n'.join(line for _, line in lines)),
+                         delimiter='\t', quoting=csv.QUOTE_NONE))
+  header = [c.strip().lower() for c in rows[0]]
+  column = next((header.index(c) for c in TEXT_COLUMNS if c in header), None)
+  if column is None:
+    return [row[0] for row in rows]
+  texts = []
+  for (n, _), row in zip(lines[1:], rows[1:]):
+    if len(row) <= column:
+      raise UserError(f'{path}:{n}: {len(row)} fields; the header names column '
+                      f'{column + 1} ({rows[0][column]!r}) as the text')
+    texts.append(row[column])
+  return texts
+
+
+def _jsonl_text(path: str, n: int, line: str) -> str:
+  try:
+    record = json.loads(line)
+  except ValueError as e:
+    raise UserError(f'{path}:{n}: not valid JSON ({e})') from e
+  if not isinstance(record, dict) or not isinstance(record.get('text'), str):
+    raise UserError(f'{path}:{n}: expected an object with a "text" string, got '
+                    f'{line[:80]!r}')
+  return record['text']
+
+
+def jsonl_records(texts: Sequence[str], result: dict) -> List[dict]:
+  """One record per text: its ensemble label, the mean probability of each class,
+  each member's label (and the tags, for a tagging model)."""
+  records = []
+  for i, text in enumerate(texts):
+    record = {'text': text, 'label': result['labels'][i],
+              'probabilities': dict(zip(result['classes'],
+                                        (round(p, 6) for p in result['probabilities'][i]))),
+              'per_seed': dict(zip(result['members'],
+                                   (labels[i] for labels in result['per_seed'])))}
+    if 'tags' in result:
+      record['tokens'] = result['tokens'][i]
+      record['tags'] = result['tags'][i]
+      record['per_seed_tags'] = dict(zip(result['members'],
+                                         (tags[i] for tags in result['per_seed_tags'])))
+    records.append(record)
+  return records
+
+
+def write_jsonl(path: str, texts: Sequence[str], result: dict) -> None:
+  """The records of :func:`jsonl_records`, one JSON object a line; ``-`` is stdout."""
+  lines = ''.join(json.dumps(r, ensure_ascii=False) + '\n'
+                  for r in jsonl_records(texts, result))
+  if path == '-':
+    sys.stdout.write(lines)
+    return
+  with outputs.atomic_file(path, encoding='utf-8') as f:
+    f.write(lines)
