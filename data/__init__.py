@@ -121,9 +121,16 @@ def _download_root(spec: DatasetSpec) -> str:
   target = os.path.join(cache_root(), 'raw')
   missing = [r for r in spec.raw_files if not os.path.isfile(os.path.join(target, r))]
   if missing:
+    url = spec.downloads[missing[0]].url
+    offline = raw.unreachable(url)
+    if offline:
+      raise UserError(
+          f'${raw.ENV} is not set and the raw files of this dataset cannot be '
+          f'downloaded: {offline} for {url}. Offline? Point ${raw.ENV} (or '
+          '--data_dir) at a folder with the raw files (layout: data/raw.py).')
     print(f'${raw.ENV} is not set: downloading {len(missing)} raw file(s) of this '
-          f'dataset from {spec.downloads[missing[0]].url} ... into {target} (offline? '
-          f'set ${raw.ENV} or --data_dir to a local copy)', file=sys.stderr, flush=True)
+          f'dataset from {url} ... into {target} (offline? set ${raw.ENV} or '
+          '--data_dir to a local copy)', file=sys.stderr, flush=True)
     manager = tfds.download.DownloadManager(
         download_dir=os.path.join(cache_root(), 'downloads'))
     try:

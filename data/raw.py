@@ -25,6 +25,8 @@ import dataclasses
 import hashlib
 import os
 import shutil
+import socket
+import urllib.parse
 from typing import Dict, Optional, Sequence
 
 from seedsweep.errors import UserError
@@ -143,6 +145,20 @@ def digest_of(digests: Dict[str, str]) -> str:
   for rel in sorted(digests):
     h.update(f'{rel}\t{digests[rel]}\n'.encode())
   return h.hexdigest()[:16]
+
+
+def unreachable(url: str, timeout: float = 5.0) -> Optional[str]:
+  """Why ``url``'s host cannot be reached within ``timeout`` seconds (no name
+  resolution, no route, refused), or None if a connection opens: checked before a
+  download, so that an offline machine is told at once instead of after minutes of
+  the downloader's retries."""
+  parsed = urllib.parse.urlsplit(url)
+  port = parsed.port or (443 if parsed.scheme == 'https' else 80)
+  try:
+    socket.create_connection((parsed.hostname, port), timeout=timeout).close()
+  except OSError as e:
+    return f'cannot reach {parsed.hostname}:{port} ({type(e).__name__}: {e})'
+  return None
 
 
 def fetch(dl_manager, target: str, rels: Sequence[str],
