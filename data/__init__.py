@@ -14,6 +14,7 @@ import contextlib
 import dataclasses
 import fcntl
 import hashlib
+import logging
 import os
 import sys
 from typing import Callable, Dict, List, Mapping, Optional, Tuple, Type
@@ -187,21 +188,45 @@ def _prepared_builder(spec: DatasetSpec, config, data_dir: str, manual_dir):
   and the others wait, then read what it wrote.
   """
   def make():
-    return spec.builder(config=config, data_dir=data_dir, file_format='array_record')
+    with _quiet_tfds():
+      return spec.builder(config=config, data_dir=data_dir, file_format='array_record')
+
+  def prepared(builder):
+    with _quiet_tfds():
+      return builder.is_prepared()
+
   builder = make()
-  if builder.is_prepared():
+  if prepared(builder):
     return builder
   os.makedirs(data_dir, exist_ok=True)
   with open(os.path.join(data_dir, '.prepare.lock'), 'a') as lock:
     fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
     builder = make()  # another process may have built it while this one waited
-    if not builder.is_prepared():
+    if not prepared(builder):
+      print(f'preparing dataset {builder.name} once, in {data_dir}', file=sys.stderr,
+            flush=True)
       tfds.disable_progress_bar()
-      # TFDS prints its progress on stdout; keep stdout for results (--json output).
-      with contextlib.redirect_stdout(sys.stderr):
+      with _quiet_tfds():
         builder.download_and_prepare(download_config=tfds.download.DownloadConfig(
             manual_dir=manual_dir, try_download_gcs=False))
   return builder
+
+
+@contextlib.contextmanager
+def _quiet_tfds():
+  """Without TFDS's chatter about local files: its 'Downloading and preparing
+  dataset' lines on stdout (nothing is downloaded: the raw files are local by then;
+  stdout stays for results such as --json) and its warnings that a folder being
+  built has no dataset_info.json yet. Errors still raise."""
+  absl_logger = logging.getLogger('absl')
+  level = absl_logger.level
+  absl_logger.setLevel(logging.ERROR)
+  try:
+    with open(os.devnull, 'w', encoding='utf-8') as devnull:
+      with contextlib.redirect_stdout(devnull):
+        yield
+  finally:
+    absl_logger.setLevel(level)
 
 
 def _read_source(source, keys) -> Dict[str, list]:

@@ -120,6 +120,23 @@ def test_files_dataset_builds_from_config_and_encodes_tags(tmp_path, monkeypatch
     data_lib.load_dataset(config)
 
 
+def test_a_train_file_alone_is_refused_before_training(tmp_path, monkeypatch):
+  """Nothing to evaluate on: one line saying what to add (it used to end in an
+  IndexError inside the eval plan)."""
+  from seedsweep.run import experiment  # pylint: disable=g-import-not-at-top
+  from tests.conftest import small_config  # pylint: disable=g-import-not-at-top
+  monkeypatch.setenv('SEEDSWEEP_TFDS_DIR', str(tmp_path / 'tfds'))
+  with open(tmp_path / 'train.tsv', 'w', encoding='utf-8') as f:
+    f.writelines(f'{label}\t{text}\n' for text, label in _sst2('train', 50))
+  config = small_config()
+  config.data.name = 'files'
+  config.data.files.train = str(tmp_path / 'train.tsv')
+  config.train.selection = 'last'
+  with pytest.raises(UserError, match=r"dataset 'files' has a train split only: .*"
+                     r'config.data.files.test'):
+    experiment.build(config)
+
+
 def _sst2(split, n):
   """The first ``n`` ``(sentence, label)`` pairs of the real SST-2 ``split``."""
   with open(os.path.join(SHARED_DATA, 'sst', 'stsa', f'stsa.binary.{split}'),
@@ -147,6 +164,10 @@ def test_glue_csv_and_headerless_sst2_files_train_end_to_end(tmp_path):
                    '--config.train.num_epochs=1', '--config.train.progress=False',
                    env={'SEEDSWEEP_TFDS_DIR': str(tmp_path / 'tfds')})
   assert out.returncode == 0, out.stderr[-3000:]
+  # Nothing is downloaded: no TFDS "Downloading and preparing" lines or warnings.
+  assert 'preparing dataset seedsweep_files once' in out.stderr
+  assert 'Downloading' not in out.stderr + out.stdout, out.stderr
+  assert 'dataset_info' not in out.stderr, out.stderr
   results = json.loads((tmp_path / 'run' / 'results.json').read_text())
   assert len(results['metrics']['test_accuracy']) == 2
   assert results['provenance']['data']['sizes'] == {'train': 600, 'dev': 150,

@@ -131,6 +131,11 @@ class Schedule:
 
 def make_schedule(config, data: encoded.EncodedDataset) -> Schedule:
   eval_splits = tuple(s for s in EVAL_SPLITS if s in data.split_names())
+  if not eval_splits:
+    raise UserError(f'dataset {data.name!r} has a train split only: nothing to evaluate '
+                    'a run on; give it a test (or dev) split (config.data.files.test / '
+                    '.dev for your own files) or hold out part of train '
+                    '(config.data.dev_holdout=0.1)')
   if config.train.selection == 'best_dev' and 'dev' not in eval_splits:
     raise UserError(f'config.train.selection=best_dev but dataset {data.name!r} has no '
                     f'dev split; set config.data.dev_holdout (e.g. 0.1) or '
