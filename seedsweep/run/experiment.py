@@ -237,7 +237,8 @@ class Experiment:
                   on_step=None, stop=None, max_steps: Optional[int] = None):
     """Epoch ``epoch``'s steps from position ``start`` on: ``(state, loss_sum
     [members], position reached)``. ``loss_sum`` carries the sum over the steps
-    before ``start``; a true ``stop()`` ends the loop at the next step boundary (the
+    before ``start``; ``on_step(length)`` follows each step (its padded length); a
+    true ``stop()`` ends the loop at the next step boundary (the
     position reached is then short of ``steps_per_epoch``)."""
     orders = self.steps.epoch_orders(self.device, epoch)
     total = (jnp.zeros((len(self.members),), jnp.float32) if loss_sum is None
@@ -252,7 +253,7 @@ class Experiment:
       total = total + loss
       faults.reached('step')
       if on_step is not None:
-        on_step()
+        on_step(length)
     return state, total, len(visits)
 
   def mean_loss(self, loss_sum) -> np.ndarray:

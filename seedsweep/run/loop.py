@@ -230,6 +230,7 @@ def _train_locked(config, workdir: str, echo) -> dict:
     steps = exp.schedule.plan.steps_per_epoch
     bar = tqdm(total=num_epochs * steps, initial=latest * steps + resume.position,
                unit='step', disable=not config.train.progress, dynamic_ncols=True)
+    on_step = progress_without_compilation(bar)
     started = time.perf_counter()
     examples_per_epoch = exp.data.sizes()['train'] * len(exp.members)
     completed = latest
@@ -242,7 +243,7 @@ def _train_locked(config, workdir: str, echo) -> dict:
         start, resume.position = resume.position, 0
         with timer('train'):
           state, loss_sum, position = exp.train_steps(
-              state, epoch, start, resume.loss_sum, on_step=lambda: bar.update(1),
+              state, epoch, start, resume.loss_sum, on_step=on_step,
               stop=lambda: bool(stop))
         resume.loss_sum = None
         wall = resume.elapsed + time.perf_counter() - started
@@ -255,6 +256,8 @@ def _train_locked(config, workdir: str, echo) -> dict:
           raise _stopped(stop, workdir, f'at step {position}/{steps} of epoch {epoch}')
         with timer('eval'):
           evals = exp.evaluate_all(state.params)
+        if epoch == first:
+          bar.unpause()  # the first evaluation compiled its programs: not in the ETA
         evaluated[epoch] = evals
         state = exp.keep_best(state, evals, epoch)
         wall = resume.elapsed + time.perf_counter() - started
@@ -302,6 +305,21 @@ def _train_locked(config, workdir: str, echo) -> dict:
     if interrupted:
       interrupted.close()
     ckpts.close()
+
+
+def progress_without_compilation(bar):
+  """``on_step(length)`` advancing ``bar`` by a step, keeping out of its rate (and
+  so of its ETA) the first step of each padded length in this process: the one
+  that compiled its program (or read it from the compilation cache)."""
+  seen = set()
+
+  def on_step(length: int) -> None:
+    if length not in seen:
+      seen.add(length)
+      bar.unpause()  # tqdm: the time since its last update is left out
+    bar.update(1)
+
+  return on_step
 
 
 def _stopped(stop, workdir: str, where: str) -> Stopped:
