@@ -184,7 +184,7 @@ def test_report_warns_when_a_table_mixes_records(tmp_path):
     outputs.write_json(path, results)
   echoed = []
   reports.write_report(root, plots=False, echo=echoed.append)
-  text = open(os.path.join(root, report.REPORT_MD)).read()
+  text = open(os.path.join(root, reports.REPORT_MD)).read()
   assert '**Warning:** the rows of this table were produced under different' in text
   assert '- c differs from a: cpu_threads: 1 -> 0' in text
   assert 'b differs' not in text

@@ -165,15 +165,15 @@ def test_groups_and_order_follow_the_papers_tables(tmp_path):
       (('B', 'sst'), 'sweep/h=128'), (('', 'demo'), 'nosource')]
   assert [r['point'] for r in rows[3:5]] == ['hidden=32', 'hidden=128']
   md = reports.write_report(str(tmp_path), plots=False, echo=quiet)
-  text = (tmp_path / report.REPORT_MD).read_text()
+  text = (tmp_path / reports.REPORT_MD).read_text()
   headings = [line for line in text.splitlines() if line.startswith('## ')]
   assert headings == ['## A: trec', '## B: sst', '## demo (no paper source)']
   # Folders named otherwise than their points keep the `point` column, in their
   # group only.
   assert '| sweep/h=32 | bilstm | hidden=32 | test_accuracy |' in text
   assert '| other | bilstm | test_accuracy |' in text
-  assert md['files'] == [str(tmp_path / report.REPORT_MD),
-                         str(tmp_path / report.REPORT_CSV)]
+  assert md['files'] == [str(tmp_path / reports.REPORT_MD),
+                         str(tmp_path / reports.REPORT_CSV)]
 
 
 def _demo_root(tmp_path):
@@ -195,11 +195,11 @@ def test_report_files_are_deterministic_and_formatted(tmp_path):
   root = _demo_root(tmp_path)
   first = reports.write_report(root, plots=False, echo=quiet)
   md, table = (open(os.path.join(root, n), 'rb').read()
-               for n in (report.REPORT_MD, report.REPORT_CSV))
+               for n in (reports.REPORT_MD, reports.REPORT_CSV))
   os.utime(os.path.join(root, 'base', outputs.RESULTS))
   second = reports.write_report(root, plots=False, echo=quiet)
-  assert open(os.path.join(root, report.REPORT_MD), 'rb').read() == md
-  assert open(os.path.join(root, report.REPORT_CSV), 'rb').read() == table
+  assert open(os.path.join(root, reports.REPORT_MD), 'rb').read() == md
+  assert open(os.path.join(root, reports.REPORT_CSV), 'rb').read() == table
   assert first['rows'] == second['rows']
   text = md.decode()
   # The sweep points' folders are named by their overrides: no `point` column.
@@ -208,7 +208,7 @@ def test_report_files_are_deterministic_and_formatted(tmp_path):
          '90.00 | 90.00 | -0.13 |' in text
   assert '| sweep/hidden=64,dropout=0.2 | bilstm | test_accuracy |' in text
   assert str(tmp_path) not in text
-  assert not os.path.exists(os.path.join(root, report.REPORT_TEX))
+  assert not os.path.exists(os.path.join(root, reports.REPORT_TEX))
   lines = list(csv.DictReader(io.StringIO(table.decode())))
   assert len(lines) == 5 and list(lines[0]) == list(render.CSV_COLUMNS)
   assert float(lines[0]['mean']) == pytest.approx(np.mean([88.123, 90.0, 91.5]))
@@ -218,8 +218,8 @@ def test_report_files_are_deterministic_and_formatted(tmp_path):
 def test_latex_is_written_on_request(tmp_path):
   root = _demo_root(tmp_path)
   files = reports.write_report(root, latex=True, plots=False, echo=quiet)['files']
-  assert os.path.join(root, report.REPORT_TEX) in files
-  tex = open(os.path.join(root, report.REPORT_TEX)).read()
+  assert os.path.join(root, reports.REPORT_TEX) in files
+  tex = open(os.path.join(root, reports.REPORT_TEX)).read()
   for part in (r'\toprule', r'\midrule', r'\bottomrule', r'89.87 $\pm$ 1.69',
                r'test\_accuracy', r'\textit{Demo paper: demo}'):
     assert part in tex
@@ -238,10 +238,18 @@ def test_plots_are_written_and_linked(tmp_path):
   assert 'plots/sweep.sweep__sweeps__demo.py.dev_test.png' in pngs  # every point
   assert not any(p.startswith('plots/nolog.curves') for p in pngs)
   assert len(pngs) == 2 * 5 + 2
+  from PIL import Image  # pylint: disable=g-import-not-at-top  (matplotlib's)
   for p in pngs:
     with open(os.path.join(root, p), 'rb') as f:
       assert f.read(8) == PNG_MAGIC and os.path.getsize(os.path.join(root, p)) > 1000
-  text = open(os.path.join(root, report.REPORT_MD)).read()
+    with Image.open(os.path.join(root, p)) as image:
+      assert image.info['dpi'] == pytest.approx((200, 200), abs=0.1)
+    for fmt, magic in (('pdf', b'%PDF'), ('svg', b'<?xml')):  # for papers, beside it
+      other = os.path.join(root, p[:-len('png')] + fmt)
+      assert other in written
+      with open(other, 'rb') as f:
+        assert f.read(len(magic)) == magic
+  text = open(os.path.join(root, reports.REPORT_MD)).read()
   assert '[learning curves](plots/base.curves.png)' in text
   assert ('- sweep sweeps/demo.py (in sweep): [test_accuracy vs model.hidden]'
           '(plots/sweep.sweep__sweeps__demo.py.png)') in text
@@ -257,6 +265,26 @@ def test_sweep_series_one_line_per_other_key():
       ('dropout=0.0', [32, 64]), ('dropout=0.2', [16, 32, 64])]
   names = [plots.SweepPoint({'model.pooling': p}, 1.0, 0.0, None) for p in 'ab']
   assert plots.sweep_series(names) is None
+
+
+def test_axes_are_labelled_in_words_and_sizes_and_rates_get_log_axes():
+  assert plots.axis_label('optimizer.learning_rate') == (
+      'learning rate (optimizer.learning_rate)')
+  assert plots.axis_label('model.hidden') == 'hidden size (model.hidden)'
+  assert plots.axis_label('test_accuracy') == 'test accuracy (%)'
+  assert plots.axis_label('dev_slot_f1') == 'dev slot F1 (%)'
+  assert plots.log_axis('model.hidden', [50, 100, 200, 400])
+  assert plots.log_axis('optimizer.learning_rate', [1e-4, 1e-3, 1e-2])
+  assert not plots.log_axis('model.hidden', [100, 150])  # less than a factor of 4
+  assert not plots.log_axis('model.dropout', [0.1, 0.5])  # not a scale
+  assert not plots.log_axis('l2.coef', [0.0, 1e-4])  # zero has no place on it
+
+
+def test_the_mean_ci_is_students_t_over_seeds():
+  low, high = statistics.mean_ci([1.0, 2.0, 3.0])
+  assert (low + high) / 2 == pytest.approx(2.0)
+  assert high - 2.0 == pytest.approx(4.302653 * 1.0 / np.sqrt(3), rel=1e-6)
+  assert statistics.mean_ci([5.0]) == (5.0, 5.0)
 
 
 def test_curve_stats_average_folds_then_seeds():
@@ -285,7 +313,7 @@ def test_invalid_json_runs_are_skipped_and_named(tmp_path):
                                                       'unfinished']
   assert len(result['rows']) == 5
   assert any('bad_config/config.json is not valid JSON' in m for m in messages)
-  text = open(os.path.join(root, report.REPORT_MD)).read()
+  text = open(os.path.join(root, reports.REPORT_MD)).read()
   skipped = text[text.index('## Skipped runs'):]
   assert '- broken: broken/results.json is not valid JSON' in skipped
   assert '- unfinished: no results.json and no checkpoint' in skipped

@@ -114,7 +114,7 @@ def test_interrupted_sweep_resumes_without_recomputing_finished_points(
   # The report from checkpoints alone equals the one from the logs.
   def table():
     rows = reports.write_report(root, plots=False, echo=lambda *a: None)['rows']
-    csv = open(os.path.join(root, report.REPORT_CSV)).read()
+    csv = open(os.path.join(root, reports.REPORT_CSV)).read()
     return [{k: v for k, v in r.items() if k != 'wall_time'} for r in rows], csv
   from_logs = table()
   assert [r['point'] for r in from_logs[0]] == names

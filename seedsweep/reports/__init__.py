@@ -9,7 +9,8 @@ with figures beside them (:mod:`~seedsweep.reports.plots`).
   reported metric, links to the plots, and the runs that were skipped;
 * ``ROOT/report.csv``: the same numbers, one line per run and metric, unrounded;
 * ``ROOT/report.tex`` (``latex=True``): a booktabs tabular of the same table;
-* ``ROOT/plots/*.png`` (``plots=True``).
+* ``ROOT/plots/*.png`` at 200 dpi, each with ``.pdf`` and ``.svg`` copies
+  (``plots=True``).
 
 The same runs always give byte-identical ``report.md`` and ``report.csv``.
 """
@@ -49,7 +50,7 @@ def write_report(root: str, latex: bool = False, plots: bool = True,
   files, links = [], {}
   if plots:
     for plot in plots_lib.write_plots(rows, root, echo):
-      files.append(plot.path)
+      files += [plot.path, *plot.also]
       links.setdefault(plot.owner, []).append(
           (plot.label, '/'.join(collect.relative_parts(os.path.relpath(plot.path, root)))))
   outputs_text = [(REPORT_MD, render.render_markdown(rows, skipped, links)),

@@ -1,13 +1,18 @@
-"""Figures for the report (PNG under ``ROOT/plots/``, matplotlib's Agg renderer).
+"""Figures for the report under ``ROOT/plots/``: PNG at 200 dpi, with PDF and SVG
+copies beside each (matplotlib's Agg, PDF and SVG renderers).
 
 * :func:`learning_curves`: a run's dev and test values of its paper metric per
   epoch (mean line, ±std band over seeds) and, in a second panel, the training loss;
   read from ``metrics.jsonl`` (runs without one get none).
 * :func:`dev_test_scatter`: one point per seed, dev against test value of the
   selected model (results.json), for one run or every point of a sweep.
-* :func:`sweep_plot`: the runs of one sweep, mean ± std error bars of the paper metric
-  against the numeric override that varies; one line per combination of the other
-  varying overrides.
+* :func:`sweep_plot`: the runs of one sweep, the paper metric against the numeric
+  override that varies: each seed's value as a dot, the mean with its 95 %
+  confidence interval (t over seeds) as a line with error bars; one line per
+  combination of the other varying overrides; a log axis for sizes and rates that
+  span a factor of 4 or more (:func:`log_axis`).
+
+Axes are labelled in words with the config key beside them (:func:`axis_label`).
 
 Each returns the paths it wrote ([] when it had nothing to draw); :func:`write_plots`
 draws every figure of a report's rows (:mod:`seedsweep.reports.collect`) and returns
@@ -29,11 +34,51 @@ from seedsweep.run import outputs
 
 PLOTS_DIR = 'plots'  # under the report's root
 
+PNG_DPI = 200
+ALSO_FORMATS = ('pdf', 'svg')  # written beside every PNG, for papers
+
 # owner: the run name (or collect.sweep_label) whose links show the plot; label: the
-# link text; path: the PNG written.
-Plot = collections.namedtuple('Plot', ['owner', 'label', 'path'])
-# One point of a sweep: its overrides and its paper metric's summary over seeds.
-SweepPoint = collections.namedtuple('SweepPoint', ['overrides', 'mean', 'std', 'paper'])
+# link text; path: the PNG written; also: its PDF and SVG copies.
+Plot = collections.namedtuple('Plot', ['owner', 'label', 'path', 'also'])
+# One point of a sweep: its overrides, its paper metric's summary over seeds and the
+# seeds' values.
+SweepPoint = collections.namedtuple('SweepPoint',
+                                    ['overrides', 'mean', 'std', 'paper', 'values'],
+                                    defaults=((),))
+
+# Config keys (their last part) and metrics in words, for axis labels.
+WORDS = {'learning_rate': 'learning rate', 'hidden': 'hidden size',
+         'embed_dim': 'embedding size', 'batch_size': 'batch size',
+         'dropout': 'dropout rate', 'coef': 'L2 coefficient', 'num_epochs': 'epochs',
+         'filters': 'filters', 'groups': 'groups', 'layers': 'layers',
+         'patience': 'patience', 'min_count': 'minimum word count',
+         'accuracy': 'accuracy (%)', 'loss': 'loss', 'slot_f1': 'slot F1 (%)',
+         'intent_error': 'intent error (%)', 'error': 'error (%)'}
+# Keys whose values are scales: a log axis once they span a factor of 4.
+LOG_KEYS = ('learning_rate', 'hidden', 'embed_dim', 'batch_size', 'coef', 'filters',
+            'eps', 'dh', 'th', 'dl', 'min_count')
+
+
+def axis_label(key: str) -> str:
+  """``'optimizer.learning_rate'`` -> ``'learning rate (optimizer.learning_rate)'``;
+  a metric: ``'test_accuracy'`` -> ``'test accuracy (%)'``."""
+  last = key.rsplit('.', 1)[-1]
+  for split in ('dev_', 'test_', 'train_'):
+    if last.startswith(split) and '.' not in key:
+      base = last[len(split):]
+      return f'{split[:-1]} {WORDS.get(base, base.replace("_", " "))}'
+  words = WORDS.get(last, last.replace('_', ' '))
+  return f'{words} ({key})' if words != key else key
+
+
+def log_axis(key: str, values: Sequence[float]) -> bool:
+  """A log axis for ``key``'s ``values``: a size or rate (:data:`LOG_KEYS`) whose
+  positive values span a factor of 4 or more, or any positive values spanning 100."""
+  values = [float(v) for v in values]
+  if not values or min(values) <= 0:
+    return False
+  span = max(values) / min(values)
+  return span >= 100 or (span >= 4 and key.rsplit('.', 1)[-1] in LOG_KEYS)
 
 
 def slug(text: str) -> str:
@@ -72,17 +117,28 @@ def metric_base(metric: str) -> str:
 
 def _figure(width: float, height: float, ncols: int = 1):
   from matplotlib.figure import Figure  # pylint: disable=g-import-not-at-top
-  fig = Figure(figsize=(width, height), dpi=100)
+  fig = Figure(figsize=(width, height), dpi=PNG_DPI)
   axes = fig.subplots(1, ncols, squeeze=False)[0]
   return fig, list(axes)
 
 
+# No dates or software versions in the files: the same runs, the same bytes.
+_METADATA = {'png': {'Software': None}, 'pdf': {'CreationDate': None, 'Producer': None},
+             'svg': {'Date': None, 'Creator': None}}
+
+
 def _save(fig, path: str) -> List[str]:
+  """Writes ``fig`` to ``path`` (a .png) and its PDF and SVG copies; their paths,
+  the PNG first."""
   os.makedirs(os.path.dirname(path) or '.', exist_ok=True)
   fig.tight_layout()
-  with outputs.atomic_file(path, 'wb') as f:
-    fig.savefig(f, format='png', metadata={'Software': None})
-  return [path]
+  base = path[:-len('.png')]
+  paths = [path] + [f'{base}.{fmt}' for fmt in ALSO_FORMATS]
+  for out in paths:
+    fmt = out.rsplit('.', 1)[-1]
+    with outputs.atomic_file(out, 'wb') as f:
+      fig.savefig(f, format=fmt, dpi=PNG_DPI, metadata=_METADATA[fmt])
+  return paths
 
 
 def learning_curves(run_dir: str, metric: str, path: str, title: str = '') -> List[str]:
@@ -94,12 +150,13 @@ def learning_curves(run_dir: str, metric: str, path: str, title: str = '') -> Li
   base = metric_base(metric)
   keys = [k for k in (f'dev_{base}', f'test_{base}') if any(k in r for r in rows)]
   fig, (left, right) = _figure(10, 4, ncols=2)
-  for ax, names, ylabel in ((left, keys, base), (right, ['train_loss'], 'train loss')):
+  for ax, names, ylabel in ((left, keys, WORDS.get(base, base)),
+                            (right, ['train_loss'], 'train loss')):
     for name in names:
       epochs, mean, std = curve_stats(rows, name)
       if not len(epochs):
         continue
-      (line,) = ax.plot(epochs, mean, marker='o', markersize=3, label=name)
+      (line,) = ax.plot(epochs, mean, marker='o', markersize=3, label=axis_label(name))
       ax.fill_between(epochs, mean - std, mean + std, alpha=0.2,
                       color=line.get_color(), linewidth=0)
     ax.xaxis.set_major_locator(MaxNLocator(integer=True))
@@ -135,8 +192,8 @@ def dev_test_scatter(series: Sequence[Tuple[str, Sequence[int], Dict[str, Sequen
   every = [v for _, _, d, t in drawn for v in list(d) + list(t)]
   ax.plot([min(every), max(every)], [min(every), max(every)], linestyle='--',
           color='gray', linewidth=1, label='dev = test')
-  ax.set_xlabel(dev)
-  ax.set_ylabel(metric)
+  ax.set_xlabel(axis_label(dev))
+  ax.set_ylabel(axis_label(metric))
   ax.grid(alpha=0.3)
   ax.legend(fontsize=8)
   ax.set_title(f'{title}: seeds' if title else 'seeds')
@@ -174,26 +231,49 @@ def sweep_series(points: Sequence[SweepPoint]
 
 def sweep_plot(points: Sequence[SweepPoint], metric: str, path: str,
                title: str = '') -> List[str]:
-  """``metric`` (mean ± std error bars) against the swept value; the paper's
-  numbers, where points carry them, as dashed lines."""
+  """``metric`` against the swept value: every seed's value (dots), the mean and
+  its 95 % confidence interval (line, error bars); the paper's numbers, where
+  points carry them, as dashed lines."""
+  from matplotlib.ticker import NullFormatter  # pylint: disable=g-import-not-at-top
+  from matplotlib.transforms import ScaledTranslation  # pylint: disable=g-import-not-at-top
   series = sweep_series(points)
   if series is None:
     return []
   x_key, lines = series
   fig, (ax,) = _figure(6, 4.5)
-  for label, members in lines:
+  for i, (label, members) in enumerate(lines):
+    # Each line a few points to the side of the others, its seeds' dots beside it
+    # (shifted after drawing, so that the axes' limits still fit the data).
+    shift = 7 * (i - (len(lines) - 1) / 2)
     xs = [p.overrides[x_key] for p in members]
-    bars = ax.errorbar(xs, [p.mean for p in members], yerr=[p.std for p in members],
-                       marker='o', capsize=3, label=label or metric)
+    cis = [statistics.mean_ci(p.values) if len(p.values) > 1 else (p.mean, p.mean)
+           for p in members]
+    means = [p.mean for p in members]
+    bars = ax.errorbar(xs, means, yerr=[[m - lo for m, (lo, _) in zip(means, cis)],
+                                        [hi - m for m, (_, hi) in zip(means, cis)]],
+                       marker='o', capsize=3, label=label or 'mean, 95 % CI')
+    for artist in bars.get_children():
+      artist.set_transform(artist.get_transform()
+                           + ScaledTranslation(shift / 72, 0, fig.dpi_scale_trans))
+    colour = bars[0].get_color()
+    dots = [(x, v) for x, p in zip(xs, members) for v in p.values]
+    if dots:
+      seeds = ax.scatter(*zip(*dots), s=12, alpha=0.5, color=colour, linewidths=0,
+                         zorder=3)
+      seeds.set_offset_transform(ax.transData + ScaledTranslation(
+          (shift + 4) / 72, 0, fig.dpi_scale_trans))
     paper = [(x, p.paper) for x, p in zip(xs, members) if p.paper is not None]
     if paper:
-      ax.plot(*zip(*paper), linestyle='--', marker='x', color=bars[0].get_color(),
+      ax.plot(*zip(*paper), linestyle='--', marker='x', color=colour,
               label=f'{label}, paper' if label else 'paper')
   xs = sorted({p.overrides[x_key] for _, members in lines for p in members})
+  if log_axis(x_key, xs):
+    ax.set_xscale('log')
+    ax.xaxis.set_minor_formatter(NullFormatter())
   if len(xs) <= 12:
-    ax.set_xticks(xs)
-  ax.set_xlabel(x_key)
-  ax.set_ylabel(f'{metric} (mean ± std over seeds)')
+    ax.set_xticks(xs, labels=[f'{x:g}' for x in xs])
+  ax.set_xlabel(axis_label(x_key))
+  ax.set_ylabel(f'{axis_label(metric)}: seeds, mean and 95 % CI')
   ax.grid(alpha=0.3)
   ax.legend()
   if title:
@@ -220,7 +300,8 @@ def write_plots(rows: Sequence[dict], root: str,
           ('dev vs test', dev_test_scatter(
               [('', row['seeds'], row['values'])], metric,
               os.path.join(out_dir, f'{name}.dev_test.png'), row['run']))):
-        plots += [Plot(row['run'], label, p) for p in paths]
+        if paths:
+          plots.append(Plot(row['run'], label, paths[0], tuple(paths[1:])))
     except UserError as e:
       echo(f'warning: no plots of run {row["run"]}: {e}')
   sweeps = {}
@@ -229,17 +310,19 @@ def write_plots(rows: Sequence[dict], root: str,
       sweeps.setdefault(row['sweep_key'], []).append(row)
   for key, members in sweeps.items():
     metric = members[0]['metric']
-    points = [SweepPoint(r['overrides'], e['mean'], e['std'], e['paper'])
+    points = [SweepPoint(r['overrides'], e['mean'], e['std'], e['paper'], e['values'])
               for r in members for e in [r['metrics'].get(metric)]
               if r['metric'] == metric and e and e['n']]
     label = collect.sweep_label(key)
     path = os.path.join(out_dir, 'sweep.' + slug('/'.join(k for k in key if k))
                         + '.png')
-    for p in sweep_plot(points, metric, path, label):
+    paths = sweep_plot(points, metric, path, label)
+    if paths:
       x_key = sweep_series(points)[0]
-      plots.append(Plot(label, f'{metric} vs {x_key}', p))
+      plots.append(Plot(label, f'{metric} vs {x_key}', paths[0], tuple(paths[1:])))
     scatter = path[:-len('.png')] + '.dev_test.png'
-    for p in dev_test_scatter([(r['point'], r['seeds'], r['values']) for r in members
-                               if r['metric'] == metric], metric, scatter, label):
-      plots.append(Plot(label, 'dev vs test, every point', p))
+    paths = dev_test_scatter([(r['point'], r['seeds'], r['values']) for r in members
+                              if r['metric'] == metric], metric, scatter, label)
+    if paths:
+      plots.append(Plot(label, 'dev vs test, every point', paths[0], tuple(paths[1:])))
   return plots

@@ -1,6 +1,7 @@
 """The numbers of a report: per-metric summaries of the seeds' values, the best-dev
-seed's value, and Welch's t-test between rows (scipy)."""
-from typing import Dict, Optional, Sequence
+seed's value, the t confidence interval of a mean, and Welch's t-test between rows
+(scipy)."""
+from typing import Dict, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -39,6 +40,19 @@ def welch_p(a: Sequence[float], b: Sequence[float]) -> Optional[float]:
   from scipy import stats  # pylint: disable=g-import-not-at-top
   with np.errstate(all='ignore'):  # two constant samples give nan, said as 'nan'
     return float(stats.ttest_ind(a, b, equal_var=False).pvalue)
+
+
+def mean_ci(values: Sequence[float], level: float = 0.95) -> Tuple[float, float]:
+  """The ``level`` confidence interval of the mean of ``values`` (Student's t over
+  the seeds, sample std); ``(mean, mean)`` for fewer than two values."""
+  from scipy import stats  # pylint: disable=g-import-not-at-top
+  values = np.asarray(values, np.float64)
+  mean = float(values.mean()) if len(values) else float('nan')
+  if len(values) < 2:
+    return mean, mean
+  half = float(stats.t.ppf(0.5 + level / 2, len(values) - 1)
+               * values.std(ddof=1) / np.sqrt(len(values)))
+  return mean - half, mean + half
 
 
 def metric_entry(values: Sequence[float], paper, best_dev_test) -> dict:
