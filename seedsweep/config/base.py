@@ -98,6 +98,24 @@ def get_base_config() -> ml_collections.ConfigDict:
   config.runtime = ml_collections.ConfigDict()
   config.runtime.cpu_threads = 4
 
+  # Where runs are also logged (none changes a number; seedsweep/run/tracking.py).
+  # TensorBoard's HParams tab always gets each finished run (workdir/tensorboard/hparams).
+  config.log = ml_collections.ConfigDict()
+  config.log.mlflow = False        # one MLflow run per finished run (pip install -e .[mlflow])
+  config.log.mlflow_uri = ''       # '' = $MLFLOW_TRACKING_URI, else file:<workdir>/../mlruns
+  config.log.mlflow_experiment = 'seedsweep'
+
+  # Sweeps through a scheduler (--launcher=local|slurm; seedsweep/sweep/launchers.py):
+  # what each job asks for. None changes a number.
+  config.launch = ml_collections.ConfigDict()
+  config.launch.jobs = 0           # shards of the sweep, one job each (0 = one per point)
+  config.launch.timeout_min = 24 * 60
+  config.launch.cpus_per_task = 4
+  config.launch.gpus_per_node = 0
+  config.launch.mem_gb = 16
+  config.launch.slurm_partition = ''
+  config.launch.slurm_array_parallelism = 64  # jobs of the array running at once
+
   # The number the paper reports for this row (filled by paper experiments).
   config.paper = ml_collections.ConfigDict()
   config.paper.source = ''

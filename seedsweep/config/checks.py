@@ -14,11 +14,14 @@ SEED_PARALLEL_MODES = ('vmap', 'map')  # config.train.seed_parallel, besides 'au
 # Keys that never change a number a run produces; a workdir may be resumed with
 # other values for them.
 NON_SEMANTIC = ('train.progress', 'data.tfds_dir', 'train.nan_policy')
+# Sections that change no number: where runs are logged, what scheduler jobs ask for.
+NON_SEMANTIC_SECTIONS = ('log.', 'launch.')
 # Keys added after runs were made, with the value those runs had in effect (a run made
 # before the thread pool was pinned used the machine's cores: 0).
 ADDED = {'optimizer.embedding_update': 'dense', 'runtime.cpu_threads': 0,
          'data.files.text_column': '', 'data.files.label_column': '',
-         'train.nan_policy': 'freeze'}
+         'train.nan_policy': 'freeze', 'log.mlflow': False, 'log.mlflow_uri': '',
+         'log.mlflow_experiment': 'seedsweep'}
 
 
 def to_dict(config) -> dict:
@@ -59,7 +62,8 @@ def _lists_to_tuples(value):
 def differences(a: dict, b: dict) -> List[str]:
   """``'key: a_value != b_value'`` for every semantic key where two configs differ."""
   fa, fb = flatten(a), flatten(b)
-  names = sorted((set(fa) | set(fb)) - set(NON_SEMANTIC))
+  names = sorted(k for k in (set(fa) | set(fb)) - set(NON_SEMANTIC)
+                 if not k.startswith(NON_SEMANTIC_SECTIONS))
   missing = '<absent>'
 
   def same(x, y):  # JSON text equality: NaN equals NaN, 1 equals 1.0 only if typed so

@@ -23,6 +23,7 @@ from seedsweep.run import outputs
 from seedsweep.run import runtime
 from seedsweep.run import stop_signals
 from seedsweep.run import timing
+from seedsweep.run import tracking
 from seedsweep.run import workdir_lock
 
 
@@ -158,6 +159,8 @@ def train(config, workdir: str, echo=print) -> dict:
     echo(f'{workdir}: finished run found ({results.get("epochs_completed")} epochs); '
          'nothing to do.')
     echo(outputs.format_table(results))
+    if hosts.is_primary():
+      tracking.record_finished(config, workdir, results, again=False)
     return results
   with workdir_lock.hold(workdir):
     return _train_locked(config, workdir, echo)
@@ -294,6 +297,7 @@ def _train_locked(config, workdir: str, echo) -> dict:
     results['timing'] = timer.as_dict()
     if primary:
       outputs.write_json(results_path, results)
+      tracking.record_finished(config, workdir, results)
     faults.reached('finished')
     echo(outputs.format_table(results))
     return results
