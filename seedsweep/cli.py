@@ -11,7 +11,8 @@ JSONL; JSONL out to ``--output``, ``-`` for stdout; seedsweep/run/predict.py). O
 ``--config.a.b=value`` and select a config variant with ``--config=file.py:arg``.
 
 Sweeps: ``--sweep=sweeps/X.py[:arg]`` trains every point in ``W/<point name>``;
-``--sweep_shard=i/n`` takes every n-th point from the i-th (seedsweep/sweep/runner.py).
+``--sweep_shard=i/n`` takes every n-th point from the i-th (seedsweep/sweep/runner.py);
+``--launcher=local|slurm`` runs the shards as jobs through submitit.
 """
 import os
 import sys
@@ -35,6 +36,10 @@ _SWEEP = flags.DEFINE_string(
     'sweep', None, 'A sweep file, `sweeps/X.py[:arg]`: train every point under --workdir.')
 _SWEEP_SHARD = flags.DEFINE_string(
     'sweep_shard', '0/1', 'i/n: run the sweep points k with k % n == i only.')
+_LAUNCHER = flags.DEFINE_enum(
+    'launcher', 'none', ('none', 'local', 'slurm'),
+    '--sweep: run the shards as jobs: local processes, or a Slurm job array, through '
+    'submitit (resources in config.launch; seedsweep/sweep/launchers.py).')
 _LATEX = flags.DEFINE_bool('latex', False, 'report: also write report.tex.')
 _DISTRIBUTED = flags.DEFINE_bool(
     'distributed', False, 'Call jax.distributed.initialize() first (multi-host TPU or '
@@ -109,7 +114,11 @@ def run_mode(mode: str) -> None:
     if mode != 'train':
       raise UserError(f'--sweep trains; for --mode={mode} point --workdir at one point '
                       f'folder (or use --mode=report on the root)')
-    sweep.run(config, _SWEEP.value, workdir, _SWEEP_SHARD.value)
+    if _LAUNCHER.value != 'none':
+      from seedsweep.sweep import launchers  # pylint: disable=g-import-not-at-top
+      launchers.submit(config, _SWEEP.value, workdir, _LAUNCHER.value, sys.argv)
+    else:
+      sweep.run(config, _SWEEP.value, workdir, _SWEEP_SHARD.value)
   elif mode == 'train':
     loop.train(config, workdir)
   elif mode == 'predict':

@@ -125,16 +125,31 @@ def test_interrupted_sweep_resumes_without_recomputing_finished_points(
 
 
 @pytest.mark.slow
-def test_launch_runs_one_shard_of_a_sweep(tmp_path):
-  """Shard 1/2 of the demo sweep (4 points) trains points 1 and 3 only."""
+def test_the_local_launcher_runs_each_shard_as_a_job_and_a_rerun_mends_failures(
+    tmp_path):
+  """``--launcher=local`` with 2 jobs: shard k/2 of the demo sweep (4 points) trains
+  points k and k + 2 in its own process. Jobs that die are named with their logs, and
+  the same command again finishes the sweep."""
   root = tmp_path / 'sweep'
-  proc = run_launch('--config=experiments/demo.py:quick', '--sweep=sweeps/demo.py',
-                    f'--workdir={root}', '--sweep_shard=1/2', '--config.seeds=(1,)',
-                    '--config.train.num_epochs=1', '--config.train.progress=False',
-                    '--config.data.num_buckets=1', '--config.model.embed_dim=8')
+  args = ('--config=experiments/demo.py:quick', '--sweep=sweeps/demo.py',
+          f'--workdir={root}', '--launcher=local', '--config.launch.jobs=2',
+          '--config.seeds=(1,)', '--config.train.num_epochs=1',
+          '--config.train.progress=False', '--config.data.num_buckets=1',
+          '--config.model.embed_dim=8')
+  killed = run_launch(*args, env={'SEEDSWEEP_FAULT': 'step:2'})  # each job's 2nd step
+  assert killed.returncode == 1, killed.stderr[-2000:]
+  assert '2 of 2 jobs failed: shard 0/2 (' in killed.stderr
+  assert os.path.join(str(root), 'jobs') in killed.stderr
+  assert not list(root.glob('*/results.json'))
+  proc = run_launch(*args)
   assert proc.returncode == 0, proc.stderr[-2000:]
-  trained = sorted(p.name for p in root.iterdir() if (p / 'results.json').exists())
-  assert trained == ['hidden=32,dropout=0.2', 'hidden=64,dropout=0.2']
+  assert 'all 2 jobs finished' in proc.stdout
+  trained = sorted(p.parent.name for p in root.glob('*/results.json'))
+  assert trained == ['hidden=32,dropout=0.0', 'hidden=32,dropout=0.2',
+                     'hidden=64,dropout=0.0', 'hidden=64,dropout=0.2']
+  logs = {log.read_text() for log in (root / 'jobs').glob('*_0_log.out')}
+  assert any('sweep point 2/4 (1/2 of shard 1/2)' in text and
+             'sweep point 4/4 (2/2 of shard 1/2)' in text for text in logs), logs
   bad = run_launch('--config=experiments/demo.py:quick', '--sweep=sweeps/demo.py',
                    f'--workdir={root}', '--sweep_shard=2/2')
   assert bad.returncode != 0 and '--sweep_shard=' in bad.stderr

@@ -7,7 +7,8 @@ point in ``ROOT/<point name>``, a name built from the point's overrides
 point is skipped, an interrupted one resumes from its checkpoints (``loop.train``
 does both). ``--sweep_shard=i/n`` runs the points ``k`` with ``k % n == i`` only, so
 ``n`` processes or hosts share a sweep; ``--mode=commands`` prints one command line
-per point for a batch system.
+per point for a batch system, and ``--launcher=local|slurm`` submits the shards as
+jobs itself (seedsweep/sweep/launchers.py).
 
 Each point folder gets ``point.json`` (the sweep, the point's index and overrides),
 and the root ``sweep.json`` (every point's name and overrides): the report reads
@@ -72,16 +73,23 @@ def parse_shard(text: str) -> Tuple[int, int]:
   return int(match[1]), int(match[2])
 
 
+def point_configs(config, spec: str):
+  """``(points, names, configs)`` of the sweep ``spec`` on ``config``: every point's
+  overrides checked (UserError naming the point) before any point trains."""
+  points = load_points(spec)
+  names = point_names(points, spec)
+  configs = [keys.with_values(config, p, f'--sweep={spec} point {i} ({names[i]})')
+             for i, p in enumerate(points)]
+  return points, names, configs
+
+
 def run(config, spec: str, root: str, shard: str = '0/1',
         echo=print) -> Dict[str, dict]:
   """Trains the points of this shard; returns ``{point name: results}``."""
   from seedsweep.run import loop  # pylint: disable=g-import-not-at-top
   runtime.pin_for(config)  # hosts.is_primary below starts JAX's CPU client
-  points = load_points(spec)
-  names = point_names(points, spec)
   index, count = parse_shard(shard)
-  configs = [keys.with_values(config, p, f'--sweep={spec} point {i} ({names[i]})')
-             for i, p in enumerate(points)]  # every point checked before any trains
+  points, names, configs = point_configs(config, spec)
   os.makedirs(root, exist_ok=True)
   primary = hosts.is_primary()  # under jax.distributed only process 0 writes
   if index == 0 and primary:  # one writer when shards share the root

@@ -1,0 +1,105 @@
+"""A sweep's shards as scheduler jobs, submitted through submitit (the ``[slurm]``
+extra): ``--launcher=local`` or ``--launcher=slurm`` beside ``--sweep``.
+
+Each job runs the same command with ``--sweep_shard=k/n`` (``n`` =
+``config.launch.jobs``, 0: one job per point), so a job is exactly what a user could
+start by hand: it trains its points one after another, skips finished ones and
+resumes interrupted ones. Rerunning the launch after a failure or a timeout
+resubmits every shard; the finished points cost nothing.
+
+* ``local``: submitit's local executor, one process per job on this machine, all at
+  once; the launch waits for them and names the failed ones with their log files.
+* ``slurm``: one Slurm job array (``sbatch`` through submitit) with the resources of
+  ``config.launch`` (partition, time limit, CPUs, GPUs, memory, how many array tasks
+  run at once); the launch returns after submission with the array's job id.
+
+Job logs and submitit's pickles go to ``ROOT/jobs/``.
+"""
+import os
+import subprocess
+import sys
+from typing import List, Sequence
+
+from seedsweep.errors import UserError
+from seedsweep.sweep import runner
+
+LAUNCHERS = ('none', 'local', 'slurm')
+JOBS_DIR = 'jobs'  # under the sweep root
+
+
+def shard_commands(argv: Sequence[str], jobs: int) -> List[List[str]]:
+  """The command of each shard: this one (``python -m seedsweep`` with ``argv``'s
+  flags) without ``--launcher`` and with ``--sweep_shard=k/jobs``."""
+  keep, skip = [], False
+  for a in argv[1:]:
+    if skip:  # the value of `--launcher local` (absl takes both spellings)
+      skip = False
+    elif a in ('--launcher', '--sweep_shard'):
+      skip = True
+    elif not a.startswith(('--launcher=', '--sweep_shard=')):
+      keep.append(a)
+  return [[sys.executable, '-m', 'seedsweep', *keep, f'--sweep_shard={k}/{jobs}']
+          for k in range(jobs)]
+
+
+def run_command(command: Sequence[str], cwd: str) -> int:
+  """One job: ``command`` in ``cwd`` (its output in the job's log); raises if it
+  fails, so that submitit reports the job as failed."""
+  returncode = subprocess.run(list(command), cwd=cwd, check=False).returncode
+  if returncode:
+    raise RuntimeError(f'exit status {returncode}: {" ".join(command)}')
+  return returncode
+
+
+def make_executor(config, launcher: str, folder: str):
+  """submitit's executor for ``launcher`` with ``config.launch``'s resources."""
+  try:
+    import submitit  # pylint: disable=g-import-not-at-top
+  except ImportError as e:
+    raise UserError(f"--launcher={launcher} needs submitit: pip install "
+                    "'seedsweep[slurm]'") from e
+  launch = config.launch
+  executor = submitit.AutoExecutor(folder=folder, cluster=launcher)
+  executor.update_parameters(
+      name='seedsweep', timeout_min=int(launch.timeout_min),
+      cpus_per_task=int(launch.cpus_per_task), gpus_per_node=int(launch.gpus_per_node),
+      mem_gb=launch.mem_gb, slurm_array_parallelism=int(launch.slurm_array_parallelism),
+      **({'slurm_partition': launch.slurm_partition} if launch.slurm_partition else {}))
+  return executor
+
+
+def submit(config, spec: str, root: str, launcher: str, argv: Sequence[str],
+           echo=print) -> list:
+  """Submits the shards of the sweep ``spec`` under ``root``; the submitit jobs.
+  Every point's config is checked first, so a bad point submits nothing."""
+  if launcher not in LAUNCHERS[1:]:
+    raise UserError(f'--launcher={launcher!r}; expected one of {LAUNCHERS}')
+  points, _, _ = runner.point_configs(config, spec)
+  jobs = config.launch.jobs or len(points)
+  if not isinstance(jobs, int) or not 0 < jobs:
+    raise UserError(f'config.launch.jobs={config.launch.jobs!r}; expected an int >= 0 '
+                    '(0 = one job per point)')
+  jobs = min(jobs, len(points))
+  folder = os.path.join(os.path.abspath(root), JOBS_DIR)
+  executor = make_executor(config, launcher, folder)
+  commands = shard_commands(argv, jobs)
+  submitted = executor.map_array(run_command, commands, [os.getcwd()] * jobs)
+  echo(f'--launcher={launcher}: {jobs} jobs for the {len(points)} points of {spec} '
+       f'(logs in {folder})')
+  if launcher == 'slurm':
+    echo(f'submitted Slurm job array {submitted[0].job_id.split("_")[0]}; when it is '
+         f'done: seedsweep --mode=report --workdir={root}')
+    return submitted
+  failed = []
+  for k, job in enumerate(submitted):
+    try:
+      job.result()
+    except Exception as e:  # pylint: disable=broad-except  (submitit wraps the error)
+      failed.append(f'shard {k}/{jobs} ({str(e).strip().splitlines()[-1][:200]}; log '
+                    f'{job.paths.stderr})')
+  if failed:
+    raise UserError(f'{len(failed)} of {jobs} jobs failed: ' + '; '.join(failed)
+                    + '. Rerun the same command to retry them (finished points are '
+                    'kept)')
+  echo(f'all {jobs} jobs finished; seedsweep --mode=report --workdir={root}')
+  return submitted
