@@ -56,7 +56,7 @@ def test_commands_print_one_line_per_point_and_keep_the_overrides():
           '--mode=commands', '--config.seeds=(1,2)']
   lines = sweep.commands('sweeps/demo.py', '/runs/d', argv)
   assert len(lines) == 4
-  assert lines[3] == ("python launch.py --config=experiments/demo.py "
+  assert lines[3] == ("seedsweep --config=experiments/demo.py "
                       "--sweep=sweeps/demo.py '--config.seeds=(1,2)' --workdir=/runs/d "
                       '--sweep_shard=3/4')
 

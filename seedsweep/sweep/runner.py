@@ -111,11 +111,11 @@ def run(config, spec: str, root: str, shard: str = '0/1',
 
 
 def commands(spec: str, root: str, argv: Sequence[str]) -> List[str]:
-  """One ``launch.py`` command line per point (``--sweep_shard=k/n``), carrying the
+  """One ``seedsweep`` command line per point (``--sweep_shard=k/n``), carrying the
   flags of ``argv`` except ``--mode`` and ``--sweep_shard``: for a batch system."""
   n = len(load_points(spec))
   keep = [a for a in argv[1:] if not a.startswith(('--mode', '--sweep_shard'))]
   if not any(a.startswith('--workdir') for a in keep):
     keep.append(f'--workdir={root}')
-  return [' '.join(['python', 'launch.py'] + [shlex.quote(a) for a in keep]
+  return [' '.join(['seedsweep'] + [shlex.quote(a) for a in keep]
                    + [f'--sweep_shard={k}/{n}']) for k in range(n)]
