@@ -21,8 +21,8 @@ from tests.conftest import DEFAULT_THREADS
 from tests.conftest import REPO
 from tests.conftest import run_launch
 from tests.conftest import user_environment
-from tests.test_report import make_run
-from tests.test_report import quiet
+from tests.test_reports import make_run
+from tests.test_reports import quiet
 
 
 def on_cores(cores, *args):

@@ -8,7 +8,6 @@ import os
 import resource
 import shutil
 import signal
-import struct
 import subprocess
 import sys
 
@@ -116,20 +115,13 @@ def _snapshot(workdir):
 
 
 def _scalars(folder):
-  """``{tag: {step: value}}`` of the TensorBoard event files in ``folder`` (records:
-  8-byte length, 4-byte CRC, an Event proto, 4-byte CRC)."""
-  from tensorboardX.proto import event_pb2  # pylint: disable=g-import-not-at-top
-  out = {}
-  for name in os.listdir(folder):
-    data = open(os.path.join(folder, name), 'rb').read()
-    i = 0
-    while i < len(data):
-      n = struct.unpack('<Q', data[i:i + 8])[0]
-      event = event_pb2.Event.FromString(data[i + 12:i + 12 + n])
-      i += 12 + n + 4
-      for v in event.summary.value:
-        out.setdefault(v.tag, {})[event.step] = v.simple_value
-  return out
+  """``{tag: {step: value}}`` of the TensorBoard event files in ``folder``, as
+  TensorBoard reads them."""
+  from tensorboard.backend.event_processing import event_accumulator  # pylint: disable=g-import-not-at-top
+  events = event_accumulator.EventAccumulator(folder, size_guidance={'scalars': 0})
+  events.Reload()
+  return {tag: {e.step: e.value for e in events.Scalars(tag)}
+          for tag in events.Tags()['scalars']}
 
 
 def test_a_finished_run_is_left_alone_and_other_configs_are_refused(straight, tmp_path):
@@ -146,7 +138,7 @@ def test_a_finished_run_is_left_alone_and_other_configs_are_refused(straight, tm
   assert timing['train'] > 0 and timing['eval'] > 0 and timing['build'] > 0
   assert 0 <= timing['compile'] < results['wall_time'] and timing['peak_rss_mib'] > 100
   assert sorted(os.listdir(os.path.join(workdir, 'tensorboard'))) == [
-      'aggregate', 'seed_1', 'seed_2']
+      'aggregate', 'hparams', 'seed_1', 'seed_2']  # hparams: tests/test_tracking.py
   rows = outputs.MetricsLog(workdir).rows()
   means = _scalars(os.path.join(workdir, 'tensorboard', 'aggregate'))
   for epoch in (1, 2, 3):
