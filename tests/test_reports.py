@@ -203,15 +203,22 @@ def test_report_files_are_deterministic_and_formatted(tmp_path):
   assert first['rows'] == second['rows']
   text = md.decode()
   # The sweep points' folders are named by their overrides: no `point` column.
-  assert '| run | model | metric | mean ± std |' in text
-  assert '| base | bilstm | test_accuracy | 89.87 ± 1.69 | 88.12 | 91.50 | 3 | ' \
-         '90.00 | 90.00 | -0.13 |' in text
+  assert ('| run | model | metric | mean ± std | 95 % CI | min | max | n | best-dev test '
+          '| paper | diff | p (Welch) | p (Holm) | p (rank) | MDD |') in text
+  assert '| base | bilstm | test_accuracy | 89.87 ± 1.69 | [88.12, 91.00] | 88.12 | ' \
+         '91.50 | 3 | 90.00 | 90.00 | -0.13 | ref | ref | ref | 5.20 |' in text
+  # Four rows against the best: Welch's p times 4 (the smallest, Holm's first step).
+  assert '| 81.17 ± 1.26 | [80.00, 82.50] | 80.00 | 82.50 | 3 | 82.50 | 90.00 | ' \
+         '-8.83 | <0.01 | 0.01 | 0.10 | 3.86 |' in text
+  assert 'with fewer than 5 seeds a p-value says little' in text
   assert '| sweep/hidden=64,dropout=0.2 | bilstm | test_accuracy |' in text
   assert str(tmp_path) not in text
   assert not os.path.exists(os.path.join(root, reports.REPORT_TEX))
   lines = list(csv.DictReader(io.StringIO(table.decode())))
   assert len(lines) == 5 and list(lines[0]) == list(render.CSV_COLUMNS)
   assert float(lines[0]['mean']) == pytest.approx(np.mean([88.123, 90.0, 91.5]))
+  assert float(lines[1]['p_holm']) == pytest.approx(4 * float(lines[1]['p_value']))
+  assert [line['p_value'] for line in lines].count('ref') == 1
   assert [line['index'] for line in lines] == ['', '0', '1', '2', '3']
 
 
@@ -237,7 +244,8 @@ def test_plots_are_written_and_linked(tmp_path):
   assert 'plots/sweep.sweep__sweeps__demo.py.png' in pngs
   assert 'plots/sweep.sweep__sweeps__demo.py.dev_test.png' in pngs  # every point
   assert not any(p.startswith('plots/nolog.curves') for p in pngs)
-  assert len(pngs) == 2 * 5 + 2
+  assert 'plots/sweep.sweep__sweeps__demo.py.expected_max.png' in pngs  # Dodge et al.
+  assert len(pngs) == 2 * 5 + 3
   from PIL import Image  # pylint: disable=g-import-not-at-top  (matplotlib's)
   for p in pngs:
     with open(os.path.join(root, p), 'rb') as f:
@@ -371,3 +379,52 @@ def test_a_folder_without_runs_is_refused_and_nothing_is_written(tmp_path):
   with pytest.raises(UserError, match=r'holds no run \(no folder with a config.json\)'):
     reports.write_report(str(tmp_path), echo=lambda *a: None)
   assert sorted(p.name for p in tmp_path.rglob('*')) == before
+
+
+def test_holm_matches_the_worked_example_and_keeps_missing_values():
+  # sorted 0.005, 0.01, 0.03, 0.04 times 4, 3, 2, 1 = 0.02, 0.03, 0.06, 0.04, then
+  # made non-decreasing: 0.02, 0.03, 0.06, 0.06.
+  assert statistics.holm([0.01, 0.04, None, 0.03, 0.005]) == pytest.approx(
+      [0.03, 0.06, None, 0.06, 0.02])
+  assert statistics.holm([0.5, 0.9]) == [1.0, 1.0]
+
+
+def test_minimum_detectable_difference_matches_power_tables():
+  # Cohen's tables (and G*Power): 64 per group detect d = 0.5 with power 0.80; 10 per
+  # group need d = 1.3249.
+  assert statistics.min_detectable_difference(1.0, 64) == pytest.approx(0.4991, abs=2e-3)
+  assert statistics.min_detectable_difference(1.0, 10) == pytest.approx(1.3249, abs=1e-3)
+  assert statistics.min_detectable_difference(2.0, 10) == pytest.approx(2 * 1.3249,
+                                                                        abs=2e-3)
+  assert statistics.min_detectable_difference(1.0, 1) is None
+
+
+def test_bootstrap_ci_is_scipys_bca_and_the_same_every_time():
+  from scipy import stats as scipy_stats  # pylint: disable=g-import-not-at-top
+  values = [85.1, 86.3, 84.0, 87.2, 85.9, 86.8, 83.9, 85.5, 86.0, 84.7]
+  low, high = statistics.bootstrap_ci(values)
+  reference = scipy_stats.bootstrap((np.asarray(values),), np.mean, method='BCa',
+                                    n_resamples=9999, rng=np.random.default_rng(0))
+  assert (low, high) == pytest.approx(tuple(reference.confidence_interval))
+  assert low < np.mean(values) < high and min(values) < low and high < max(values)
+  t_low, t_high = statistics.mean_ci(values)  # the t interval: about as wide
+  assert (high - low) == pytest.approx(t_high - t_low, rel=0.35)
+  assert statistics.bootstrap_ci(values) == (low, high)
+  assert statistics.bootstrap_ci([1.0, 2.0]) is None
+  assert statistics.bootstrap_ci([3.0, 3.0, 3.0]) == (3.0, 3.0)
+
+
+def test_rank_test_is_mann_whitney():
+  a, b = [1.0, 2.0, 3.0, 4.0, 5.0], [6.0, 7.0, 8.0, 9.0, 10.0]
+  assert statistics.rank_p(a, b) == pytest.approx(0.00794, abs=1e-4)  # exact, 2/252
+  assert statistics.rank_p(a, [1.0]) is None
+
+
+def test_expected_max_over_points_follows_dodge_et_al():
+  scores = [1.0, 2.0, 3.0]
+  assert statistics.expected_max(scores, 1) == pytest.approx(2.0)
+  assert statistics.expected_max(scores, 2) == pytest.approx(22 / 9)
+  assert statistics.expected_max(scores, 200) == pytest.approx(3.0, abs=1e-9)
+  # The test value of the point best by dev: here dev and test disagree.
+  assert statistics.expected_max([1.0, 2.0, 3.0], 2, follow=[30.0, 20.0, 10.0]) == (
+      pytest.approx((1 * 30 + 3 * 20 + 5 * 10) / 9))

@@ -307,8 +307,14 @@ def _set_p_values(rows: List[dict]) -> None:
         continue
       best = entries[statistics.best_index([e['mean'] for e in entries],
                                 statistics.lower_is_better(metric))]
-      for e in entries:
-        e['p_value'] = 'ref' if e is best else statistics.welch_p(e['values'], best['values'])
+      others = [e for e in entries if e is not best]
+      for e in others:
+        e['p_value'] = statistics.welch_p(e['values'], best['values'])
+        e['p_rank'] = statistics.rank_p(e['values'], best['values'])
+      # One family per table and metric: every row against the best one.
+      for e, adjusted in zip(others, statistics.holm([e['p_value'] for e in others])):
+        e['p_holm'] = adjusted
+      best['p_value'] = best['p_holm'] = best['p_rank'] = 'ref'
 
 
 def build_rows(root: str, echo: Echo = print) -> List[dict]:

@@ -6,6 +6,8 @@ copies beside each (matplotlib's Agg, PDF and SVG renderers).
   read from ``metrics.jsonl`` (runs without one get none).
 * :func:`dev_test_scatter`: one point per seed, dev against test value of the
   selected model (results.json), for one run or every point of a sweep.
+* :func:`expected_max_plot`: the expected best dev score over n of a sweep's points
+  and the test score of the point it picks (Dodge et al., 2019).
 * :func:`sweep_plot`: the runs of one sweep, the paper metric against the numeric
   override that varies: each seed's value as a dot, the mean with its 95 %
   confidence interval (t over seeds) as a line with error bars; one line per
@@ -281,6 +283,37 @@ def sweep_plot(points: Sequence[SweepPoint], metric: str, path: str,
   return _save(fig, path)
 
 
+def expected_max_plot(points: Sequence[Tuple[float, float]], metric: str, path: str,
+                      title: str = '') -> List[str]:
+  """Dodge et al. (2019): the expected best dev score of ``n`` sweep points tried at
+  random, and the expected ``metric`` of the point that dev picks, for ``n`` = 1 ..
+  the number of points. ``points``: each point's (dev, ``metric``) means over seeds."""
+  dev = statistics.dev_metric(metric)
+  points = [(d, t) for d, t in points if d is not None and t is not None]
+  if len(points) < 2:
+    return []
+  sign = -1.0 if statistics.lower_is_better(dev) else 1.0  # best = lowest error
+  devs = [sign * d for d, _ in points]
+  tests = [t for _, t in points]
+  ns = np.arange(1, len(points) + 1)
+  fig, (ax,) = _figure(6, 4.5)
+  ax.plot(ns, [sign * statistics.expected_max(devs, n) for n in ns], marker='o',
+          label=f'best {axis_label(dev)} of n points')
+  ax.plot(ns, [statistics.expected_max(devs, n, follow=tests) for n in ns], marker='s',
+          label=f'{axis_label(metric)} of that point')
+  ax.set_xticks(ns if len(ns) <= 12 else ns[::max(1, len(ns) // 12)])
+  ax.set_xlabel('points of the sweep tried (drawn at random)')
+  ax.set_ylabel('expected value (mean over seeds per point)')
+  ax.grid(alpha=0.3)
+  ax.legend()
+  ax.set_title(f'{title}: expected maximum' if title else 'expected maximum')
+  return _save(fig, path)
+
+
+def _mean(values) -> Optional[float]:
+  return float(np.mean(values)) if values else None
+
+
 def write_plots(rows: Sequence[dict], root: str,
                 echo: Callable[[str], None] = print) -> List[Plot]:
   """Every figure of ``rows`` (report order) under ``root/plots``.
@@ -320,6 +353,14 @@ def write_plots(rows: Sequence[dict], root: str,
     if paths:
       x_key = sweep_series(points)[0]
       plots.append(Plot(label, f'{metric} vs {x_key}', paths[0], tuple(paths[1:])))
+    dev = statistics.dev_metric(metric)
+    paths = expected_max_plot(
+        [(_mean(r['values'].get(dev)), _mean(r['values'].get(metric)))
+         for r in members if r['metric'] == metric], metric,
+        path[:-len('.png')] + '.expected_max.png', label)
+    if paths:
+      plots.append(Plot(label, 'expected maximum over points', paths[0],
+                        tuple(paths[1:])))
     scatter = path[:-len('.png')] + '.dev_test.png'
     paths = dev_test_scatter([(r['point'], r['seeds'], r['values']) for r in members
                               if r['metric'] == metric], metric, scatter, label)

@@ -7,13 +7,16 @@ import io
 from typing import Dict, List, Optional, Sequence, Tuple
 
 from seedsweep.reports import collect
+from seedsweep.reports import statistics
 from seedsweep.sweep import runner as sweep
 
 CSV_COLUMNS = ('source', 'dataset', 'run', 'model', 'point', 'sweep', 'index',
-               'metric', 'n', 'mean', 'std', 'min', 'max', 'best_dev_test', 'paper',
-               'diff', 'p_value', 'epochs_completed')
-MD_COLUMNS = ('run', 'model', 'point', 'metric', 'mean ± std', 'min', 'max', 'n',
-              'best-dev test', 'paper', 'diff', 'p (Welch)')
+               'metric', 'n', 'mean', 'std', 'ci95_low', 'ci95_high', 'min', 'max',
+               'best_dev_test', 'paper', 'diff', 'p_value', 'p_holm', 'p_rank', 'mdd',
+               'epochs_completed')
+MD_COLUMNS = ('run', 'model', 'point', 'metric', 'mean ± std', '95 % CI', 'min', 'max',
+              'n', 'best-dev test', 'paper', 'diff', 'p (Welch)', 'p (Holm)',
+              'p (rank)', 'MDD')
 MD_NUMBER_COLUMNS = MD_COLUMNS[4:]  # right-aligned in report.md
 
 
@@ -43,9 +46,13 @@ def _csv_number(value) -> str:
 def _table_cells(row: dict, metric: str, entry: dict) -> List[str]:
   spread = (f'{fmt(entry["mean"])} ± {fmt(entry["std"])}'
             if entry['n'] else '')
-  return [row['run'], row['model'], row['point'], metric, spread, fmt(entry['min']),
+  ci = entry.get('ci95')
+  return [row['run'], row['model'], row['point'], metric, spread,
+          f'[{fmt(ci[0])}, {fmt(ci[1])}]' if ci else '', fmt(entry['min']),
           fmt(entry['max']), str(entry['n']), fmt(entry['best_dev_test']),
-          fmt(entry['paper']), fmt(entry['diff'], '+.2f'), fmt_p(entry['p_value'])]
+          fmt(entry['paper']), fmt(entry['diff'], '+.2f'), fmt_p(entry['p_value']),
+          fmt_p(entry.get('p_holm')), fmt_p(entry.get('p_rank')),
+          fmt(entry.get('mdd'))]
 
 
 def _points_add_to_names(members: Sequence[dict]) -> bool:
@@ -70,10 +77,14 @@ def render_markdown(rows: Sequence[dict], skipped: Sequence[Tuple[str, str]],
   skipped runs."""
   links = links or {}
   lines = ['# Report', '',
-           f'{collect.runs_text(len(rows))}. Over seeds: mean ± sample std (ddof=1), min, max, n. '
+           f'{collect.runs_text(len(rows))}. Over seeds: mean ± sample std (ddof=1), '
+           '*95 % CI* of the mean (bootstrap BCa, 3 seeds or more), min, max, n. '
            '*best-dev test*: the value of the seed with the best dev score; '
            '*diff*: mean - paper; *p (Welch)*: Welch\'s t-test against the best '
-           'row of the table on the same metric (*ref*).', '']
+           'row of the table on the same metric (*ref*), *p (Holm)* the same adjusted '
+           'for the number of rows compared (Holm), *p (rank)* the Mann-Whitney U '
+           'test; *MDD*: the smallest difference of means a t-test on this many seeds '
+           'with this spread detects with power 0.8 (alpha 0.05).', '']
   for group, members in collect.grouped(rows):
     keep = [c != 'point' or _points_add_to_names(members) for c in MD_COLUMNS]
     columns = [c for c, k in zip(MD_COLUMNS, keep) if k]
@@ -86,6 +97,13 @@ def render_markdown(rows: Sequence[dict], skipped: Sequence[Tuple[str, str]],
         cells = [_md_cell(c) for c, k in zip(_table_cells(r, metric, entry), keep)
                  if k]
         lines.append('| ' + ' | '.join(cells) + ' |')
+    few = sorted({e['n'] for r in members for e in r['metrics'].values()
+                  if 0 < e['n'] < statistics.FEW_SEEDS})
+    if few and len(members) > 1:
+      lines += ['', f'**Note:** rows with {" or ".join(map(str, few))} seeds: with '
+                f'fewer than {statistics.FEW_SEEDS} seeds a p-value says little (and '
+                'the rank test cannot go below ~0.1); run more seeds before reading '
+                'one.']
     warnings = collect.record_warnings(members)
     if warnings:
       lines += ['', '**Warning:** the rows of this table were produced under different '
@@ -119,9 +137,11 @@ def render_csv(rows: Sequence[dict]) -> str:
     for metric, e in r['metrics'].items():
       writer.writerow([r['source'], r['dataset'], r['run'], r['model'], r['point'],
                        r['sweep'], _csv_number(r['index']), metric, e['n']]
-                      + [_csv_number(e[k]) for k in ('mean', 'std', 'min', 'max',
-                                                     'best_dev_test', 'paper',
-                                                     'diff', 'p_value')]
+                      + [_csv_number(e['mean']), _csv_number(e['std'])]
+                      + [_csv_number(x) for x in (e.get('ci95') or (None, None))]
+                      + [_csv_number(e.get(k)) for k in (
+                          'min', 'max', 'best_dev_test', 'paper', 'diff', 'p_value',
+                          'p_holm', 'p_rank', 'mdd')]
                       + [_csv_number(r['epochs_completed'])])
   return buffer.getvalue()
 

@@ -1,7 +1,9 @@
 """The numbers of a report: per-metric summaries of the seeds' values, the best-dev
-seed's value, the t confidence interval of a mean, and Welch's t-test between rows
-(scipy)."""
-from typing import Dict, Optional, Sequence, Tuple
+seed's value, confidence intervals of a mean (Student's t; bootstrap BCa), tests
+between rows (Welch's t, Mann-Whitney's rank test) with Holm's adjustment, the
+minimum detectable difference for the seeds at hand, and the expected maximum over
+sweep points (Dodge et al., 2019). scipy does the distributions."""
+from typing import Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -66,6 +68,92 @@ def metric_entry(values: Sequence[float], paper, best_dev_test) -> dict:
       paper, bool) else None
   entry.update(paper=number,
                diff=None if number is None or not values else entry['mean'] - number,
-               best_dev_test=best_dev_test, p_value=None)
+               best_dev_test=best_dev_test, ci95=bootstrap_ci(values),
+               mdd=min_detectable_difference(entry['std'], len(values)),
+               p_value=None, p_holm=None, p_rank=None)
   return entry
 
+
+
+BOOTSTRAP_RESAMPLES = 9999
+BOOTSTRAP_SEED = 0  # fixed: the same runs give the same report bytes
+FEW_SEEDS = 5       # fewer seeds than this: p-values are flagged as not meaningful
+
+
+def bootstrap_ci(values: Sequence[float], level: float = 0.95
+                 ) -> Optional[Tuple[float, float]]:
+  """The BCa bootstrap ``level`` interval of the mean of ``values``
+  (``scipy.stats.bootstrap``, 9999 resamples, a fixed seed); None for fewer than 3
+  values, ``(v, v)`` when they are all ``v``."""
+  from scipy import stats  # pylint: disable=g-import-not-at-top
+  values = np.asarray(values, np.float64)
+  if len(values) < 3:
+    return None
+  if np.all(values == values[0]):
+    return float(values[0]), float(values[0])
+  result = stats.bootstrap((values,), np.mean, confidence_level=level, method='BCa',
+                           n_resamples=BOOTSTRAP_RESAMPLES,
+                           rng=np.random.default_rng(BOOTSTRAP_SEED))
+  low, high = result.confidence_interval
+  return float(low), float(high)
+
+
+def rank_p(a: Sequence[float], b: Sequence[float]) -> Optional[float]:
+  """Two-sided p-value of the Mann-Whitney U test (no normality assumed); None when
+  a side has < 2 values."""
+  if len(a) < 2 or len(b) < 2:
+    return None
+  from scipy import stats  # pylint: disable=g-import-not-at-top
+  return float(stats.mannwhitneyu(a, b, alternative='two-sided').pvalue)
+
+
+def holm(p_values: Sequence[Optional[float]]) -> List[Optional[float]]:
+  """Holm's step-down adjustment of a family of p-values (None entries stay None
+  and do not count): the k-th smallest of m is multiplied by m - k + 1, made
+  non-decreasing, capped at 1."""
+  present = [(p, i) for i, p in enumerate(p_values) if p is not None]
+  out: List[Optional[float]] = [None] * len(p_values)
+  running = 0.0
+  for rank, (p, i) in enumerate(sorted(present)):
+    running = max(running, min(1.0, p * (len(present) - rank)))
+    out[i] = running
+  return out
+
+
+def min_detectable_difference(std: float, n: int, alpha: float = 0.05,
+                              power: float = 0.8) -> Optional[float]:
+  """The smallest true difference of means that a two-sided two-sample t-test at
+  ``alpha`` finds with probability ``power``, for two rows of ``n`` seeds each with
+  standard deviation ``std`` (the noncentral t; G*Power's "a priori" answer). None
+  for n < 2."""
+  from scipy import optimize  # pylint: disable=g-import-not-at-top
+  from scipy import stats  # pylint: disable=g-import-not-at-top
+  if n < 2 or std is None:
+    return None
+  df = 2 * n - 2
+  critical = stats.t.ppf(1 - alpha / 2, df)
+
+  def shortfall(d):  # power at effect size d (in units of std), minus the target
+    nc = d * np.sqrt(n / 2)
+    reached = stats.nct.sf(critical, df, nc) + stats.nct.cdf(-critical, df, nc)
+    return (1.0 if np.isnan(reached) else reached) - power  # NaN: nc far in the tail
+
+  high = 1.0
+  while shortfall(high) < 0:
+    high *= 2
+  return float(optimize.brentq(shortfall, 1e-9, high, xtol=1e-10) * std)
+
+
+def expected_max(scores: Sequence[float], n: int, follow: Sequence[float] = None
+                 ) -> float:
+  """The expected best of ``n`` points drawn with replacement from ``scores``
+  (Dodge et al., 2019): with the scores sorted, the i-th of N is the maximum with
+  probability (i/N)^n - ((i-1)/N)^n. With ``follow`` (a second score per point, e.g.
+  its test value), the expected ``follow`` of the point that is best by ``scores``."""
+  scores = np.asarray(scores, np.float64)
+  order = np.argsort(scores, kind='stable')
+  values = scores[order] if follow is None else np.asarray(follow, np.float64)[order]
+  total = len(scores)
+  i = np.arange(1, total + 1)
+  weights = (i / total) ** n - ((i - 1) / total) ** n
+  return float(np.dot(weights, values))
