@@ -14,6 +14,7 @@ Each point folder gets ``point.json`` (the sweep, the point's index and override
 and the root ``sweep.json`` (every point's name and overrides): the report reads
 them.
 """
+import importlib.util
 import os
 import re
 import shlex
@@ -65,6 +66,18 @@ def point_names(points: Sequence[Dict[str, Any]], spec: str) -> List[str]:
   return names
 
 
+def spec_label(spec: str) -> str:
+  """How point.json, sweep.json and the report name a sweep: a packaged sweep file
+  (seedsweep/sweeps/X.py, however it was reached) as ``sweeps/X.py[:arg]``, the
+  same on every machine; any other spec as given."""
+  path, colon, arg = spec.partition(':')
+  found = importlib.util.find_spec('seedsweep.sweeps')  # found, not imported: the
+  folders = found.submodule_search_locations or []      # sweeps sit above this layer
+  if os.path.dirname(os.path.abspath(path)) in {os.path.abspath(f) for f in folders}:
+    return f'sweeps/{os.path.basename(path)}{colon}{arg}'
+  return spec
+
+
 def parse_shard(text: str) -> Tuple[int, int]:
   """``'i/n'`` -> ``(i, n)`` with ``0 <= i < n``."""
   match = re.fullmatch(r'(\d+)/(\d+)', text or '')
@@ -94,7 +107,7 @@ def run(config, spec: str, root: str, shard: str = '0/1',
   primary = hosts.is_primary()  # under jax.distributed only process 0 writes
   if index == 0 and primary:  # one writer when shards share the root
     outputs.write_json(os.path.join(root, SWEEP), {
-        'sweep': spec, 'points': [{'name': n, 'overrides': p}
+        'sweep': spec_label(spec), 'points': [{'name': n, 'overrides': p}
                                   for n, p in zip(names, points)]})
   results = {}
   mine = [i for i in range(len(points)) if i % count == index]
@@ -105,7 +118,8 @@ def run(config, spec: str, root: str, shard: str = '0/1',
     os.makedirs(workdir, exist_ok=True)
     if primary:
       outputs.write_json(os.path.join(workdir, POINT),
-                         {'sweep': spec, 'index': i, 'overrides': points[i]})
+                         {'sweep': spec_label(spec), 'index': i,
+                          'overrides': points[i]})
     results[names[i]] = loop.train(configs[i], workdir, echo=echo)
   return results
 
