@@ -204,12 +204,12 @@ def test_report_files_are_deterministic_and_formatted(tmp_path):
   text = md.decode()
   # The sweep points' folders are named by their overrides: no `point` column.
   assert ('| run | model | metric | mean ± std | 95 % CI | min | max | n | best-dev test '
-          '| paper | diff | p (Welch) | p (Holm) | p (rank) | MDD |') in text
+          '| paper | diff | p (Welch) | p (Holm) | p (rank) | ASO ε | MDD |') in text
   assert '| base | bilstm | test_accuracy | 89.87 ± 1.69 | [88.12, 91.00] | 88.12 | ' \
-         '91.50 | 3 | 90.00 | 90.00 | -0.13 | ref | ref | ref | 5.20 |' in text
+         '91.50 | 3 | 90.00 | 90.00 | -0.13 | ref | ref | ref | ref | 5.20 |' in text
   # Four rows against the best: Welch's p times 4 (the smallest, Holm's first step).
   assert '| 81.17 ± 1.26 | [80.00, 82.50] | 80.00 | 82.50 | 3 | 82.50 | 90.00 | ' \
-         '-8.83 | <0.01 | 0.01 | 0.10 | 3.86 |' in text
+         '-8.83 | <0.01 | 0.01 | 0.10 | 0.00 | 3.86 |' in text  # ASO: base wins at every quantile
   assert 'with fewer than 5 seeds a p-value says little' in text
   assert '| sweep/hidden=64,dropout=0.2 | bilstm | test_accuracy |' in text
   assert str(tmp_path) not in text
@@ -428,3 +428,23 @@ def test_expected_max_over_points_follows_dodge_et_al():
   # The test value of the point best by dev: here dev and test disagree.
   assert statistics.expected_max([1.0, 2.0, 3.0], 2, follow=[30.0, 20.0, 10.0]) == (
       pytest.approx((1 * 30 + 3 * 20 + 5 * 10) / 9))
+
+
+def test_almost_stochastic_order_follows_dror_et_al():
+  # [1, 2, 3] against [2, 2, 2]: quantile differences -1, 0, +1 over equal thirds,
+  # so half of the squared distance is a violation.
+  assert statistics.violation_ratio([1.0, 2.0, 3.0], [2.0, 2.0, 2.0]) == pytest.approx(0.5)
+  assert statistics.violation_ratio([1.0, 2.0], [1.0, 2.0]) is None
+  rng = np.random.default_rng(3)
+  a, b = rng.normal(1.0, 1.0, 10), rng.normal(0.0, 1.0, 10)
+  forward, backward = statistics.violation_ratio(a, b), statistics.violation_ratio(b, a)
+  assert forward + backward == pytest.approx(1.0)
+  # Complete dominance either way; a clearly better A gets far under 0.5.
+  assert statistics.aso_epsilon(a + 10, b) == 0.0
+  assert statistics.aso_epsilon(b, a + 10) == 1.0
+  assert statistics.aso_epsilon(a, b) < 0.5 < statistics.aso_epsilon(b, a)
+  # The bound lies above the estimate (a one-sided upper confidence bound), and the
+  # fixed bootstrap seed gives the same number every time.
+  assert statistics.aso_epsilon(a, b) >= forward
+  assert statistics.aso_epsilon(a, b) == statistics.aso_epsilon(a, b)
+  assert statistics.aso_epsilon([1.0], b) is None

@@ -308,13 +308,16 @@ def _set_p_values(rows: List[dict]) -> None:
       best = entries[statistics.best_index([e['mean'] for e in entries],
                                 statistics.lower_is_better(metric))]
       others = [e for e in entries if e is not best]
+      sign = -1.0 if statistics.lower_is_better(metric) else 1.0  # larger = better
       for e in others:
         e['p_value'] = statistics.welch_p(e['values'], best['values'])
         e['p_rank'] = statistics.rank_p(e['values'], best['values'])
+        e['aso'] = statistics.aso_epsilon([sign * v for v in best['values']],
+                                          [sign * v for v in e['values']])
       # One family per table and metric: every row against the best one.
       for e, adjusted in zip(others, statistics.holm([e['p_value'] for e in others])):
         e['p_holm'] = adjusted
-      best['p_value'] = best['p_holm'] = best['p_rank'] = 'ref'
+      best['p_value'] = best['p_holm'] = best['p_rank'] = best['aso'] = 'ref'
 
 
 def build_rows(root: str, echo: Echo = print) -> List[dict]:

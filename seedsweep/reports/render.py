@@ -12,11 +12,11 @@ from seedsweep.sweep import runner as sweep
 
 CSV_COLUMNS = ('source', 'dataset', 'run', 'model', 'point', 'sweep', 'index',
                'metric', 'n', 'mean', 'std', 'ci95_low', 'ci95_high', 'min', 'max',
-               'best_dev_test', 'paper', 'diff', 'p_value', 'p_holm', 'p_rank', 'mdd',
-               'epochs_completed')
+               'best_dev_test', 'paper', 'diff', 'p_value', 'p_holm', 'p_rank',
+               'aso_eps_min', 'mdd', 'epochs_completed')
 MD_COLUMNS = ('run', 'model', 'point', 'metric', 'mean ± std', '95 % CI', 'min', 'max',
               'n', 'best-dev test', 'paper', 'diff', 'p (Welch)', 'p (Holm)',
-              'p (rank)', 'MDD')
+              'p (rank)', 'ASO ε', 'MDD')
 MD_NUMBER_COLUMNS = MD_COLUMNS[4:]  # right-aligned in report.md
 
 
@@ -52,7 +52,7 @@ def _table_cells(row: dict, metric: str, entry: dict) -> List[str]:
           fmt(entry['max']), str(entry['n']), fmt(entry['best_dev_test']),
           fmt(entry['paper']), fmt(entry['diff'], '+.2f'), fmt_p(entry['p_value']),
           fmt_p(entry.get('p_holm')), fmt_p(entry.get('p_rank')),
-          fmt(entry.get('mdd'))]
+          fmt(entry.get('aso')), fmt(entry.get('mdd'))]
 
 
 def _points_add_to_names(members: Sequence[dict]) -> bool:
@@ -83,7 +83,8 @@ def render_markdown(rows: Sequence[dict], skipped: Sequence[Tuple[str, str]],
            '*diff*: mean - paper; *p (Welch)*: Welch\'s t-test against the best '
            'row of the table on the same metric (*ref*), *p (Holm)* the same adjusted '
            'for the number of rows compared (Holm), *p (rank)* the Mann-Whitney U '
-           'test; *MDD*: the smallest difference of means a t-test on this many seeds '
+           'test; *ASO ε*: Almost Stochastic Order of the best row over this one '
+           '(Dror et al., 2019; under 0.5: the best row is better); *MDD*: the smallest difference of means a t-test on this many seeds '
            'with this spread detects with power 0.8 (alpha 0.05).', '']
   for group, members in collect.grouped(rows):
     keep = [c != 'point' or _points_add_to_names(members) for c in MD_COLUMNS]
@@ -141,7 +142,7 @@ def render_csv(rows: Sequence[dict]) -> str:
                       + [_csv_number(x) for x in (e.get('ci95') or (None, None))]
                       + [_csv_number(e.get(k)) for k in (
                           'min', 'max', 'best_dev_test', 'paper', 'diff', 'p_value',
-                          'p_holm', 'p_rank', 'mdd')]
+                          'p_holm', 'p_rank', 'aso', 'mdd')]
                       + [_csv_number(r['epochs_completed'])])
   return buffer.getvalue()
 

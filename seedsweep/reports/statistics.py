@@ -70,7 +70,7 @@ def metric_entry(values: Sequence[float], paper, best_dev_test) -> dict:
                diff=None if number is None or not values else entry['mean'] - number,
                best_dev_test=best_dev_test, ci95=bootstrap_ci(values),
                mdd=min_detectable_difference(entry['std'], len(values)),
-               p_value=None, p_holm=None, p_rank=None)
+               p_value=None, p_holm=None, p_rank=None, aso=None)
   return entry
 
 
@@ -157,3 +157,67 @@ def expected_max(scores: Sequence[float], n: int, follow: Sequence[float] = None
   i = np.arange(1, total + 1)
   weights = (i / total) ** n - ((i - 1) / total) ** n
   return float(np.dot(weights, values))
+
+
+ASO_GRID = 1000       # points of (0, 1) the quantile functions are compared on
+ASO_RESAMPLES = 1000  # bootstrap resamples for the spread of the violation ratio
+ASO_ALPHA = 0.05
+
+
+def _quantiles(sorted_values: np.ndarray, t: np.ndarray) -> np.ndarray:
+  """The empirical quantile function (the inverse of the step CDF) of each row of
+  ``sorted_values`` ``[..., n]`` at the levels ``t``: the ceil(t n)-th smallest."""
+  n = sorted_values.shape[-1]
+  index = np.clip(np.ceil(t * n).astype(int) - 1, 0, n - 1)
+  return sorted_values[..., index]
+
+
+def _violation_ratio(qa: np.ndarray, qb: np.ndarray) -> np.ndarray:
+  """Of the squared distance between two quantile functions (``[..., grid]``), the
+  share where A's is below B's (A worse): del Barrio et al.'s epsilon_W2."""
+  diff = qa - qb
+  total = np.sum(diff ** 2, axis=-1)
+  below = np.sum(np.where(diff < 0, diff ** 2, 0.0), axis=-1)
+  with np.errstate(invalid='ignore', divide='ignore'):
+    return below / total
+
+
+def violation_ratio(a: Sequence[float], b: Sequence[float]) -> Optional[float]:
+  """ASO's point estimate: of the squared distance between the empirical quantile
+  functions of ``a`` and ``b``, the share where ``a``'s is below (None when they
+  are equal)."""
+  t = (np.arange(ASO_GRID) + 0.5) / ASO_GRID
+  ratio = float(_violation_ratio(_quantiles(np.sort(np.asarray(a, np.float64)), t),
+                                 _quantiles(np.sort(np.asarray(b, np.float64)), t)))
+  return None if np.isnan(ratio) else ratio
+
+
+def aso_epsilon(a: Sequence[float], b: Sequence[float], alpha: float = ASO_ALPHA
+                ) -> Optional[float]:
+  """Almost Stochastic Order (Dror et al., 2019): the smallest epsilon for which "A
+  is almost stochastically larger than B" holds at confidence 1 - ``alpha``. 0: A's
+  scores lie above B's at every quantile; 1: below; under 0.5 is Dror et al.'s
+  threshold for calling A better. The violation ratio of the empirical quantile
+  functions plus the one-sided normal bound from its bootstrap spread,
+  ``eps + sqrt((n + m) / (n m)) * sigma * z_(1-alpha)``, capped at 1. A fixed seed:
+  the same samples give the same number. None with fewer than 2 values a side or
+  two samples that are the same distribution."""
+  from scipy import stats  # pylint: disable=g-import-not-at-top
+  a = np.sort(np.asarray(a, np.float64))
+  b = np.sort(np.asarray(b, np.float64))
+  n, m = len(a), len(b)
+  if n < 2 or m < 2:
+    return None
+  t = (np.arange(ASO_GRID) + 0.5) / ASO_GRID
+  estimate = violation_ratio(a, b)
+  if estimate is None:
+    return None
+  rng = np.random.default_rng(BOOTSTRAP_SEED)
+  boot_a = np.sort(a[rng.integers(0, n, (ASO_RESAMPLES, n))], axis=-1)
+  boot_b = np.sort(b[rng.integers(0, m, (ASO_RESAMPLES, m))], axis=-1)
+  ratios = _violation_ratio(_quantiles(boot_a, t), _quantiles(boot_b, t))
+  ratios = ratios[~np.isnan(ratios)]  # resamples that drew two equal samples
+  scale = np.sqrt(n * m / (n + m))
+  sigma = float(np.std(scale * (ratios - estimate), ddof=1)) if len(ratios) > 1 else 0.0
+  bound = estimate + stats.norm.ppf(1 - alpha) * sigma / scale
+  return float(min(1.0, max(0.0, bound)))
