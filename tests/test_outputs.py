@@ -22,3 +22,14 @@ def test_metrics_rows_of_later_epochs_are_dropped_on_resume(tmp_path):
   log.keep_epochs_up_to(2)
   assert [r['epoch'] for r in log.rows()] == [1, 2]
   assert sorted(os.listdir(tmp_path)) == [outputs.METRICS]
+
+
+def test_the_final_table_counts_one_seed_as_one_seed():
+  one = outputs.build_results([7], {'test_accuracy': [81.5]})
+  assert outputs.format_table(one).splitlines()[0].endswith('(1 seed)')
+  assert '81.50 ± 0.00' in outputs.format_table(one)
+  two = outputs.build_results([1, 2], {'test_accuracy': [80.0, 82.0]})
+  assert outputs.format_table(two).splitlines()[0].endswith('(2 seeds)')
+  cv = outputs.build_results([1, 1], {'test_accuracy': [80.0, 82.0]}, folds=[0, 1])
+  assert '(1 seed, each the mean over 2 cross-validation folds)' in (
+      outputs.format_table(cv))

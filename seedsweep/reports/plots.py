@@ -168,8 +168,8 @@ def learning_curves(run_dir: str, metric: str, path: str, title: str = '') -> Li
     if ax.lines:
       ax.legend()
   n = len({r.get('seed') for r in rows})
-  fig.suptitle(f'{title} (mean ± std over {n} seeds)' if title else
-               f'mean ± std over {n} seeds')
+  over = f'mean ± std over {outputs.seeds_text(n)}'
+  fig.suptitle(f'{title} ({over})' if title else over)
   return _save(fig, path)
 
 

@@ -124,14 +124,18 @@ def build_results(seeds, metrics: Dict[str, Sequence[float]], folds=None,
   return {**out, **extra}
 
 
+def seeds_text(n: int) -> str:
+  """``'1 seed'``, ``'10 seeds'``."""
+  return f'{n} seed' if n == 1 else f'{n} seeds'
+
+
 def format_table(results: dict) -> str:
   """Mean ± std table of a results dict, one line per metric."""
   if 'folds' in results:
-    n = len(results['cv_seeds'])
-    what = (f'{n} seeds, each the mean over {len(set(results["folds"]))} '
-            'cross-validation folds')
+    what = (f'{seeds_text(len(results["cv_seeds"]))}, each the mean over '
+            f'{len(set(results["folds"]))} cross-validation folds')
   else:
-    what = f'{len(results["seeds"])} seeds'
+    what = seeds_text(len(results['seeds']))
   width = max([16] + [len(n) for n in results['summary']])
   lines = [f'{"metric":<{width}} {"mean ± std":>18} {"min":>8} {"max":>8}   ({what})']
   for name, s in results['summary'].items():
