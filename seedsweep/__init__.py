@@ -27,8 +27,8 @@ if (_os.path.isfile(_os.path.join(_CHECKOUT, 'setup.cfg'))
 
 # The Python API (seedsweep/api.py), imported on first use so that ``import seedsweep``
 # stays cheap (no jax until a function needs it).
-_API = ('load_config', 'train', 'evaluate', 'predict', 'report', 'read_split',
-        'workdir_config')
+_API = ('load_config', 'train', 'evaluate', 'predict', 'run_sweep', 'report',
+        'read_split', 'workdir_config')
 __all__ = list(_API) + ['UserError']
 
 

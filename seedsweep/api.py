@@ -107,6 +107,17 @@ def predict(workdir: str, texts: Sequence[str], echo=print) -> dict:
   return predict_lib.predict(config, workdir, texts, echo)
 
 
+def run_sweep(config, spec: str, root: str, shard: str = '0/1', echo=print) -> dict:
+  """``--sweep``: every point of the sweep file ``spec`` (``'sweeps/X.py[:arg]'`` or
+  a packaged sweep's name) on ``config``, each in ``root/<point name>``, finished
+  points skipped and interrupted ones resumed; ``shard='i/n'`` as
+  ``--sweep_shard``. Returns ``{point name: results}``. (Scheduler jobs:
+  the command's ``--launcher``.)"""
+  from seedsweep.sweep import runner  # pylint: disable=g-import-not-at-top
+  _start(config)
+  return runner.run(config, packaged_path(spec, 'sweeps'), root, shard, echo=echo)
+
+
 def report(root: str, latex: bool = False, plots: bool = True, echo=print) -> dict:
   """Writes ``report.md``, ``report.csv`` (``report.tex``) and plots for every run
   under ``root``; returns ``{'rows', 'skipped', 'files'}``."""
@@ -122,5 +133,5 @@ def read_split(config, split: str = 'test'):
   return data.read_split(config.data, split)
 
 
-__all__ = ['load_config', 'train', 'evaluate', 'predict', 'report', 'read_split',
-           'workdir_config', 'UserError']
+__all__ = ['load_config', 'train', 'evaluate', 'predict', 'run_sweep', 'report',
+           'read_split', 'workdir_config', 'UserError']

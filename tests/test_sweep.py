@@ -6,6 +6,7 @@ import os
 import pytest
 
 from seedsweep.errors import UserError
+import seedsweep
 from seedsweep import reports
 from seedsweep.run import checkpoints
 from seedsweep.sweep import runner as sweep
@@ -97,8 +98,8 @@ def test_interrupted_sweep_resumes_without_recomputing_finished_points(
   epoch1 = _rows(os.path.join(root, names[1], 'metrics.jsonl'))
   assert {r['epoch'] for r in epoch1} == {1}
 
-  messages = []
-  results = sweep.run(config, str(spec), root, echo=messages.append)
+  messages = []  # resumed through the Python API (seedsweep.run_sweep)
+  results = seedsweep.run_sweep(config, str(spec), root, echo=messages.append)
   assert list(results) == names
   assert (os.stat(first).st_mtime_ns, open(first).read()) == finished
   assert any('finished run found' in str(m) for m in messages)
