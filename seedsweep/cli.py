@@ -106,6 +106,9 @@ def run_mode(mode: str) -> None:
     return
   if not workdir:
     raise UserError(f'--workdir is required for --mode={mode}')
+  if _LAUNCHER.value != 'none' and not _SWEEP.value:
+    raise UserError(f'--launcher={_LAUNCHER.value} submits the shards of a sweep; add '
+                    '--sweep=sweeps/X.py (a single run trains here)')
   if mode == 'commands':
     if not _SWEEP.value:
       raise UserError('--mode=commands needs --sweep=sweeps/X.py')
