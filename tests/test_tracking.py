@@ -67,3 +67,14 @@ def test_a_finished_run_reaches_the_hparams_tab_and_later_mlflow(tmp_path, monke
   rows = [r for r in loop.outputs.MetricsLog(workdir).rows() if r['seed'] == 1]
   assert [(m.step, m.value) for m in history] == [
       (r['epoch'], pytest.approx(r['dev_accuracy'])) for r in rows]
+
+  # A tracking server that does not answer: one line at once (MLflow's own retries
+  # take minutes), the run left as it was.
+  import socket  # pylint: disable=g-import-not-at-top
+  from seedsweep.errors import UserError  # pylint: disable=g-import-not-at-top
+  with socket.socket() as s:
+    s.bind(('127.0.0.1', 0))
+    config.log.mlflow_uri = f'http://127.0.0.1:{s.getsockname()[1]}'
+  with pytest.raises(UserError, match=r'cannot log .* to MLflow at http://127\.0\.0\.1:'
+                     r'\d+: cannot reach .*the run itself is saved'):
+    loop.train(config, workdir, echo=lambda *a: None)

@@ -21,6 +21,7 @@ import shutil
 from typing import Dict, List
 
 from seedsweep.config import checks as config_checks
+from seedsweep.data import raw
 from seedsweep.errors import UserError
 from seedsweep.run import outputs
 
@@ -87,6 +88,12 @@ def log_mlflow(config, workdir: str, results: dict, rows: List[dict]) -> str:
     raise UserError("config.log.mlflow=True needs MLflow: pip install "
                     "'seedsweep[mlflow]' (or set config.log.mlflow=False)") from e
   uri = mlflow_uri(config, workdir)
+  if uri.startswith(('http://', 'https://')):  # MLflow's own retries take minutes
+    offline = raw.unreachable(uri)
+    if offline:
+      raise UserError(f'cannot log {workdir} to MLflow at {uri}: {offline}; the run '
+                      'itself is saved: fix config.log.mlflow_uri (or start the '
+                      'server) and rerun the same command')
   try:
     client = MlflowClient(tracking_uri=uri)
     name = config.log.mlflow_experiment
