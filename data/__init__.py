@@ -358,14 +358,11 @@ def load_dataset(data_config) -> EncodedDataset:
   config_checks.one_of('data.oov', oov, vocab_lib.OOV_POLICIES)
   builder, raw_checksums = prepare(name, data_config)
   pool = _pool(name, spec, builder)
-  token_lists = [vocab_lib.tokenize(t, data_config.lowercase)
-                 for t in pool.texts]
   max_length = data_config.max_length
   if not isinstance(max_length, int) or max_length < 0:
     raise UserError(f'config.data.max_length={max_length!r}; expected an int >= 0 '
                     '(0 = keep every token)')
-  if max_length:
-    token_lists = [t[:max_length] for t in token_lists]
+  token_lists = vocab_lib.tokenize_texts(pool.texts, data_config.lowercase, max_length)
   parts, protocol = encoded.partitions(pool.positions, pool.labels, data_config,
                                        spec.cross_validation)
   if max_length:

@@ -30,6 +30,17 @@ def tokenize(text: str, lowercase: bool) -> List[str]:
   return tokens
 
 
+def tokenize_texts(texts: Iterable[str], lowercase: bool,
+                   max_length: int = 0) -> List[List[str]]:
+  """:func:`tokenize` of every text, each cut to its first ``max_length`` tokens
+  (0: all): how a dataset's texts, and new texts given to a trained run, become
+  tokens."""
+  token_lists = [tokenize(t, lowercase) for t in texts]
+  if max_length:
+    token_lists = [t[:max_length] for t in token_lists]
+  return token_lists
+
+
 @dataclasses.dataclass(frozen=True)
 class Vocabulary:
   words: Tuple[str, ...]  # index -> word; words[0] == PAD, words[1] == UNK

@@ -28,15 +28,11 @@ def load_config(spec: str, **overrides):
   ``overrides`` set by dotted key spelled with ``__`` (``train__num_epochs=3`` is
   ``--config.train.num_epochs=3``). A packaged experiment is found by its name from
   any folder: ``'demo:quick'`` or ``'experiments/demo.py:quick'``."""
-  config = base.load_config(_experiment_path(spec))
+  config = base.load_config(packaged_path(spec, 'experiments'))
   for key, value in overrides.items():
     keys.set_value(config, key.replace('__', '.'), value,
                    f'load_config({spec!r}, {key}=...)')
   return config
-
-
-def _experiment_path(spec: str) -> str:
-  return packaged_path(spec, 'experiments')
 
 
 def packaged_path(spec: str, folder: str) -> str:

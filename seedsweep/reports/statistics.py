@@ -162,6 +162,7 @@ def expected_max(scores: Sequence[float], n: int, follow: Sequence[float] = None
 ASO_GRID = 1000       # points of (0, 1) the quantile functions are compared on
 ASO_RESAMPLES = 1000  # bootstrap resamples for the spread of the violation ratio
 ASO_ALPHA = 0.05
+_ASO_LEVELS = (np.arange(ASO_GRID) + 0.5) / ASO_GRID  # midpoints of the grid cells
 
 
 def _quantiles(sorted_values: np.ndarray, t: np.ndarray) -> np.ndarray:
@@ -186,9 +187,8 @@ def violation_ratio(a: Sequence[float], b: Sequence[float]) -> Optional[float]:
   """ASO's point estimate: of the squared distance between the empirical quantile
   functions of ``a`` and ``b``, the share where ``a``'s is below (None when they
   are equal)."""
-  t = (np.arange(ASO_GRID) + 0.5) / ASO_GRID
-  ratio = float(_violation_ratio(_quantiles(np.sort(np.asarray(a, np.float64)), t),
-                                 _quantiles(np.sort(np.asarray(b, np.float64)), t)))
+  ratio = float(_violation_ratio(_quantiles(np.sort(np.asarray(a, np.float64)), _ASO_LEVELS),
+                                 _quantiles(np.sort(np.asarray(b, np.float64)), _ASO_LEVELS)))
   return None if np.isnan(ratio) else ratio
 
 
@@ -208,14 +208,14 @@ def aso_epsilon(a: Sequence[float], b: Sequence[float], alpha: float = ASO_ALPHA
   n, m = len(a), len(b)
   if n < 2 or m < 2:
     return None
-  t = (np.arange(ASO_GRID) + 0.5) / ASO_GRID
   estimate = violation_ratio(a, b)
   if estimate is None:
     return None
   rng = np.random.default_rng(BOOTSTRAP_SEED)
   boot_a = np.sort(a[rng.integers(0, n, (ASO_RESAMPLES, n))], axis=-1)
   boot_b = np.sort(b[rng.integers(0, m, (ASO_RESAMPLES, m))], axis=-1)
-  ratios = _violation_ratio(_quantiles(boot_a, t), _quantiles(boot_b, t))
+  ratios = _violation_ratio(_quantiles(boot_a, _ASO_LEVELS),
+                            _quantiles(boot_b, _ASO_LEVELS))
   ratios = ratios[~np.isnan(ratios)]  # resamples that drew two equal samples
   scale = np.sqrt(n * m / (n + m))
   sigma = float(np.std(scale * (ratios - estimate), ddof=1)) if len(ratios) > 1 else 0.0

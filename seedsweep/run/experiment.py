@@ -57,10 +57,10 @@ class Members:
 
   @property
   def labels(self):
-    """A name per member: ``seed_<k>``, or ``fold<f>_seed_<k>``."""
-    if not self.folds:
-      return [f'seed_{int(s)}' for s in self.seeds]
-    return [f'fold{int(f)}_seed_{int(s)}' for f, s in zip(self.views, self.seeds)]
+    """A name per member (outputs.member_label): ``seed_<k>``, or
+    ``fold<f>_seed_<k>``."""
+    folds = self.views if self.folds else [None] * len(self.seeds)
+    return [outputs.member_label(s, f) for s, f in zip(self.seeds, folds)]
 
 
 def select_members(config, data: encoded.EncodedDataset) -> Members:

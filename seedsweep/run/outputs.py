@@ -124,6 +124,11 @@ def build_results(seeds, metrics: Dict[str, Sequence[float]], folds=None,
   return {**out, **extra}
 
 
+def member_label(seed: int, fold=None) -> str:
+  """A member's name in files and trackers: ``seed_<k>``, or ``fold<f>_seed_<k>``."""
+  return f'seed_{int(seed)}' if fold is None else f'fold{int(fold)}_seed_{int(seed)}'
+
+
 def seeds_text(n: int) -> str:
   """``'1 seed'``, ``'10 seeds'``."""
   return f'{n} seed' if n == 1 else f'{n} seeds'

@@ -56,8 +56,10 @@ def predict(config, workdir: str, texts: Sequence[str], echo=print) -> dict:
   epochs = exp.selected_epochs(state, latest)
   echo(f'{workdir}: predicting {len(texts)} texts with {len(exp.members)} members '
        f'(checkpoint of epoch {latest}).')
-  per_member = run_members(exp, params, encode(exp, texts))
-  return answers(exp, texts, per_member, epochs, latest)
+  token_lists = vocab_lib.tokenize_texts(texts, config.data.lowercase,
+                                         config.data.max_length)
+  per_member = run_members(exp, params, encode(exp, token_lists))
+  return answers(exp, token_lists, per_member, epochs, latest)
 
 
 def check_texts(texts) -> List[str]:
@@ -70,16 +72,13 @@ def check_texts(texts) -> List[str]:
   return texts
 
 
-def encode(exp, texts: Sequence[str]) -> List[Dict[str, np.ndarray]]:
-  """The texts in chunks, as the run's eval pass pads its rows: sorted by length,
-  each chunk padded to its longest text's length bucket (beyond the last bucket: a
-  multiple of ``config.data.bucket_multiple``) and to a multiple of 8 rows of at most
-  ``config.train.eval_batch_size``. Each chunk: ``index [rows]`` (-1: padding row),
+def encode(exp, token_lists: Sequence[List[str]]) -> List[Dict[str, np.ndarray]]:
+  """The tokenised texts in chunks, padded as the run's eval pass pads its rows:
+  sorted by length, each chunk padded to its longest text's length bucket (beyond
+  the last bucket: a multiple of ``config.data.bucket_multiple``) and to a multiple
+  of 8 rows of at most ``config.train.eval_batch_size``. Each chunk: ``index [rows]`` (-1: padding row),
   ``tokens [views, rows, time]``, ``lengths [views, rows]``."""
   data_config = exp.config.data
-  token_lists = [vocab_lib.tokenize(t, data_config.lowercase) for t in texts]
-  if data_config.max_length:
-    token_lists = [t[:data_config.max_length] for t in token_lists]
   encoded = [view.vocab.encode_flat(token_lists, data_config.oov)
              for view in exp.data.views]  # per view: (flat ids, lengths)
   starts = [np.concatenate([[0], np.cumsum(lengths)[:-1]]) for _, lengths in encoded]
@@ -138,7 +137,7 @@ def run_members(exp, params, chunks) -> Dict[str, np.ndarray]:
   return out
 
 
-def answers(exp, texts, per_member, epochs, checkpoint: int) -> dict:
+def answers(exp, token_lists, per_member, epochs, checkpoint: int) -> dict:
   """The dict :func:`predict` returns::
 
     {'classes': [label names], 'members': ['seed_1', ...], 'checkpoint': epoch,
@@ -161,16 +160,13 @@ def answers(exp, texts, per_member, epochs, checkpoint: int) -> dict:
          'per_seed_probabilities': probs.tolist()}
   if 'tags' in per_member:
     tag_names = list(exp.data.tag_names)
-    tokens = [vocab_lib.tokenize(t, exp.config.data.lowercase) for t in texts]
-    if exp.config.data.max_length:
-      tokens = [t[:exp.config.data.max_length] for t in tokens]
     tags = per_member['tags']  # [members, texts, time]
-    out['tokens'] = tokens
-    out['per_seed_tags'] = [[[tag_names[k] for k in member[i, :len(tokens[i])]]
-                             for i in range(len(texts))] for member in tags]
+    out['tokens'] = [list(t) for t in token_lists]
+    out['per_seed_tags'] = [[[tag_names[k] for k in member[i, :len(tokens)]]
+                             for i, tokens in enumerate(token_lists)] for member in tags]
     votes = np.stack([(tags == k).sum(0) for k in range(len(tag_names))], -1)
-    out['tags'] = [[tag_names[k] for k in votes[i, :len(tokens[i])].argmax(-1)]
-                   for i in range(len(texts))]
+    out['tags'] = [[tag_names[k] for k in votes[i, :len(tokens)].argmax(-1)]
+                   for i, tokens in enumerate(token_lists)]
   return out
 
 

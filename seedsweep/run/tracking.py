@@ -112,7 +112,8 @@ def log_mlflow(config, workdir: str, results: dict, rows: List[dict]) -> str:
     params = [Param(k, str(v)[:500]) for k, v in hparams_of(config).items()]
     metrics = [Metric(k, v, 0, int(results.get('epochs_completed') or 0))
                for k, v in final_metrics(results).items()]
-    metrics += [Metric(f'{key}/{member_label(row)}', float(value), 0, int(row['epoch']))
+    metrics += [Metric(f'{key}/{outputs.member_label(row["seed"], row.get("fold"))}',
+                       float(value), 0, int(row['epoch']))
                 for row in rows for key, value in row.items()
                 if key not in ('epoch', 'seed', 'fold') and isinstance(value, (int, float))
                 and not isinstance(value, bool)]
@@ -130,14 +131,9 @@ def log_mlflow(config, workdir: str, results: dict, rows: List[dict]) -> str:
   return run_id
 
 
-def member_label(row: dict) -> str:
-  fold = row.get('fold')
-  return f'seed_{row["seed"]}' if fold is None else f'fold{fold}_seed_{row["seed"]}'
-
-
 def final_metrics(results: dict) -> Dict[str, float]:
   """Each member's selected result and the aggregate over seeds."""
-  members = [member_label({'seed': s, 'fold': f}) for s, f in zip(
+  members = [outputs.member_label(s, f) for s, f in zip(
       results['seeds'], results.get('folds') or [None] * len(results['seeds']))]
   out = {f'final/{name}/{member}': float(value)
          for name, values in results['metrics'].items()

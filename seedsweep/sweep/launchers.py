@@ -29,17 +29,9 @@ JOBS_DIR = 'jobs'  # under the sweep root
 
 def shard_commands(argv: Sequence[str], jobs: int) -> List[List[str]]:
   """The command of each shard: this one (``python -m seedsweep`` with ``argv``'s
-  flags) without ``--launcher`` and with ``--sweep_shard=k/jobs``."""
-  keep, skip = [], False
-  for a in argv[1:]:
-    if skip:  # the value of `--launcher local` (absl takes both spellings)
-      skip = False
-    elif a in ('--launcher', '--sweep_shard'):
-      skip = True
-    elif not a.startswith(('--launcher=', '--sweep_shard=')):
-      keep.append(a)
-  return [[sys.executable, '-m', 'seedsweep', *keep, f'--sweep_shard={k}/{jobs}']
-          for k in range(jobs)]
+  flags) with its ``--sweep_shard=k/jobs`` (:func:`runner.shard_flags`)."""
+  return [[sys.executable, '-m', 'seedsweep', *flags]
+          for flags in runner.shard_flags(argv, jobs)]
 
 
 def run_command(command: Sequence[str], cwd: str) -> int:

@@ -124,12 +124,29 @@ def run(config, spec: str, root: str, shard: str = '0/1',
   return results
 
 
+# Flags a shard's own command line leaves out: it trains one shard, here.
+NOT_PER_SHARD = ('--mode', '--launcher', '--sweep_shard')
+
+
+def shard_flags(argv: Sequence[str], count: int) -> List[List[str]]:
+  """The flags of each of ``count`` shards: ``argv``'s (after the program) without
+  :data:`NOT_PER_SHARD`, in either spelling absl takes (``--flag=v``, ``--flag v``),
+  and with ``--sweep_shard=k/count``."""
+  keep, skip = [], False
+  for a in argv[1:]:
+    if skip:  # the value of `--launcher local`
+      skip = False
+    elif a in NOT_PER_SHARD:
+      skip = True
+    elif not a.startswith(tuple(f + '=' for f in NOT_PER_SHARD)):
+      keep.append(a)
+  return [keep + [f'--sweep_shard={k}/{count}'] for k in range(count)]
+
+
 def commands(spec: str, root: str, argv: Sequence[str]) -> List[str]:
-  """One ``seedsweep`` command line per point (``--sweep_shard=k/n``), carrying the
-  flags of ``argv`` except ``--mode`` and ``--sweep_shard``: for a batch system."""
-  n = len(load_points(spec))
-  keep = [a for a in argv[1:] if not a.startswith(('--mode', '--sweep_shard'))]
-  if not any(a.startswith('--workdir') for a in keep):
-    keep.append(f'--workdir={root}')
-  return [' '.join(['seedsweep'] + [shlex.quote(a) for a in keep]
-                   + [f'--sweep_shard={k}/{n}']) for k in range(n)]
+  """One ``seedsweep`` command line per point (:func:`shard_flags`), with
+  ``--workdir`` added if ``argv`` lacks it: for a batch system."""
+  if not any(a.startswith('--workdir') for a in argv[1:]):
+    argv = list(argv) + [f'--workdir={root}']
+  return [' '.join(['seedsweep'] + [shlex.quote(a) for a in flags])
+          for flags in shard_flags(argv, len(load_points(spec)))]
