@@ -12,6 +12,7 @@ import flax.linen as nn
 import jax
 import jax.numpy as jnp
 
+from seedsweep.models.dropout import Dropout
 from seedsweep.models.output import ModelOutput
 from seedsweep.models import pooling
 from seedsweep.models import recurrent
@@ -53,7 +54,7 @@ class RecurrentClassifier(nn.Module):
   @nn.compact
   def __call__(self, batch, *, train: bool):
     x, mask = embed_batch(batch, self.vocab_size, self.embed_dim)
-    x = nn.Dropout(self.embed_dropout, deterministic=not train)(x)
+    x = Dropout(self.embed_dropout, deterministic=not train)(x)
     if self.bidirectional:
       h = recurrent.BiLSTM(self.hidden, self.unroll, name='encoder')(x, mask)
       if self.pooling == 'last':
@@ -66,7 +67,7 @@ class RecurrentClassifier(nn.Module):
     else:
       h, _ = recurrent.LSTM(self.hidden, self.unroll, name='encoder')(x, mask)
       pooled = pooling.pool(self.pooling, h, mask)
-    pooled = nn.Dropout(self.dropout, deterministic=not train)(pooled)
+    pooled = Dropout(self.dropout, deterministic=not train)(pooled)
     return ModelOutput(logits=nn.Dense(self.num_classes, name='classifier')(pooled))
 
 
@@ -81,5 +82,5 @@ class BagOfWords(nn.Module):
   def __call__(self, batch, *, train: bool):
     x, mask = embed_batch(batch, self.vocab_size, self.embed_dim)
     pooled = pooling.masked_mean(x, mask)
-    pooled = nn.Dropout(self.dropout, deterministic=not train)(pooled)
+    pooled = Dropout(self.dropout, deterministic=not train)(pooled)
     return ModelOutput(logits=nn.Dense(self.num_classes, name='classifier')(pooled))

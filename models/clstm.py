@@ -29,6 +29,7 @@ import jax.numpy as jnp
 
 from seedsweep.models.baselines import embed_batch
 from seedsweep.models.baselines import symmetric_uniform
+from seedsweep.models.dropout import Dropout
 from seedsweep.models.output import ModelOutput
 from seedsweep.models import recurrent
 
@@ -88,7 +89,7 @@ class CLSTM(nn.Module):
       x = jnp.where(mask[..., None], x, 0.0)  # padding is zeros, whatever its ids
       if x.shape[1] < k_max:  # room for one window
         x = jnp.pad(x, ((0, 0), (0, k_max - x.shape[1]), (0, 0)))
-    x = nn.Dropout(self.dropout, deterministic=not train)(x)
+    x = Dropout(self.dropout, deterministic=not train)(x)
     n_windows = x.shape[1] - k_max + 1
     q = jnp.concatenate([
         WindowConv(k, self.filters, name=f'conv_{k}')(x)[:, :n_windows]
@@ -99,7 +100,7 @@ class CLSTM(nn.Module):
       last = jnp.maximum(lengths - k_max, 0)
       window_mask = jnp.arange(n_windows)[None, :] <= last[:, None]
     _, (h, _) = recurrent.LSTM(self.hidden, self.unroll, name='lstm')(q, window_mask)
-    h = nn.Dropout(self.dropout, deterministic=not train)(h)
+    h = Dropout(self.dropout, deterministic=not train)(h)
     return ModelOutput(logits=nn.Dense(self.num_classes, name='classifier')(h))
 
 

@@ -28,6 +28,7 @@ import flax.linen as nn
 import jax.numpy as jnp
 
 from seedsweep.models.baselines import embed_batch
+from seedsweep.models.dropout import Dropout
 from seedsweep.models.output import ModelOutput
 from seedsweep.models import pooling
 from seedsweep.models import recurrent
@@ -90,7 +91,7 @@ class DenseBiLSTM(nn.Module):
   @nn.compact
   def __call__(self, batch, *, train: bool):
     e, mask = embed_batch(batch, self.vocab_size, self.embed_dim)
-    e = nn.Dropout(self.dropout, deterministic=not train)(e)
+    e = Dropout(self.dropout, deterministic=not train)(e)
     widths = self.widths()
     layers = [BiLSTMLayerParams(sum(self.input_blocks(l)), w, self.forget_bias,
                                 name=f'layer_{l + 1}')() for l, w in enumerate(widths)]
@@ -118,7 +119,7 @@ class DenseBiLSTM(nn.Module):
       raise ValueError(f'config.model.projection={self.projection!r}; expected '
                        f"'concat' or 'blocks'")
     pooled = pooling.masked_mean(h, mask)
-    pooled = nn.Dropout(self.dropout, deterministic=not train)(pooled)
+    pooled = Dropout(self.dropout, deterministic=not train)(pooled)
     return ModelOutput(logits=nn.Dense(self.num_classes, name='classifier')(pooled))
 
 

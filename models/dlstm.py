@@ -32,6 +32,7 @@ import jax
 import jax.numpy as jnp
 
 from seedsweep.models.baselines import embed_batch
+from seedsweep.models.dropout import Dropout
 from seedsweep.models.output import ModelOutput
 from seedsweep.models import pooling
 
@@ -114,7 +115,7 @@ class DLSTM(nn.Module):
       params = DLSTMLayerParams(x.shape[-1], self.hidden, self.peephole,
                                 name=f'layer_{l + 1}')()
       x = dlstm_layer(x, *params, units=self.units, cell=self.cell)
-      x = nn.Dropout(self.dropout, deterministic=not train)(x)
+      x = Dropout(self.dropout, deterministic=not train)(x)
       outputs.append(x)
     return outputs
 

@@ -40,6 +40,7 @@ import jax.numpy as jnp
 from seedsweep.models.baselines import embed_batch
 from seedsweep.models.baselines import symmetric_uniform
 from seedsweep.models import clstm
+from seedsweep.models.dropout import Dropout
 from seedsweep.models.output import ModelOutput
 from seedsweep.models import recurrent
 
@@ -139,7 +140,7 @@ class JointSLU(nn.Module):
     greedy = (not train) if greedy is None else greedy
     x, mask = embed_batch(batch, self.vocab_size, self.embed_dim, self.init_scale)
     x = x * mask[..., None]  # zero word vectors outside the sentence
-    drop = nn.Dropout(self.dropout, deterministic=not train)
+    drop = Dropout(self.dropout, deterministic=not train)
     tag_head = None
     if self.num_tags and not self.latent:  # plain arrays: the greedy scan calls it
       kernel = self.param('tag_classifier_kernel', symmetric_uniform(self.init_scale),

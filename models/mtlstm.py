@@ -43,6 +43,7 @@ import numpy as np
 
 from seedsweep.models.baselines import embed_batch
 from seedsweep.models.baselines import symmetric_uniform
+from seedsweep.models.dropout import Dropout
 from seedsweep.models.output import ModelOutput
 
 STRATEGIES = ('f2s', 's2f')
@@ -277,7 +278,7 @@ class MTLSTM(nn.Module):
       raise ValueError(f'config.model.groups={self.groups}; expected 1 to hidden '
                        f'({self.hidden})')
     x, mask = embed_batch(batch, self.vocab_size, self.embed_dim, self.init_scale)
-    x = nn.Dropout(self.dropout, deterministic=not train)(x)
+    x = Dropout(self.dropout, deterministic=not train)(x)
     sizes = self.group_sizes()
     params = [MTGroupParams(self.embed_dim, s,
                             sum(sizes[j] for j in senders(k, self.groups, self.strategy)),
@@ -285,7 +286,7 @@ class MTLSTM(nn.Module):
               for k, s in enumerate(sizes)]
     final = FINAL_STATE[self.implementation](x, params, mask.sum(axis=1), sizes,
                                              self.strategy, self.unroll)
-    final = nn.Dropout(self.dropout, deterministic=not train)(final)
+    final = Dropout(self.dropout, deterministic=not train)(final)
     return ModelOutput(logits=nn.Dense(
         self.num_classes, name='classifier',
         kernel_init=symmetric_uniform(self.init_scale))(final))

@@ -112,7 +112,7 @@ def run_mode(mode: str) -> None:
   if mode == 'commands':
     if not _SWEEP.value:
       raise UserError('--mode=commands needs --sweep=sweeps/X.py')
-    print('\n'.join(sweep.commands(_SWEEP.value, workdir, sys.argv)))
+    print('\n'.join(sweep.commands(config, _SWEEP.value, workdir, sys.argv)))
   elif _SWEEP.value:
     if mode != 'train':
       raise UserError(f'--sweep trains; for --mode={mode} point --workdir at one point '

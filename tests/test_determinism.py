@@ -161,7 +161,7 @@ def test_verify_finds_a_changed_checkpoint(trained, tmp_path):
   lines = []
   result = verify.verify(config, workdir, echo=lines.append)
   assert not result['reproduced']
-  assert any('checkpoint of epoch 2: seed 3 holds parameters' in d
+  assert any('checkpoint of epoch 2: seed_3 holds parameters' in d
              for d in result['differences'])
   assert lines[0].endswith('NOT reproduced: 2 difference(s)')
 

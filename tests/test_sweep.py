@@ -8,6 +8,8 @@ import pytest
 from seedsweep.errors import UserError
 import seedsweep
 from seedsweep import reports
+from seedsweep.config import base as base_config
+from seedsweep.config import keys
 from seedsweep.run import checkpoints
 from seedsweep.sweep import runner as sweep
 from tests.conftest import run_launch
@@ -52,14 +54,89 @@ def test_bad_sweep_files_and_shards_are_named(tmp_path):
   assert sweep.parse_shard('1/3') == (1, 3)
 
 
-def test_commands_print_one_line_per_point_and_keep_the_overrides():
+def test_commands_print_one_line_per_program_and_keep_the_overrides():
+  # sweeps/demo.py crosses hidden (a shape) with dropout (stacked): two programs.
   argv = ['launch.py', '--config=experiments/demo.py', '--sweep=sweeps/demo.py',
           '--mode=commands', '--config.seeds=(1,2)']
-  lines = sweep.commands('sweeps/demo.py', '/runs/d', argv)
-  assert len(lines) == 4
-  assert lines[3] == ("seedsweep --config=experiments/demo.py "
+  lines = sweep.commands(base_config.load_config('experiments/demo.py'),
+                         'sweeps/demo.py', '/runs/d', argv)
+  assert len(lines) == 2
+  assert lines[1] == ("seedsweep --config=experiments/demo.py "
                       "--sweep=sweeps/demo.py '--config.seeds=(1,2)' --workdir=/runs/d "
-                      '--sweep_shard=3/4')
+                      '--sweep_shard=1/2')
+
+
+def test_points_that_change_no_shape_share_one_program(tmp_path):
+  spec = tmp_path / 'mixed.py'
+  spec.write_text('def sweep(arg):\n'
+                  '  return [{"model.hidden": h, "optimizer.learning_rate": lr}\n'
+                  '          for h in (16, 32) for lr in (1e-3, 2e-3)] + [\n'
+                  '         {"model.hidden": 8}]\n')
+  points, runs = sweep.plan_runs(small_config(), str(spec))
+  assert [r.name for r in runs] == ['hidden=16,learning_rate=0.001+0.002',
+                                    'hidden=32,learning_rate=0.001+0.002', 'hidden=8']
+  assert [r.indices for r in runs] == [(0, 1), (2, 3), (4,)]
+  assert runs[1].config.model.hidden == 32
+  assert tuple(runs[1].config.stack.fields) == ('optimizer.learning_rate',)
+  assert tuple(runs[1].config.stack.points) == ((1e-3,), (2e-3,))
+  assert not runs[2].stacked and tuple(runs[2].config.stack.fields) == ()
+  assert len(points) == 5
+
+
+def test_a_point_without_a_stacked_value_takes_the_configs_own(tmp_path):
+  spec = tmp_path / 'partial.py'
+  spec.write_text('def sweep(arg):\n'
+                  '  return [{"l2.coef": 1e-4}, {"optimizer.learning_rate": 0.02}]\n')
+  config = small_config()
+  _, runs = sweep.plan_runs(config, str(spec))
+  assert len(runs) == 1
+  assert tuple(runs[0].config.stack.fields) == ('l2.coef', 'optimizer.learning_rate')
+  assert tuple(runs[0].config.stack.points) == (
+      (1e-4, config.optimizer.learning_rate), (0.0, 0.02))
+
+
+@pytest.mark.slow
+def test_stacked_points_give_the_numbers_of_their_runs_alone(tmp_path):
+  """Three points differing in every kind of stacked value, in one program. Where
+  a point's run alone has the same terms (dropout, L2, clipping all on), each
+  member's parameters after every epoch are bitwise those of the run alone; a point
+  with them off (0) among points with them on computes them with a neutral value,
+  equal to leaving them out up to float rounding."""
+  spec = tmp_path / 'stacked.py'
+  spec.write_text(
+      'def sweep(arg):\n'
+      '  return [{"optimizer.learning_rate": lr, "model.dropout": d, "l2.coef": c,\n'
+      '           "optimizer.clip_global_norm": g}\n'
+      '          for lr, d, c, g in ((2e-3, 0.1, 1e-4, 0.5), (1e-2, 0.3, 1e-3, 1.0),\n'
+      '                              (5e-3, 0.0, 0.0, 0.0))]\n')
+  config = small_config(seeds=(1, 2), epochs=2)
+  config.data.num_buckets = 1
+  root = tmp_path / 'sweep'
+  results = sweep.run(config, str(spec), str(root), echo=lambda *a: None)
+  (name,) = results
+  stacked = _rows(root / name / 'metrics.jsonl')
+  points, runs = sweep.plan_runs(config, str(spec))
+  assert runs[0].stacked and len(runs) == 1
+  for i, point in enumerate(points):
+    alone = seedsweep.train(
+        keys.with_values(config, point, 'test'), str(tmp_path / f'alone{i}'),
+        echo=lambda *a: None)
+    own = results[name]['by_point'][i]
+    mine = [r for r in stacked if r['point'] == own['label']]
+    lone = _rows(tmp_path / f'alone{i}' / 'metrics.jsonl')
+    assert [(r['epoch'], r['seed']) for r in mine] == [
+        (r['epoch'], r['seed']) for r in lone]
+    if i < 2:
+      assert [r['params_sha256'] for r in mine] == [r['params_sha256'] for r in lone]
+      assert own['metrics'] == alone['metrics']
+    else:
+      for r, q in zip(mine, lone):
+        assert r['train_loss'] == pytest.approx(q['train_loss'], abs=1e-5)
+        assert r['dev_loss'] == pytest.approx(q['dev_loss'], abs=1e-5)
+  rows = reports.write_report(str(root), plots=False, echo=lambda *a: None)['rows']
+  assert [r['overrides'] for r in rows] == points
+  assert [r['metrics']['test_accuracy']['values'] for r in rows] == [
+      p['metrics']['test_accuracy'] for p in results[name]['by_point']]
 
 
 def _rows(path):

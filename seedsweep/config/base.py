@@ -74,6 +74,22 @@ def get_base_config() -> ml_collections.ConfigDict:
   config.l2.coef = 0.0            # loss += coef * sum ||W||^2 over ...
   config.l2.params = ('kernel',)  # ... parameters whose path matches a regex here
 
+  # Hyperparameter points in the same program (seedsweep/config/stacking.py): point i
+  # sets each key of stack.fields (learning rate, clip norms, l2.coef, dropout rates,
+  # the joint model's rho and beta) to stack.points[i]; every point runs every seed.
+  # --sweep groups a sweep's points this way by itself. () = the config's own values.
+  config.stack = ml_collections.ConfigDict()
+  config.stack.fields = ()
+  config.stack.points = ()
+
+  # A factorial seed design: set all three and the members are every combination of
+  # an init, a data-order and a dropout seed (config.seeds is then not used); the
+  # report splits the seed variance by source. () = one seed per member (config.seeds).
+  config.seed_design = ml_collections.ConfigDict()
+  config.seed_design.init = ()
+  config.seed_design.data = ()
+  config.seed_design.dropout = ()
+
   config.train = ml_collections.ConfigDict()
   config.train.num_epochs = 10
   config.train.batch_size = 50
@@ -108,7 +124,7 @@ def get_base_config() -> ml_collections.ConfigDict:
   # Sweeps through a scheduler (--launcher=local|slurm; seedsweep/sweep/launchers.py):
   # what each job asks for. None changes a number.
   config.launch = ml_collections.ConfigDict()
-  config.launch.jobs = 0           # shards of the sweep, one job each (0 = one per point)
+  config.launch.jobs = 0           # shards of the sweep, one job each (0 = one per run: a program of the sweep)
   config.launch.timeout_min = 24 * 60
   config.launch.cpus_per_task = 4
   config.launch.gpus_per_node = 0

@@ -6,6 +6,7 @@ import json
 from typing import Dict, List
 
 from seedsweep.config import keys
+from seedsweep.config import stacking
 from seedsweep.errors import UserError
 
 SELECTIONS = ('best_dev', 'last')
@@ -21,7 +22,8 @@ NON_SEMANTIC_SECTIONS = ('log.', 'launch.')
 ADDED = {'optimizer.embedding_update': 'dense', 'runtime.cpu_threads': 0,
          'data.files.text_column': '', 'data.files.label_column': '',
          'train.nan_policy': 'freeze', 'log.mlflow': False, 'log.mlflow_uri': '',
-         'log.mlflow_experiment': 'seedsweep'}
+         'log.mlflow_experiment': 'seedsweep', 'stack.fields': (), 'stack.points': (),
+         'seed_design.init': (), 'seed_design.data': (), 'seed_design.dropout': ()}
 
 
 def to_dict(config) -> dict:
@@ -85,6 +87,7 @@ def one_of(key: str, value, options) -> None:
 
 
 def validate(config) -> None:
+  stacking.validate(config)
   seeds = config.seeds
   if (not isinstance(seeds, (tuple, list)) or not seeds
       or not all(isinstance(s, int) and not isinstance(s, bool) for s in seeds)):

@@ -27,7 +27,13 @@ OPTIMIZERS: Dict[str, Tuple[Callable, Tuple[str, ...]]] = {
 }
 
 
-def make_optimizer(opt_config) -> optax.GradientTransformation:
+def make_optimizer(opt_config, hparams=None) -> optax.GradientTransformation:
+  """The chain of ``opt_config``; ``hparams`` ({``optimizer.<field>``: scalar},
+  traced or not) replaces the learning rate and clip thresholds it names. A clip
+  named there is in the chain whatever its value (an infinite one passes the
+  updates through unchanged), so every member's state has one structure."""
+  hparams = hparams or {}
+  value = lambda field: hparams.get(f'optimizer.{field}', opt_config[field])
   name = opt_config.name
   if name not in OPTIMIZERS:
     raise UserError(f'config.optimizer.name={name!r} is not an optimizer'
@@ -37,11 +43,11 @@ def make_optimizer(opt_config) -> optax.GradientTransformation:
   kwargs = {f: opt_config[f] for f in fields
             if f in opt_config and opt_config[f] is not None}
   chain = []
-  if opt_config.clip_global_norm:
-    chain.append(optax.clip_by_global_norm(opt_config.clip_global_norm))
-  if opt_config.clip_value:
-    chain.append(optax.clip(opt_config.clip_value))
-  chain.append(factory(opt_config.learning_rate, **kwargs))
+  if opt_config.clip_global_norm or 'optimizer.clip_global_norm' in hparams:
+    chain.append(optax.clip_by_global_norm(value('clip_global_norm')))
+  if opt_config.clip_value or 'optimizer.clip_value' in hparams:
+    chain.append(optax.clip(value('clip_value')))
+  chain.append(factory(value('learning_rate'), **kwargs))
   return optax.chain(*chain)
 
 
@@ -59,8 +65,9 @@ def l2_mask(params, patterns) -> dict:
 
 
 def l2_penalty(params, mask, coef: float):
-  """``coef * sum ||W||^2`` over the masked parameters (0 when ``coef`` is 0)."""
-  if not coef:
+  """``coef * sum ||W||^2`` over the masked parameters (0 when ``coef`` is a
+  Python 0; a traced ``coef`` always computes the term)."""
+  if isinstance(coef, (int, float)) and not coef:
     return jnp.zeros((), jnp.float32)
   terms = jax.tree.map(lambda p, m: jnp.sum(p * p) if m else 0.0, params, mask)
   return coef * sum(jax.tree.leaves(terms))

@@ -57,20 +57,41 @@ def seed_parallel(fn: Callable, mode: str, in_axes: Sequence = None) -> Callable
 
 @dataclasses.dataclass(frozen=True)
 class Learner:
-  """The model and how it learns."""
+  """The model and how it learns.
+
+  A member's own hyperparameters (``DeviceData.hparams``: learning rate, clip norms,
+  L2 coefficient, the model's dropout rates and loss weights) reach its step as
+  traced scalars: ``make_tx(hparams)`` builds its optimiser from them, and the
+  model's fields named ``model.<field>`` there are replaced by them. ``tx`` (the
+  config's own values) fixes the optimiser state's structure.
+  """
   model: nn.Module
   tx: optax.GradientTransformation
   l2_mask: Any                     # params-shaped bools: leaves L2 applies to
   l2_coef: float = 0.0
   embedding_update: str = 'dense'  # seedsweep/engine/embedding_rows.py
+  make_tx: Optional[Callable[[Dict[str, Any]], optax.GradientTransformation]] = None
+
+  def for_member(self, hparams: Dict[str, Any]) -> 'Learner':
+    """This learner with one member's ``hparams`` ({config key: scalar}) in place
+    of the config's values."""
+    fields = {k.split('.', 1)[1]: v for k, v in hparams.items()
+              if k.startswith('model.')}
+    return dataclasses.replace(
+        self, model=self.model.clone(**fields) if fields else self.model,
+        tx=self.make_tx(hparams) if self.make_tx else self.tx,
+        l2_coef=hparams.get('l2.coef', self.l2_coef))
 
 
 @flax.struct.dataclass
 class DeviceData:
   """What every step reads on device."""
   arrays: Dict[str, jax.Array]  # data.pipeline.device_arrays: tokens [views, total], ...
-  seeds: jax.Array              # [members] int32
+  # [members, 3] int32: each member's seed of each random stream (rngs.INIT, DATA,
+  # DROPOUT); the same seed thrice but in a factorial seed design.
+  streams: jax.Array
   views: jax.Array              # [members] int32: each member's view (CV fold)
+  hparams: Dict[str, jax.Array]  # {config key: [members] float32}: Learner.for_member
 
 
 @flax.struct.dataclass
@@ -98,25 +119,27 @@ class Steps:
     self.predict_batch = jax.jit(self._predict_batch)
     self.select_best = jax.jit(self._select_best, donate_argnums=(0,))
 
-  def _loss_fn(self, batch, dropout_key):
+  @staticmethod
+  def _loss_fn(learner: Learner, batch, dropout_key):
     def loss_fn(p):
-      out = self.learner.model.apply({'params': p}, batch, train=True,
-                                     rngs={'dropout': dropout_key})
+      out = learner.model.apply({'params': p}, batch, train=True,
+                                rngs={'dropout': dropout_key})
       data_loss = objectives.loss(out, batch)
       return data_loss + optimizers.l2_penalty(
-          p, self.learner.l2_mask, self.learner.l2_coef), data_loss
+          p, learner.l2_mask, learner.l2_coef), data_loss
     return loss_fn
 
-  def _seed_update(self, params, opt_state, batch, dropout_key):
-    """One optimiser step of one seed: ``(params, opt_state, loss)``."""
-    if self.learner.embedding_update == 'dense':
-      grads, data_loss = jax.grad(self._loss_fn(batch, dropout_key),
+  def _seed_update(self, params, opt_state, batch, dropout_key, hparams):
+    """One optimiser step of one member: ``(params, opt_state, loss)``."""
+    learner = self.learner.for_member(hparams)
+    if learner.embedding_update == 'dense':
+      grads, data_loss = jax.grad(self._loss_fn(learner, batch, dropout_key),
                                   has_aux=True)(params)
-      updates, new_opt_state = self.learner.tx.update(grads, opt_state, params)
+      updates, new_opt_state = learner.tx.update(grads, opt_state, params)
       new_params = optax.apply_updates(params, updates)
     else:
-      new_params, new_opt_state, data_loss = self._row_update(params, opt_state, batch,
-                                                              dropout_key)
+      new_params, new_opt_state, data_loss = self._row_update(
+          learner, params, opt_state, batch, dropout_key)
     if self.plan.padded:  # a fold may have no example in a slot: no step for it
       has = batch['weights'].sum() > 0
       keep = lambda new, old: jax.tree.map(lambda a, b: jnp.where(has, a, b), new, old)
@@ -124,7 +147,7 @@ class Steps:
                                                                    opt_state)
     return new_params, new_opt_state, data_loss
 
-  def _row_update(self, params, opt_state, batch, dropout_key):
+  def _row_update(self, learner: Learner, params, opt_state, batch, dropout_key):
     """:meth:`_seed_update` touching only the table rows the batch uses.
 
     The batch's word vectors are looked up here and handed to the model
@@ -136,7 +159,7 @@ class Steps:
     rest = {k: v for k, v in params.items() if k != 'embedding'}
 
     def loss_fn(rest, vectors):
-      loss = self._loss_fn({**batch, 'word_vectors': vectors}, dropout_key)
+      loss = self._loss_fn(learner, {**batch, 'word_vectors': vectors}, dropout_key)
       return loss({**rest, 'embedding': params['embedding']})
 
     (g_rest, g_vectors), data_loss = jax.grad(loss_fn, argnums=(0, 1), has_aux=True)(
@@ -145,7 +168,7 @@ class Steps:
                                  num_segments=rows.shape[0])
     grads = {**g_rest, 'embedding': {'embedding': g_rows}}
     cut = embedding_rows.gather(params, rows, table.shape)
-    updates, cut_state = self.learner.tx.update(
+    updates, cut_state = learner.tx.update(
         grads, embedding_rows.gather(opt_state, rows, table.shape), cut)
     new_params = embedding_rows.scatter(params, optax.apply_updates(cut, updates), rows,
                                         table.shape)
@@ -157,10 +180,10 @@ class Steps:
     """Advances every member (a seed, or a (fold, seed) pair) by the batch ``at``
     (padded to ``length``). Returns the new state and the ``[members]`` losses."""
     batch = pipeline.gather_batch(data.arrays, data.views, at.orders[:, at.slot], length)
-    keys = jax.vmap(rngs.dropout_key, in_axes=(0, None, None))(data.seeds, at.epoch,
-                                                               at.position)
+    keys = jax.vmap(rngs.dropout_key, in_axes=(0, None, None))(
+        data.streams[:, rngs.DROPOUT], at.epoch, at.position)
     params, opt_state, loss = seed_parallel(self._seed_update, self.mode)(
-        state.params, state.opt_state, batch, keys)
+        state.params, state.opt_state, batch, keys, data.hparams)
     # A seed whose loss is NaN or infinite, now or before, keeps its parameters from
     # here on; the others' numbers are untouched (the seeds never mix). The select
     # runs only when some seed is affected, outside the update (whose compiled code,
@@ -186,8 +209,9 @@ class Steps:
     gathered once and shared by all members. One chunk shape per padded length, so
     every split and chunk of a length shares one compilation.
     """
-    def seed_sums(p, batch):
-      out = self.learner.model.apply({'params': p}, batch, train=False)
+    def seed_sums(p, batch, hparams):
+      out = self.learner.for_member(hparams).model.apply({'params': p}, batch,
+                                                         train=False)
       per_split = [objectives.eval_sums(
           out, {**batch, 'weights': batch['weights'] * (batch['split'] == s)},
           self.tag_tables) for s in range(n_splits)]
@@ -196,10 +220,11 @@ class Steps:
     if idx.shape[0] == 1:
       batch = {**pipeline.gather_batch(data.arrays, 0, idx[0], length),
                'split': split[0]}
-      return seed_parallel(seed_sums, self.mode, in_axes=(0, None))(params, batch)
+      return seed_parallel(seed_sums, self.mode, in_axes=(0, None, 0))(
+          params, batch, data.hparams)
     batch = {**pipeline.gather_batch(data.arrays, data.views, idx[data.views], length),
              'split': split[data.views]}
-    return seed_parallel(seed_sums, self.mode)(params, batch)
+    return seed_parallel(seed_sums, self.mode)(params, batch, data.hparams)
 
   def _predict_batch(self, params, data: DeviceData, tokens, lengths):
     """Each member's answer for new texts: ``{'probabilities': [members, batch,
@@ -208,8 +233,9 @@ class Steps:
     ``tokens`` is ``[views, batch, time]`` (each view's vocabulary encodes the texts
     its own way; a member reads its view's), ``lengths`` ``[views, batch]``.
     """
-    def seed_answer(p, batch):
-      out = self.learner.model.apply({'params': p}, batch, train=False)
+    def seed_answer(p, batch, hparams):
+      out = self.learner.for_member(hparams).model.apply({'params': p}, batch,
+                                                         train=False)
       answer = {'probabilities': jax.nn.softmax(out.logits.astype(jnp.float32), -1)}
       if out.predicted_tags is not None:
         answer['tags'] = out.predicted_tags
@@ -217,9 +243,10 @@ class Steps:
 
     if tokens.shape[0] == 1:
       batch = {'tokens': tokens[0], 'lengths': lengths[0]}
-      return seed_parallel(seed_answer, self.mode, in_axes=(0, None))(params, batch)
+      return seed_parallel(seed_answer, self.mode, in_axes=(0, None, 0))(
+          params, batch, data.hparams)
     batch = {'tokens': tokens[data.views], 'lengths': lengths[data.views]}
-    return seed_parallel(seed_answer, self.mode)(params, batch)
+    return seed_parallel(seed_answer, self.mode)(params, batch, data.hparams)
 
   def _select_best(self, state: TrainState, score, epoch) -> TrainState:
     """Keeps each seed's parameters when its dev ``score`` [seeds] beats its best.
@@ -241,7 +268,7 @@ class Steps:
     """``[members, slots, batch]``: each member's batches for ``epoch``, a pure
     function of (seed, view, epoch)."""
     return jax.vmap(lambda s, v: self.plan.seed_order(rngs.data_key(s, epoch), v))(
-        data.seeds, data.views)
+        data.streams[:, rngs.DATA], data.views)
 
 
 def _keep_where(take, new, old):

@@ -47,6 +47,7 @@ from seedsweep.run import provenance as provenance_lib
 from seedsweep.sweep import runner as sweep
 
 POINT = sweep.POINT  # each sweep point's {"sweep", "index", "overrides"}
+STACK_SWEEP = 'config.stack'  # the sweep a stacked run without point.json stands for
 DEFAULT_METRIC = 'test_accuracy'
 # Sub-folders of a run that never hold runs (not walked: checkpoints can be large).
 RUN_SUBFOLDERS = ('checkpoints', 'tensorboard')
@@ -66,6 +67,13 @@ def find_runs(root: str) -> List[str]:
       subfolders[:] = [d for d in subfolders if d not in RUN_SUBFOLDERS]
     subfolders.sort()
   return sorted(found, key=lambda f: relative_parts(os.path.relpath(f, root)))
+
+
+def sweep_folder(name: str, stack_point: str, sweep: str) -> str:
+  """The folder (relative to ROOT) that holds a sweep's runs: a point's parent; the
+  run itself for the points of a stacked run that is no sweep's (its own stack)."""
+  run = name[:-len(stack_point) - 1] if stack_point else name
+  return run if sweep == STACK_SWEEP else run.rpartition('/')[0]
 
 
 def relative_parts(relative: str) -> Tuple[str, ...]:
@@ -179,36 +187,60 @@ def varying_keys(override_sets: Sequence[dict]) -> List[str]:
                   for o in override_sets}) > 1]
 
 
-def _read_run(run_dir: str, root: str, echo: Echo) -> Optional[dict]:
-  """The row of one run without its group-relative fields (point, p-values)."""
+def _read_run(run_dir: str, root: str, echo: Echo) -> Optional[List[dict]]:
+  """The rows of one run (one per point of a stacked run) without their
+  group-relative fields (point, p-values)."""
   config = read_json_file(os.path.join(run_dir, outputs.CONFIG))
   if not isinstance(config, dict):
     raise UserError(f'{os.path.join(run_dir, outputs.CONFIG)} holds '
                     f'{type(config).__name__}; expected the config object a run writes')
   point_path = os.path.join(run_dir, POINT)
   point = read_json_file(point_path) if os.path.exists(point_path) else {}
-  if not isinstance(point, dict) or not isinstance(point.get('overrides', {}), dict):
+  if not isinstance(point, dict) or not isinstance(point.get('overrides', {}),
+                                                    (dict, list)):
     raise UserError(f'{point_path}: expected {{"sweep", "index", "overrides"}}')
   results = ensure_results(run_dir, echo)
   if results is None:
     return None
+  name = run_name(run_dir, root)
+  points = outputs.point_results(results)
+  if len(points) == 1:
+    return [_row(run_dir, name, config, results, point)]
+  indices, overrides = point.get('index'), point.get('overrides')
+  if not point:  # a run with config.stack of its own: its points form a sweep
+    indices, overrides = list(range(len(points))), [p['overrides'] for p in points]
+    point = {'sweep': STACK_SWEEP}
+  if not (isinstance(indices, list) and isinstance(overrides, list)
+          and len(indices) == len(overrides) == len(points)):
+    raise UserError(f'{point_path}: a stacked run of {len(points)} points needs lists '
+                    f'of {len(points)} indices and overrides')
+  return [_row(run_dir, f'{name}/{p["label"]}', config, p,
+               {**point, 'index': i, 'overrides': o}, stack_point=p['label'])
+          for p, i, o in zip(points, indices, overrides)]
+
+
+def _row(run_dir: str, name: str, config: dict, results: dict, point: dict,
+         stack_point: str = '') -> dict:
+  """The row of one run, or of one point of a stacked run (``stack_point``)."""
   paper = results.get('paper') or config.get('paper') or {}
   metric = paper.get('metric') or DEFAULT_METRIC
   seeds, values = seed_values(results)
   others = paper.get('other') or {}
   metrics = {}
-  for name, number in [(metric, paper.get('value'))] + list(others.items()):
-    if name not in metrics:
-      metrics[name] = statistics.metric_entry(values.get(name) or [], number,
-                                   statistics.best_dev_value(values, name))
-  name = run_name(run_dir, root)
+  for key, number in [(metric, paper.get('value'))] + list(others.items()):
+    if key not in metrics:
+      metrics[key] = statistics.metric_entry(values.get(key) or [], number,
+                                             statistics.best_dev_value(values, key))
   sweep = point.get('sweep') or ''
   return {
-      'run': name, 'path': run_dir, 'source': paper.get('source') or '',
+      'run': name, 'path': run_dir, 'stack_point': stack_point,
+      'streams': results.get('streams'),
+      'source': paper.get('source') or '',
       'dataset': (config.get('data') or {}).get('name', ''),
       'model': (config.get('model') or {}).get('name', ''),
       'sweep': sweep,
-      'sweep_key': (name.rpartition('/')[0], sweep) if sweep else None,
+      'sweep_key': ((sweep_folder(name, stack_point, sweep), sweep) if sweep
+                    else None),
       'index': point.get('index') if sweep else None,
       'overrides': dict(point.get('overrides') or {}), 'point': '',
       'metric': metric, 'seeds': seeds, 'values': values, 'metrics': metrics,
@@ -256,16 +288,16 @@ def collect(root: str, echo: Echo = print) -> Tuple[List[dict], List[Tuple[str, 
   for run_dir in find_runs(root):
     name = run_name(run_dir, root)
     try:
-      row = _read_run(run_dir, root, echo)
+      found = _read_run(run_dir, root, echo)
     except UserError as e:
       reason = _relative_message(str(e), root)
       echo(f'warning: skipping run {name}: {reason}')
       skipped.append((name, reason))
       continue
-    if row is None:
+    if found is None:
       skipped.append((name, f'no {outputs.RESULTS} and no checkpoint'))
     else:
-      rows.append(row)
+      rows.extend(found)
   _set_points(rows)
   rows = sorted(rows, key=lambda r: (group_key((r['source'], r['dataset'])),
                                      order_key(r)))

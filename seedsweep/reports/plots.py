@@ -143,10 +143,12 @@ def _save(fig, path: str) -> List[str]:
   return paths
 
 
-def learning_curves(run_dir: str, metric: str, path: str, title: str = '') -> List[str]:
-  """Dev and test ``metric`` per epoch, and the train loss, mean ± std over seeds."""
+def learning_curves(run_dir: str, metric: str, path: str, title: str = '',
+                    point: str = '') -> List[str]:
+  """Dev and test ``metric`` per epoch, and the train loss, mean ± std over seeds (of
+  the members of ``point``, a stacked run's point label)."""
   from matplotlib.ticker import MaxNLocator  # pylint: disable=g-import-not-at-top
-  rows = outputs.MetricsLog(run_dir).rows()
+  rows = [r for r in outputs.MetricsLog(run_dir).rows() if r.get('point', '') == point]
   if not rows:
     return []
   base = metric_base(metric)
@@ -167,7 +169,7 @@ def learning_curves(run_dir: str, metric: str, path: str, title: str = '') -> Li
     ax.grid(alpha=0.3)
     if ax.lines:
       ax.legend()
-  n = len({r.get('seed') for r in rows})
+  n = len({(r.get('seed'), tuple(r.get('streams') or ())) for r in rows})
   over = f'mean ± std over {outputs.seeds_text(n)}'
   fig.suptitle(f'{title} ({over})' if title else over)
   return _save(fig, path)
@@ -329,7 +331,7 @@ def write_plots(rows: Sequence[dict], root: str,
       for label, paths in (
           ('learning curves', learning_curves(
               row['path'], metric, os.path.join(out_dir, f'{name}.curves.png'),
-              row['run'])),
+              row['run'], row.get('stack_point', ''))),
           ('dev vs test', dev_test_scatter(
               [('', row['seeds'], row['values'])], metric,
               os.path.join(out_dir, f'{name}.dev_test.png'), row['run']))):

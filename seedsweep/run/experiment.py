@@ -21,6 +21,8 @@ import numpy as np
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
 from seedsweep.config import checks as config_checks
+from seedsweep.config import keys
+from seedsweep.config import stacking
 from seedsweep import data as data_lib
 from seedsweep.data import encoded
 from seedsweep.data import pipeline
@@ -29,6 +31,7 @@ from seedsweep.engine import embedding_rows
 from seedsweep.engine import hosts
 from seedsweep.engine import objectives
 from seedsweep.engine import optimizers
+from seedsweep.engine import rngs
 from seedsweep.engine import state as state_lib
 from seedsweep.engine import steps as steps_lib
 from seedsweep.errors import UserError
@@ -46,28 +49,58 @@ EVAL_SPLITS = ('dev', 'test')
 
 @dataclasses.dataclass(frozen=True)
 class Members:
-  """The stacked axis: one member per seed or, for a cross-validated dataset, per
-  (fold, seed) pair, fold-major."""
-  seeds: np.ndarray          # [members] int32
+  """The stacked axis, point-major: ``[points x folds x seeds]``, one member per
+  seed (or (init, data, dropout) seed combination of a factorial design), per fold
+  of a cross-validated dataset, per hyperparameter point of ``config.stack``."""
+  streams: np.ndarray        # [members, 3] int32: init, data-order, dropout seed
   views: np.ndarray          # [members] int32: each member's fold (0 without CV)
   folds: Tuple[int, ...]     # the folds run; () without cross-validation
+  points: np.ndarray         # [members] int32: each member's point of config.stack
+  point_labels: Tuple[str, ...]  # one per point ('' for a run without a stack)
+  factorial: bool = False    # config.seed_design: members differ by stream
 
   def __len__(self) -> int:
-    return len(self.seeds)
+    return len(self.streams)
+
+  @property
+  def seeds(self) -> np.ndarray:
+    """``[members]`` int32: each member's seed (its init seed in a factorial design)."""
+    return self.streams[:, 0]
 
   @property
   def labels(self):
-    """A name per member (outputs.member_label): ``seed_<k>``, or
-    ``fold<f>_seed_<k>``."""
-    folds = self.views if self.folds else [None] * len(self.seeds)
-    return [outputs.member_label(s, f) for s, f in zip(self.seeds, folds)]
+    """A name per member (outputs.member_label): ``seed_<k>``, ``fold<f>_seed_<k>``,
+    ``init<i>_data<d>_dropout<r>``, under ``<point>/`` for a stacked run."""
+    folds = self.views if self.folds else [None] * len(self)
+    return [outputs.member_label(s[0], f, streams=s if self.factorial else None,
+                                 point=self.point_labels[p])
+            for s, f, p in zip(self.streams, folds, self.points)]
 
 
 def select_members(config, data: encoded.EncodedDataset) -> Members:
-  """``config.seeds`` times the folds ``config.data.folds`` selects (all by default)."""
-  seeds = np.asarray(config.seeds, np.int32)
+  """Every point of ``config.stack`` times the folds ``config.data.folds`` selects
+  (all by default) times the seeds (``config.seeds``, or ``config.seed_design``)."""
+  combos = stacking.seed_streams(config)
+  points = stacking.points(config)
+  labels = tuple(stacking.point_label(p) for p in points)
+  factorial = stacking.factorial(config)
+  folds = select_folds(config, data)
+  if folds and factorial:
+    raise UserError(f'config.seed_design with cross-validated dataset {data.name!r}: '
+                    'a factorial seed design needs a dataset with its own test split '
+                    '(a CV score averages folds per seed, which the design has not)')
+  grid = [(p, f, c) for p in range(len(points)) for f in (folds or (0,))
+          for c in range(len(combos))]
+  return Members(streams=combos[[c for _, _, c in grid]],
+                 views=np.asarray([f for _, f, _ in grid], np.int32), folds=folds,
+                 points=np.asarray([p for p, _, _ in grid], np.int32),
+                 point_labels=labels, factorial=factorial)
+
+
+def select_folds(config, data: encoded.EncodedDataset) -> Tuple[int, ...]:
+  """The folds ``config.data.folds`` selects (all by default; () without CV)."""
   if not data.cross_validated:
-    return Members(seeds, np.zeros_like(seeds), ())
+    return ()
   k = len(data.views)
   folds = tuple(config.data.folds or range(k))
   bad = [f for f in folds if isinstance(f, bool) or not isinstance(f, int)
@@ -75,8 +108,61 @@ def select_members(config, data: encoded.EncodedDataset) -> Members:
   if bad or len(set(folds)) != len(folds):
     raise UserError(f'config.data.folds={folds!r}; expected distinct fold numbers in '
                     f'0..{k - 1} ({k}-fold cross-validation), or () for all')
-  return Members(np.tile(seeds, len(folds)),
-                 np.repeat(np.asarray(folds, np.int32), len(seeds)), folds)
+  return folds
+
+
+def point_configs(config) -> list:
+  """The config of each point of ``config.stack`` (the config itself without one),
+  each checked as a run of its own would be."""
+  out = []
+  for i, point in enumerate(stacking.points(config)):
+    where = f'config.stack.points[{i}] ({stacking.point_label(point)})'
+    one = keys.with_values(config, point, where) if point else config
+    if point:
+      try:
+        config_checks.validate(one)
+      except UserError as e:
+        raise UserError(f'{where}: {e}') from e
+    out.append(one)
+  return out
+
+
+def member_hparams(config, model, members: Members) -> Dict[str, np.ndarray]:
+  """``{config key: [members] float32}``: the hyperparameters each member's step
+  reads as traced scalars (steps.Learner.for_member).
+
+  The learning rate always, and the joint model's loss weights whenever the model
+  has them, so a run alone and its point among others compile the same per-member
+  step (bitwise the same numbers under ``map``). Clip thresholds, the L2
+  coefficient and dropout rates only when some point sets them above 0, so a run
+  without them pays nothing; a point at 0 among points above 0 then computes them
+  with a neutral value (an infinite clip, a zero L2 term, a mask that keeps every
+  element): the same value as leaving them out, up to float rounding, since the
+  program around it is compiled differently (tests/test_sweep.py).
+  """
+  configs = point_configs(config)
+  def value(c, key):
+    section, field = key.split('.', 1)
+    if section == 'model':
+      return c.model[field] if field in c.model else getattr(model, field)
+    return c[section][field]
+
+  model_fields = {f.name for f in dataclasses.fields(model)}
+  active = []
+  for key in stacking.STACKABLE:
+    section, field = key.split('.', 1)
+    if section == 'model' and field not in model_fields:
+      continue
+    always = key == 'optimizer.learning_rate' or field in ('rho', 'beta')
+    if always or any(value(c, key) for c in configs):
+      active.append(key)
+  out = {}
+  for key in active:
+    per_point = [float(value(c, key)) for c in configs]
+    if key in stacking.OFF_AT_ZERO:
+      per_point = [v or np.inf for v in per_point]
+    out[key] = np.asarray(per_point, np.float32)[members.points]
+  return out
 
 
 @dataclasses.dataclass(frozen=True)
@@ -113,12 +199,14 @@ def place(config, n_members: int) -> Placement:
 
 
 def put_on_device(data: encoded.EncodedDataset, members: Members,
-                  placement: Placement) -> steps_lib.DeviceData:
+                  placement: Placement, hparams: Dict[str, np.ndarray]
+                  ) -> steps_lib.DeviceData:
   return steps_lib.DeviceData(
       arrays=jax.device_put(pipeline.device_arrays(data.views, data.labels, data.tags),
                             placement.shared),
-      seeds=jax.device_put(members.seeds, placement.stacked),
-      views=jax.device_put(members.views, placement.stacked))
+      streams=jax.device_put(members.streams, placement.stacked),
+      views=jax.device_put(members.views, placement.stacked),
+      hparams=jax.device_put(hparams, placement.stacked))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -169,19 +257,29 @@ def make_model(config, data: encoded.EncodedDataset):
                             num_classes=data.num_classes, num_tags=len(data.tag_names))
 
 
-def make_learner(config, data: encoded.EncodedDataset) -> steps_lib.Learner:
-  """The model for ``data`` (:func:`make_model`), its optimiser and L2 terms."""
+def make_learner(config, data: encoded.EncodedDataset,
+                 hparams: Optional[Dict[str, np.ndarray]] = None) -> steps_lib.Learner:
+  """The model for ``data`` (:func:`make_model`), its optimiser and L2 terms;
+  ``hparams`` ({key: [members]}, :func:`member_hparams`) are the values the steps
+  will trace, the first member's fixing the optimiser state's structure."""
   model = make_model(config, data)
+  for one in point_configs(config)[1:]:
+    make_model(one, data)  # each point's model fields checked (rates in [0, 1))
   abstract = jax.eval_shape(lambda: state_lib.init_params(model, 0))
-  tx = optimizers.make_optimizer(config.optimizer)
   static = data.embedding_tables is not None and config.data.vectors.static
   if data.embedding_tables is not None:
     check_embed_dim(config.model, data.embedding_tables[0])
-  if static:
-    tx = optimizers.freeze(tx, optimizers.embedding_mask(abstract))
+  mask = optimizers.embedding_mask(abstract)
+
+  def make_tx(member_hparams=None):
+    tx = optimizers.make_optimizer(config.optimizer, member_hparams)
+    return optimizers.freeze(tx, mask) if static else tx
+
+  first = {k: float(v[0]) for k, v in (hparams or {}).items()}
   l2_mask = optimizers.l2_mask(abstract, config.l2.params)
-  return steps_lib.Learner(model, tx, l2_mask, config.l2.coef,
-                           embedding_rows.check(config.optimizer, l2_mask, static))
+  return steps_lib.Learner(model, make_tx(first), l2_mask, config.l2.coef,
+                           embedding_rows.check(config.optimizer, l2_mask, static),
+                           make_tx=make_tx)
 
 
 def build(config) -> 'Experiment':
@@ -192,12 +290,14 @@ def build(config) -> 'Experiment':
   members = select_members(config, data)
   placement = place(config, len(members))
   schedule = make_schedule(config, data)
-  learner = make_learner(config, data)
+  hparams = member_hparams(config, make_model(config, data), members)
+  learner = make_learner(config, data, hparams)
   tag_tables = conlleval.tag_tables(data.tag_names) if data.tag_names else None
   steps = steps_lib.Steps(learner, schedule.plan, placement.mode,
                           config.train.patience, tag_tables)
   return Experiment(config, data, members, placement,
-                    put_on_device(data, members, placement), schedule, learner, steps)
+                    put_on_device(data, members, placement, hparams), schedule, learner,
+                    steps)
 
 
 # ------------------------------------------------------------------- what a run does
@@ -221,7 +321,8 @@ class Experiment:
 
   def init_state(self) -> state_lib.TrainState:
     state = state_lib.create_train_state(
-        self.learner.model, self.learner.tx, self.members.seeds, self.members.views,
+        self.learner.model, self.learner.tx, self.members.streams[:, rngs.INIT],
+        self.members.views,
         self.data.embedding_tables)
     return jax.device_put(state, self.placement.stacked) if self.placement.mesh else state
 
@@ -327,9 +428,8 @@ class Experiment:
     metrics = self.selected_metrics(state, epochs_completed, known)
     if self.selection == 'best_dev':
       metrics['best_epoch'] = hosts.fetch(state.best_epoch)
-    return outputs.build_results(
-        self.members.seeds, metrics,
-        folds=self.members.views if self.members.folds else None,
+    return outputs.stacked_results(
+        self.members, metrics, stacking.points(self.config),
         selection=self.selection, epochs_completed=epochs_completed,
         nonfinite_step=[int(s) for s in hosts.fetch(state.nonfinite_step)],
         paper=self.config.paper.to_dict(), provenance=self.provenance)

@@ -60,10 +60,15 @@ def epoch_rows(exp, epoch, train_loss, evals, wall_time, state):
   params_sha = exp.params_fingerprints(state.params)
   nonfinite = hosts.fetch(state.nonfinite_step)
   rows = []
-  for i, seed in enumerate(exp.members.seeds):
+  members = exp.members
+  for i, seed in enumerate(members.seeds):
     row = {'epoch': epoch, 'seed': int(seed)}
-    if exp.members.folds:
-      row['fold'] = int(exp.members.views[i])
+    if members.folds:
+      row['fold'] = int(members.views[i])
+    if members.factorial:
+      row['streams'] = [int(s) for s in members.streams[i]]
+    if len(members.point_labels) > 1:
+      row['point'] = members.point_labels[members.points[i]]
     row['train_loss'] = float(train_loss[i])
     row.update({k: float(v[i]) for k, v in evals.items()})
     row['params_sha256'] = params_sha[i]
@@ -88,13 +93,18 @@ def check_finite(config, members, rows, epoch: int) -> None:
 
 def epoch_summary(epoch, num_epochs, rows) -> str:
   """The epoch's line on the terminal: mean ± std over the members, the std the
-  sample one (ddof=1), as in the final table."""
-  parts = [f'epoch {epoch}/{num_epochs}']
-  for key in ('train_loss', 'dev_accuracy', 'test_accuracy'):
-    if key in rows[0]:
-      s = outputs.summarize([r[key] for r in rows])
-      parts.append(f'{key} {s["mean"]:.4g}±{s["std"]:.2g}')
-  return '  '.join(parts)
+  sample one (ddof=1), as in the final table; a line per point of a stacked run."""
+  points = list(dict.fromkeys(r.get('point', '') for r in rows))
+  lines = []
+  for point in points:
+    mine = [r for r in rows if r.get('point', '') == point]
+    parts = [f'epoch {epoch}/{num_epochs}'] + ([point] if point else [])
+    for key in ('train_loss', 'dev_accuracy', 'test_accuracy'):
+      if key in mine[0]:
+        s = outputs.summarize([r[key] for r in mine])
+        parts.append(f'{key} {s["mean"]:.4g}±{s["std"]:.2g}')
+    lines.append('  '.join(parts))
+  return '\n'.join(lines)
 
 
 @dataclasses.dataclass

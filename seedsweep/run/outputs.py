@@ -9,6 +9,11 @@ half a file: ``config.json``, ``metrics.jsonl``, ``results.json``, TensorBoard e
    "selection": "best_dev", "paper": {...}, "provenance": {...}}
 
 ``std`` is the sample standard deviation over seeds (ddof=1; 0 for one seed).
+``members`` names each member (:func:`member_label`); a factorial seed design adds
+``streams`` (each member's [init, data, dropout] seeds). A run of several
+hyperparameter points (``config.stack``) keeps every member's numbers at the top and
+each point's own results object, as a run of that point alone would write it, in
+``by_point`` (with its ``label`` and ``overrides``): :func:`point_results`.
 """
 import contextlib
 import json
@@ -17,6 +22,7 @@ from typing import Dict, List, Sequence
 
 import numpy as np
 
+from seedsweep.config import stacking
 from seedsweep.errors import UserError
 from seedsweep.run import faults
 
@@ -124,9 +130,60 @@ def build_results(seeds, metrics: Dict[str, Sequence[float]], folds=None,
   return {**out, **extra}
 
 
-def member_label(seed: int, fold=None) -> str:
-  """A member's name in files and trackers: ``seed_<k>``, or ``fold<f>_seed_<k>``."""
-  return f'seed_{int(seed)}' if fold is None else f'fold{int(fold)}_seed_{int(seed)}'
+def member_label(seed: int, fold=None, streams=None, point: str = '') -> str:
+  """A member's name in files and trackers: ``seed_<k>``, ``fold<f>_seed_<k>``, or
+  ``init<i>_data<d>_dropout<r>`` (``streams``: a factorial design's seeds), under
+  ``<point>/`` for a member of a stacked run."""
+  if streams is not None:
+    name = stacking.stream_label(streams)
+  else:
+    name = f'seed_{int(seed)}'
+  if fold is not None:
+    name = f'fold{int(fold)}_{name}'
+  return f'{point}/{name}' if point else name
+
+
+def row_member(row: dict) -> str:
+  """The member a metrics.jsonl row is about (:func:`member_label`)."""
+  return member_label(row['seed'], row.get('fold'), streams=row.get('streams'),
+                      point=row.get('point', ''))
+
+
+def stacked_results(members, metrics: Dict[str, Sequence[float]], points,
+                    nonfinite_step: Sequence[int], **extra) -> dict:
+  """results.json of a run whose members are ``members`` (run.experiment.Members)
+  and whose hyperparameter points are ``points`` ([{key: value}],
+  stacking.points): :func:`build_results` of each point's members, the point's own
+  object for a run of one point, under ``by_point`` for several."""
+  labels = members.labels
+  per_point = []
+  for p, overrides in enumerate(points):
+    idx = np.flatnonzero(members.points == p)
+    own = {'members': [labels[i] for i in idx]}
+    if members.factorial:
+      own['streams'] = members.streams[idx].tolist()
+    per_point.append(build_results(
+        members.seeds[idx], {k: np.asarray(v)[idx] for k, v in metrics.items()},
+        folds=members.views[idx] if members.folds else None,
+        nonfinite_step=[int(nonfinite_step[i]) for i in idx], **own))
+  if len(points) == 1:
+    return {**per_point[0], **extra}
+  for sub, label, overrides in zip(per_point, members.point_labels, points):
+    sub.update(label=label, overrides=overrides)
+  return {'seeds': [int(s) for s in members.seeds], 'members': labels,
+          'metrics': {k: [float(x) for x in v] for k, v in metrics.items()},
+          'nonfinite_step': [int(s) for s in nonfinite_step],
+          'by_point': per_point, **extra}
+
+
+def point_results(results: dict) -> List[dict]:
+  """Each point's results object (``[results]`` for a run of one point), with the
+  run's ``paper``, ``selection``, ``epochs_completed`` and ``provenance``."""
+  if 'by_point' not in results:
+    return [results]
+  shared = {k: v for k, v in results.items()
+            if k not in ('seeds', 'members', 'metrics', 'nonfinite_step', 'by_point')}
+  return [{**shared, **sub} for sub in results['by_point']]
 
 
 def seeds_text(n: int) -> str:
@@ -135,7 +192,11 @@ def seeds_text(n: int) -> str:
 
 
 def format_table(results: dict) -> str:
-  """Mean ± std table of a results dict, one line per metric."""
+  """Mean ± std table of a results dict, one line per metric (a table per point of
+  a stacked run)."""
+  points = point_results(results)
+  if len(points) > 1:
+    return '\n\n'.join(f'point {p["label"]}:\n' + format_table(p) for p in points)
   if 'folds' in results:
     what = (f'{seeds_text(len(results["cv_seeds"]))}, each the mean over '
             f'{len(set(results["folds"]))} cross-validation folds')
@@ -160,11 +221,12 @@ def format_table(results: dict) -> str:
 def nonfinite_lines(results: dict) -> List[str]:
   """A warning per member whose train loss became NaN or infinite."""
   folds = results.get('folds') or [None] * len(results['seeds'])
+  labels = results.get('members') or [member_label(s, f) for s, f in zip(
+      results['seeds'], folds)]
   out = []
-  for seed, fold, step in zip(results['seeds'], folds,
-                              results.get('nonfinite_step') or []):
+  for label, step in zip(labels, results.get('nonfinite_step') or []):
     if step:
-      who = f'seed {seed}' + (f' (fold {fold})' if fold is not None else '')
+      who = label
       out.append(f'warning: the train loss of {who} became NaN or infinite at step '
                  f'{step}; it kept the parameters it had before that step')
   return out
@@ -172,31 +234,36 @@ def nonfinite_lines(results: dict) -> List[str]:
 
 class TensorBoard:
   """One event-file folder per member: ``workdir/tensorboard/<label>`` (``seed_<k>``,
-  or ``fold<f>_seed_<k>``); rows are matched to writers in order. ``aggregate`` holds
-  each metric's mean and std over the members (``<metric>/mean``, ``<metric>/std``):
-  TensorBoard cannot group runs itself."""
+  or ``fold<f>_seed_<k>``, under ``<point>/`` in a stacked run); rows are matched to
+  writers in order. ``aggregate`` (``<point>/aggregate`` per point of a stacked run)
+  holds each metric's mean and std over the members (``<metric>/mean``,
+  ``<metric>/std``): TensorBoard cannot group runs itself."""
 
   AGGREGATE = 'aggregate'
 
   def __init__(self, workdir: str, labels: Sequence[str]):
     from tensorboardX import SummaryWriter  # pylint: disable=g-import-not-at-top
-    self.writers = [SummaryWriter(os.path.join(workdir, 'tensorboard', label))
-                    for label in labels]
-    self.aggregate = SummaryWriter(os.path.join(workdir, 'tensorboard', self.AGGREGATE))
+    folder = lambda label: os.path.join(workdir, 'tensorboard', label)
+    self.writers = [SummaryWriter(folder(label)) for label in labels]
+    points = dict.fromkeys(label.rpartition('/')[0] for label in labels)
+    self.aggregates = {p: SummaryWriter(folder(f'{p}/{self.AGGREGATE}' if p
+                                               else self.AGGREGATE)) for p in points}
 
   def write(self, rows: Sequence[dict]) -> None:
-    keys = [k for k, v in rows[0].items()
-            if k not in ('epoch', 'seed', 'fold') and not isinstance(v, str)]
+    keys = [k for k, v in rows[0].items() if k not in ('epoch', 'seed', 'fold')
+            and isinstance(v, (int, float)) and not isinstance(v, bool)]
     for w, row in zip(self.writers, rows):
       for k in keys:
         w.add_scalar(k, row[k], row['epoch'])
-    for k in keys:
-      s = summarize([row[k] for row in rows])
-      self.aggregate.add_scalar(f'{k}/mean', s['mean'], rows[0]['epoch'])
-      self.aggregate.add_scalar(f'{k}/std', s['std'], rows[0]['epoch'])
-    for w in self.writers + [self.aggregate]:
+    for point, writer in self.aggregates.items():
+      mine = [row for row in rows if row.get('point', '') == point]
+      for k in keys:
+        s = summarize([row[k] for row in mine])
+        writer.add_scalar(f'{k}/mean', s['mean'], rows[0]['epoch'])
+        writer.add_scalar(f'{k}/std', s['std'], rows[0]['epoch'])
+    for w in self.writers + list(self.aggregates.values()):
       w.flush()
 
   def close(self):
-    for w in self.writers + [self.aggregate]:
+    for w in self.writers + list(self.aggregates.values()):
       w.close()

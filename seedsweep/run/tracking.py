@@ -21,6 +21,7 @@ import shutil
 from typing import Dict, List
 
 from seedsweep.config import checks as config_checks
+from seedsweep.config import keys
 from seedsweep.data import raw
 from seedsweep.errors import UserError
 from seedsweep.run import outputs
@@ -49,23 +50,38 @@ def hparams_of(config) -> Dict[str, object]:
 
 
 def summary_metrics(results: dict) -> Dict[str, float]:
-  """``{'<metric>/mean': .., '<metric>/std': ..}`` over the seeds."""
-  return {f'{name}/{stat}': float(s[stat])
-          for name, s in results['summary'].items() for stat in ('mean', 'std')}
+  """``{'<metric>/mean': .., '<metric>/std': ..}`` over the seeds (each key under
+  ``<point>/`` for a stacked run)."""
+  return {f'{p.get("label") + "/" if p.get("label") else ""}{name}/{stat}':
+          float(s[stat]) for p in outputs.point_results(results)
+          for name, s in p['summary'].items() for stat in ('mean', 'std')}
+
+
+def point_sessions(config, results: dict):
+  """``[(label, config, results)]``: one HParams session per point of the run, each
+  with the config that point would have alone ('' and the run's own for one point)."""
+  points = outputs.point_results(results)
+  if len(points) == 1:
+    return [('', config, results)]
+  cleared = {'stack.fields': (), 'stack.points': ()}
+  return [(p['label'], keys.with_values(config, {**cleared, **p['overrides']},
+                                        'config.stack'), p) for p in points]
 
 
 def write_hparams(config, workdir: str, results: dict) -> str:
-  """The run's HParams session (replacing an earlier one); its folder."""
+  """The run's HParams sessions (replacing earlier ones): ``tensorboard/hparams``,
+  or ``tensorboard/hparams/<point>`` for each point of a stacked run; their folder."""
   from tensorboardX import SummaryWriter  # pylint: disable=g-import-not-at-top
   from tensorboardX.summary import hparams  # pylint: disable=g-import-not-at-top
   folder = os.path.join(workdir, 'tensorboard', HPARAMS)
   shutil.rmtree(folder, ignore_errors=True)
-  metrics = summary_metrics(results)
-  with SummaryWriter(folder) as writer:
-    for summary in hparams(hparams_of(config), metrics):
-      writer.file_writer.add_summary(summary)
-    for tag, value in metrics.items():
-      writer.add_scalar(tag, value, results.get('epochs_completed') or 0)
+  for label, own_config, own_results in point_sessions(config, results):
+    metrics = summary_metrics(own_results)
+    with SummaryWriter(os.path.join(folder, label) if label else folder) as writer:
+      for summary in hparams(hparams_of(own_config), metrics):
+        writer.file_writer.add_summary(summary)
+      for tag, value in metrics.items():
+        writer.add_scalar(tag, value, results.get('epochs_completed') or 0)
   return folder
 
 
@@ -112,7 +128,7 @@ def log_mlflow(config, workdir: str, results: dict, rows: List[dict]) -> str:
     params = [Param(k, str(v)[:500]) for k, v in hparams_of(config).items()]
     metrics = [Metric(k, v, 0, int(results.get('epochs_completed') or 0))
                for k, v in final_metrics(results).items()]
-    metrics += [Metric(f'{key}/{outputs.member_label(row["seed"], row.get("fold"))}',
+    metrics += [Metric(f'{key}/{outputs.row_member(row)}',
                        float(value), 0, int(row['epoch']))
                 for row in rows for key, value in row.items()
                 if key not in ('epoch', 'seed', 'fold') and isinstance(value, (int, float))
@@ -133,7 +149,7 @@ def log_mlflow(config, workdir: str, results: dict, rows: List[dict]) -> str:
 
 def final_metrics(results: dict) -> Dict[str, float]:
   """Each member's selected result and the aggregate over seeds."""
-  members = [outputs.member_label(s, f) for s, f in zip(
+  members = results.get('members') or [outputs.member_label(s, f) for s, f in zip(
       results['seeds'], results.get('folds') or [None] * len(results['seeds']))]
   out = {f'final/{name}/{member}': float(value)
          for name, values in results['metrics'].items()

@@ -39,16 +39,12 @@ def _quiet_absl():
     logging.set_verbosity(level)
 
 
-def _member_key(row: dict):
-  return (row.get('fold'), row['seed'])
-
-
-def recorded_rows(workdir: str, epochs: int) -> Dict[int, Dict[tuple, dict]]:
-  """``{epoch: {(fold, seed): row}}`` of metrics.jsonl; epochs 1..``epochs`` must be
-  there."""
+def recorded_rows(workdir: str, epochs: int) -> Dict[int, Dict[str, dict]]:
+  """``{epoch: {member label: row}}`` of metrics.jsonl (outputs.row_member); epochs
+  1..``epochs`` must be there."""
   by_epoch = {}
   for row in outputs.MetricsLog(workdir).rows():
-    by_epoch.setdefault(row['epoch'], {})[_member_key(row)] = row
+    by_epoch.setdefault(row['epoch'], {})[outputs.row_member(row)] = row
   missing = [e for e in range(1, epochs + 1) if e not in by_epoch]
   if missing:
     raise UserError(f'{os.path.join(workdir, outputs.METRICS)} records no epoch '
@@ -66,13 +62,12 @@ def recorded_determinism(workdir: str, checkpoint_meta: Optional[dict]):
   return (checkpoint_meta or {}).get('determinism')
 
 
-def compare_rows(epoch: int, rows: List[dict], recorded: Dict[tuple, dict]) -> List[str]:
+def compare_rows(epoch: int, rows: List[dict], recorded: Dict[str, dict]) -> List[str]:
   """What differs between the re-run rows of ``epoch`` and the recorded ones."""
   out = []
   for row in rows:
-    key = _member_key(row)
-    label = (f'fold {key[0]} ' if key[0] is not None else '') + f'seed {key[1]}'
-    old = recorded.get(key)
+    label = outputs.row_member(row)
+    old = recorded.get(label)
     if old is None:
       out.append(f'epoch {epoch}, {label}: not in {outputs.METRICS}')
       continue
@@ -103,14 +98,12 @@ def check_checkpoints(exp, ckpts, rows_by_epoch, rerun_states):
     recorded = rows_by_epoch.get(epoch)
     if recorded:
       found = exp.params_fingerprints(restored.params)
-      for i, seed in enumerate(exp.members.seeds):
-        fold = int(exp.members.views[i]) if exp.members.folds else None
-        want = recorded.get((fold, int(seed)), {}).get('params_sha256')
+      for i, label in enumerate(exp.members.labels):
+        want = recorded.get(label, {}).get('params_sha256')
         if want is not None and want != found[i]:
-          out.append(f'checkpoint of epoch {epoch}: seed {int(seed)}'
-                     + (f' fold {fold}' if fold is not None else '')
-                     + f' holds parameters {found[i]}, the run recorded {want} '
-                     f'(the checkpoint was changed or written by another run)')
+          out.append(f'checkpoint of epoch {epoch}: {label} holds parameters '
+                     f'{found[i]}, the run recorded {want} (the checkpoint was changed '
+                     'or written by another run)')
     if epoch in rerun_states:
       leaves = _leaf_differences(restored, rerun_states[epoch])
       if leaves:

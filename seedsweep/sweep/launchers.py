@@ -66,17 +66,18 @@ def submit(config, spec: str, root: str, launcher: str, argv: Sequence[str],
   Every point's config is checked first, so a bad point submits nothing."""
   if launcher not in LAUNCHERS[1:]:
     raise UserError(f'--launcher={launcher!r}; expected one of {LAUNCHERS}')
-  points, _, _ = runner.point_configs(config, spec)
-  jobs = config.launch.jobs or len(points)
+  points, runs = runner.plan_runs(config, spec)
+  jobs = config.launch.jobs or len(runs)
   if not isinstance(jobs, int) or not 0 < jobs:
     raise UserError(f'config.launch.jobs={config.launch.jobs!r}; expected an int >= 0 '
-                    '(0 = one job per point)')
-  jobs = min(jobs, len(points))
+                    '(0 = one job per run of the sweep)')
+  jobs = min(jobs, len(runs))
   folder = os.path.join(os.path.abspath(root), JOBS_DIR)
   executor = make_executor(config, launcher, folder)
   commands = shard_commands(argv, jobs)
   submitted = executor.map_array(run_command, commands, [os.getcwd()] * jobs)
   echo(f'--launcher={launcher}: {jobs} jobs for the {len(points)} points of {spec} '
+       f'({len(runs)} programs) '
        f'(logs in {folder})')
   if launcher == 'slurm':
     echo(f'submitted Slurm job array {submitted[0].job_id.split("_")[0]}; when it is '

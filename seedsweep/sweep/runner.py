@@ -1,5 +1,11 @@
-"""Runs a sweep: every point of a ``sweeps/*.py`` file is one seed-parallel run in its
-own sub-folder of the sweep root.
+"""Runs a sweep: the points of a ``sweeps/*.py`` file as seed-parallel runs, each in
+its own sub-folder of the sweep root.
+
+Points that differ only in values that change no shape (learning rate, clip norms,
+L2, dropout rates, loss weights: seedsweep/config/stacking.py) run as ONE program,
+``[points x seeds]`` members stacked (``config.stack``), in a folder named by the
+values stacked (``learning_rate=0.002+0.005+0.01``); the others each get their own
+run. :func:`plan_runs` groups them; a point's numbers are the same either way.
 
 ``python launch.py --config=E --sweep=sweeps/X.py[:arg] --workdir=ROOT`` trains each
 point in ``ROOT/<point name>``, a name built from the point's overrides
@@ -10,10 +16,12 @@ does both). ``--sweep_shard=i/n`` runs the points ``k`` with ``k % n == i`` only
 per point for a batch system, and ``--launcher=local|slurm`` submits the shards as
 jobs itself (seedsweep/sweep/launchers.py).
 
-Each point folder gets ``point.json`` (the sweep, the point's index and overrides),
-and the root ``sweep.json`` (every point's name and overrides): the report reads
-them.
+Each run folder gets ``point.json`` (the sweep, the point's index and overrides;
+lists of them for a stacked run), and the root ``sweep.json`` (every point's name
+and overrides): the report reads them.
 """
+import dataclasses
+import json
 import importlib.util
 import os
 import re
@@ -22,6 +30,7 @@ from typing import Any, Dict, List, Sequence, Tuple
 
 from seedsweep.config import keys
 from seedsweep.config import python_files
+from seedsweep.config import stacking
 from seedsweep.engine import hosts
 from seedsweep.errors import UserError
 from seedsweep.run import outputs
@@ -96,31 +105,98 @@ def point_configs(config, spec: str):
   return points, names, configs
 
 
+@dataclasses.dataclass(frozen=True)
+class Run:
+  """One program of a sweep: a point, or points stacked in one program."""
+  name: str                 # its folder under the sweep root
+  indices: Tuple[int, ...]  # the sweep's points it trains
+  config: Any               # the resolved config (with config.stack for several)
+
+  @property
+  def stacked(self) -> bool:
+    return len(self.indices) > 1
+
+
+def plan_runs(config, spec: str) -> Tuple[List[Dict[str, Any]], List[Run]]:
+  """``(points, runs)``: the sweep's points, grouped into programs. Points whose
+  overrides agree outside :data:`stacking.STACKABLE` share one run (in the order of
+  their first point); a group of one is a plain run named by its point."""
+  if tuple(config.stack.fields):
+    raise UserError(f'--sweep={spec} with config.stack set: put the stacked values '
+                    'in the sweep as points (it stacks them by itself)')
+  points, names, configs = point_configs(config, spec)
+  groups = {}
+  for i, point in enumerate(points):
+    rest = stacking.split_overrides(point)[1]
+    groups.setdefault(json.dumps(rest, sort_keys=True, default=repr), []).append(i)
+  runs = []
+  for indices in groups.values():
+    if len(indices) == 1:
+      runs.append(Run(names[indices[0]], tuple(indices), configs[indices[0]]))
+    else:
+      runs.append(_stacked_run(config, spec, [points[i] for i in indices], indices))
+  taken = {}
+  for r in runs:
+    if r.name in taken:
+      raise UserError(f'--sweep={spec}: points {taken[r.name]} and {r.indices} would '
+                      f'share the folder {r.name}; give them distinct overrides')
+    taken[r.name] = r.indices
+  return points, runs
+
+
+def _stacked_run(config, spec: str, points: List[Dict[str, Any]], indices) -> Run:
+  """The run of ``points`` (same non-stackable overrides) as one program."""
+  rest = stacking.split_overrides(points[0])[1]
+  base = keys.with_values(config, rest, f'--sweep={spec} point {indices[0]}')
+  fields = list(dict.fromkeys(k for p in points for k in stacking.split_overrides(p)[0]))
+  rows = tuple(tuple(p.get(k, _value(base, k)) for k in fields) for p in points)
+  stacked = keys.with_values(base, {'stack.fields': tuple(fields), 'stack.points': rows},
+                             f'--sweep={spec} points {list(indices)}')
+  parts = [point_name(rest)] if point_name(rest) else []
+  for name, k in zip(keys.short_names(fields), fields):
+    values = '+'.join(keys.value_text(v) for v in dict.fromkeys(r[fields.index(k)]
+                                                                 for r in rows))
+    parts.append(f'{name}={keys.folder_safe(values)}')
+  return Run(','.join(parts), tuple(indices), stacked)
+
+
+def _value(config, key: str):
+  section, field = key.split('.', 1)
+  return config[section][field]
+
+
 def run(config, spec: str, root: str, shard: str = '0/1',
         echo=print) -> Dict[str, dict]:
-  """Trains the points of this shard; returns ``{point name: results}``."""
+  """Trains the runs of this shard; returns ``{run folder name: results}``."""
   from seedsweep.run import loop  # pylint: disable=g-import-not-at-top
   runtime.pin_for(config)  # hosts.is_primary below starts JAX's CPU client
   index, count = parse_shard(shard)
-  points, names, configs = point_configs(config, spec)
+  points, runs = plan_runs(config, spec)
+  names = point_names(points, spec)
   os.makedirs(root, exist_ok=True)
   primary = hosts.is_primary()  # under jax.distributed only process 0 writes
   if index == 0 and primary:  # one writer when shards share the root
+    folder = {i: r.name for r in runs for i in r.indices}
     outputs.write_json(os.path.join(root, SWEEP), {
-        'sweep': spec_label(spec), 'points': [{'name': n, 'overrides': p}
-                                  for n, p in zip(names, points)]})
+        'sweep': spec_label(spec), 'points': [
+            {'name': n, 'overrides': p, 'run': folder[i]}
+            for i, (n, p) in enumerate(zip(names, points))]})
   results = {}
-  mine = [i for i in range(len(points)) if i % count == index]
-  for position, i in enumerate(mine):
-    workdir = os.path.join(root, names[i])
-    echo(f'sweep point {i + 1}/{len(points)} ({position + 1}/{len(mine)} of shard '
-         f'{index}/{count}): {workdir}')
+  mine = [k for k in range(len(runs)) if k % count == index]
+  for position, k in enumerate(mine):
+    r = runs[k]
+    workdir = os.path.join(root, r.name)
+    what = (f'points {"+".join(str(i + 1) for i in r.indices)}/{len(points)} in one '
+            'program' if r.stacked else f'point {r.indices[0] + 1}/{len(points)}')
+    echo(f'sweep {what} ({position + 1}/{len(mine)} of shard {index}/{count}): '
+         f'{workdir}')
     os.makedirs(workdir, exist_ok=True)
     if primary:
-      outputs.write_json(os.path.join(workdir, POINT),
-                         {'sweep': spec_label(spec), 'index': i,
-                          'overrides': points[i]})
-    results[names[i]] = loop.train(configs[i], workdir, echo=echo)
+      pick = lambda values: values if r.stacked else values[0]
+      outputs.write_json(os.path.join(workdir, POINT), {
+          'sweep': spec_label(spec), 'index': pick(list(r.indices)),
+          'overrides': pick([points[i] for i in r.indices])})
+    results[r.name] = loop.train(r.config, workdir, echo=echo)
   return results
 
 
@@ -143,10 +219,10 @@ def shard_flags(argv: Sequence[str], count: int) -> List[List[str]]:
   return [keep + [f'--sweep_shard={k}/{count}'] for k in range(count)]
 
 
-def commands(spec: str, root: str, argv: Sequence[str]) -> List[str]:
-  """One ``seedsweep`` command line per point (:func:`shard_flags`), with
+def commands(config, spec: str, root: str, argv: Sequence[str]) -> List[str]:
+  """One ``seedsweep`` command line per run (:func:`plan_runs`, :func:`shard_flags`), with
   ``--workdir`` added if ``argv`` lacks it: for a batch system."""
   if not any(a.startswith('--workdir') for a in argv[1:]):
     argv = list(argv) + [f'--workdir={root}']
   return [' '.join(['seedsweep'] + [shlex.quote(a) for a in flags])
-          for flags in shard_flags(argv, len(load_points(spec)))]
+          for flags in shard_flags(argv, len(plan_runs(config, spec)[1]))]

@@ -1,0 +1,75 @@
+"""config.stack and config.seed_design: what the stacked member axis holds besides
+seeds, checked before anything trains."""
+import numpy as np
+import pytest
+
+from seedsweep.config import base
+from seedsweep.config import checks
+from seedsweep.config import stacking
+from seedsweep.errors import UserError
+
+
+def _config(fields=(), points=()):
+  config = base.get_base_config()
+  config.model.dropout = 0.5
+  config.stack.fields = tuple(fields)
+  config.stack.points = tuple(points)
+  return config
+
+
+def test_points_pair_each_field_with_its_value():
+  config = _config(('optimizer.learning_rate', 'model.dropout'),
+                   ((1e-3, 0.2), (5e-3, 0.5)))
+  checks.validate(config)
+  assert stacking.points(config) == [
+      {'optimizer.learning_rate': 1e-3, 'model.dropout': 0.2},
+      {'optimizer.learning_rate': 5e-3, 'model.dropout': 0.5}]
+  assert stacking.point_label(stacking.points(config)[0]) == (
+      'learning_rate=0.001,dropout=0.2')
+  assert stacking.points(base.get_base_config()) == [{}]
+
+
+@pytest.mark.parametrize('fields, points, message', [
+    (('model.hidden',), ((32,), (64,)), 'cannot share one program'),
+    (('optimizer.learning_rate',), (), 'set both'),
+    (('optimizer.learning_rate',), ((1e-3, 2e-3),), r'stack.points\[0\]'),
+    (('optimizer.learning_rate',), ((1e-3,), (1e-3,)), 'repeats a point'),
+    (('optimizer.learning_rate',), (('fast',),), 'expected a tuple of 1 numbers'),
+    (('model.rho',), ((0.1,),), 'does not have'),
+])
+def test_a_bad_stack_is_named_before_anything_runs(fields, points, message):
+  with pytest.raises(UserError, match=message):
+    checks.validate(_config(fields, points))
+
+
+def test_plain_seeds_use_one_seed_for_every_stream():
+  config = base.get_base_config()
+  config.seeds = (4, 7)
+  assert stacking.seed_streams(config).tolist() == [[4, 4, 4], [7, 7, 7]]
+  assert not stacking.factorial(config)
+
+
+def test_a_factorial_design_crosses_the_three_streams():
+  config = base.get_base_config()
+  config.seed_design.init, config.seed_design.data = (1, 2), (1, 2, 3)
+  config.seed_design.dropout = (5,)
+  checks.validate(config)
+  streams = stacking.seed_streams(config)
+  assert streams.shape == (6, 3) and stacking.factorial(config)
+  assert {tuple(s) for s in streams} == {(i, d, 5) for i in (1, 2) for d in (1, 2, 3)}
+  assert streams[1].tolist() == [1, 2, 5]  # dropout fastest, then data, then init
+  assert stacking.stream_label(streams[1]) == 'init1_data2_dropout5'
+  config.seed_design.dropout = ()
+  with pytest.raises(UserError, match='needs all of'):
+    checks.validate(config)
+  config.seed_design.dropout = (1, 1)
+  with pytest.raises(UserError, match='seed_design.dropout'):
+    checks.validate(config)
+
+
+def test_a_workdir_made_before_stacking_still_matches_its_config():
+  stored = checks.to_dict(base.get_base_config())
+  del stored['stack'], stored['seed_design']
+  assert checks.differences(stored, checks.to_dict(base.get_base_config())) == []
+  assert np.array_equal(stacking.seed_streams(checks.from_dict(stored)),
+                        stacking.seed_streams(base.get_base_config()))
