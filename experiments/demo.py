@@ -4,9 +4,12 @@ Run:
   python launch.py --config=experiments/demo.py --workdir=/tmp/seedsweep/demo
   python launch.py --config=experiments/demo.py:quick --workdir=/tmp/seedsweep/demo_quick
   python launch.py --config=experiments/demo.py:bow --workdir=/tmp/seedsweep/demo_bow
+  python launch.py --config=experiments/demo.py:quick,variance --workdir=/tmp/seedsweep/demo_var
 
 Arguments (comma-separated): ``quick`` (fewer epochs, a smoke test of ~20 s on 2 CPU
-cores); a model name, ``bilstm`` (default), ``lstm`` or ``bow`` (order-blind baseline).
+cores); a model name, ``bilstm`` (default), ``lstm`` or ``bow`` (order-blind baseline);
+``variance``: a factorial seed design, 3 init x 3 data-order x 3 dropout seeds = 27
+members in one program, whose report splits the seed variance by source.
 
 Expected (seeds 1..10, 2 CPU cores): see WORKSPACE_NOTES.md, results log.
 """
@@ -17,10 +20,11 @@ MODELS = ('bilstm', 'lstm', 'bow')
 
 def get_config(arg: str = ''):
   args = [a for a in (arg or '').split(',') if a]
-  unknown = [a for a in args if a not in MODELS + ('quick',)]
+  flags = ('quick', 'variance')
+  unknown = [a for a in args if a not in MODELS + flags]
   if unknown:
     raise ValueError(f'experiments/demo.py: unknown argument(s) {unknown}; expected '
-                     f'a comma-separated subset of {MODELS + ("quick",)}')
+                     f'a comma-separated subset of {MODELS + flags}')
   model = next((a for a in args if a in MODELS), 'bilstm')
 
   config = base.get_base_config()
@@ -38,4 +42,7 @@ def get_config(arg: str = ''):
   if 'quick' in args:
     config.train.num_epochs = 2
     config.data.num_buckets = 2  # fewer compilations for a smoke test
+  if 'variance' in args:
+    config.seed_design.init = config.seed_design.data = (1, 2, 3)
+    config.seed_design.dropout = (1, 2, 3)
   return config

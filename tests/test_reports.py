@@ -448,3 +448,29 @@ def test_almost_stochastic_order_follows_dror_et_al():
   assert statistics.aso_epsilon(a, b) >= forward
   assert statistics.aso_epsilon(a, b) == statistics.aso_epsilon(a, b)
   assert statistics.aso_epsilon([1.0], b) is None
+
+
+def test_a_factorial_seed_design_gets_a_variance_table_by_source(tmp_path):
+  # 3 x 3 x 3 members where the data-order seed moves the accuracy most.
+  streams = [[i, d, r] for i in (1, 2, 3) for d in (1, 2, 3) for r in (1, 2, 3)]
+  rng = np.random.default_rng(0)
+  test = [80 + 2.0 * d + 0.3 * i + 0.1 * rng.standard_normal() for i, d, _ in streams]
+  run_dir = make_run(str(tmp_path), 'var', {'test_accuracy': test,
+                                            'dev_accuracy': test},
+                     seeds=[s[0] for s in streams], log=False)
+  path = os.path.join(run_dir, outputs.RESULTS)
+  results = outputs.read_json(path)
+  outputs.write_json(path, {**results, 'streams': streams})
+  (row,) = reports.write_report(str(tmp_path), plots=False, echo=quiet)['rows']
+  expected = statistics.variance_components(test, [tuple(s) for s in streams],
+                                            ('init', 'data', 'dropout'))
+  assert row['variance'] == expected and expected['dominant'] == 'data'
+  text = open(os.path.join(tmp_path, reports.REPORT_MD)).read()
+  assert 'Seed variance of test_accuracy in var, by source' in text
+  assert '| source | df | variance | std | share | 95 % CI |' in text
+  share = next(r['share'] for r in expected['rows'] if r['source'] == 'data')
+  assert f'**data** dominates: {100 * share:.0f} % of the seed variance' in text
+  # A design with a member missing is named, not decomposed.
+  outputs.write_json(path, {**results, 'streams': streams[:-1] + [[1, 1, 1]]})
+  reports.write_report(str(tmp_path), plots=False, echo=quiet)
+  assert 'not decomposed' in open(os.path.join(tmp_path, reports.REPORT_MD)).read()

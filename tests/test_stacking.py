@@ -1,12 +1,16 @@
 """config.stack and config.seed_design: what the stacked member axis holds besides
 seeds, checked before anything trains."""
+import json
+
 import numpy as np
 import pytest
 
+import seedsweep
 from seedsweep.config import base
 from seedsweep.config import checks
 from seedsweep.config import stacking
 from seedsweep.errors import UserError
+from tests.conftest import small_config
 
 
 def _config(fields=(), points=()):
@@ -73,3 +77,28 @@ def test_a_workdir_made_before_stacking_still_matches_its_config():
   assert checks.differences(stored, checks.to_dict(base.get_base_config())) == []
   assert np.array_equal(stacking.seed_streams(checks.from_dict(stored)),
                         stacking.seed_streams(base.get_base_config()))
+
+
+def _rows(path):
+  with open(path) as f:
+    return [json.loads(line) for line in f]
+
+
+@pytest.mark.slow
+def test_a_factorial_member_with_one_seed_in_every_stream_is_that_seeds_run(tmp_path):
+  """Each stream follows its own seed: the member (1, 1, 1) of a factorial design is
+  seed 1's plain run bit for bit, and changing one stream's seed changes it."""
+  config = small_config(seeds=(1,), epochs=1)
+  config.data.num_buckets = 1
+  seedsweep.train(config, str(tmp_path / 'plain'), echo=lambda *a: None)
+  config.seed_design.init, config.seed_design.data = (1, 2), (1,)
+  config.seed_design.dropout = (1, 3)
+  results = seedsweep.train(config, str(tmp_path / 'design'), echo=lambda *a: None)
+  assert results['streams'] == [[1, 1, 1], [1, 1, 3], [2, 1, 1], [2, 1, 3]]
+  assert results['members'][1] == 'init1_data1_dropout3'
+  (plain,) = _rows(tmp_path / 'plain' / 'metrics.jsonl')
+  design = {tuple(r['streams']): r for r in _rows(tmp_path / 'design' / 'metrics.jsonl')}
+  assert design[(1, 1, 1)]['params_sha256'] == plain['params_sha256']
+  assert design[(1, 1, 1)]['test_accuracy'] == plain['test_accuracy']
+  shas = {r['params_sha256'] for r in design.values()}
+  assert len(shas) == 4

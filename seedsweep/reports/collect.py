@@ -28,6 +28,12 @@ A *row* (what :func:`build_rows` returns, one per run) is a dict::
                ``diff`` (mean - paper, or None), ``best_dev_test`` (the metric's value
                for the seed with the best dev score, or None) and ``p_value``
   epochs_completed, wall_time, selection   as in results.json (None when absent)
+  stack_point  the point's label for a point of a stacked run (config.stack), else ''
+  variance     the paper metric's seed variance by source for a factorial seed design
+               (config.seed_design; statistics.variance_components), else None
+
+A stacked run gives one row per point: ``run`` is its folder and the point's label
+(``lr=0.002+0.005/learning_rate=0.002``), ``index`` and ``overrides`` that point's.
 
 ``p_value`` is Welch's t-test (unequal variances) of the row's per-seed values
 against those of the best row of its group on the same metric (highest mean; lowest
@@ -40,6 +46,7 @@ from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 from seedsweep.config import checks as config_checks
 from seedsweep.config import keys
+from seedsweep.config import stacking
 from seedsweep.errors import UserError
 from seedsweep.reports import statistics
 from seedsweep.run import outputs
@@ -166,6 +173,20 @@ def seed_values(results: dict) -> Tuple[List[int], Dict[str, List[float]]]:
   return list(results.get('seeds', [])), dict(results.get('metrics', {}))
 
 
+def seed_variance(results: dict, metric: str) -> Optional[dict]:
+  """The variance of ``metric`` over a factorial seed design's members split by
+  source (statistics.variance_components over init, data, dropout); None for a run
+  without one, ``{'error': reason}`` when the design cannot be decomposed."""
+  streams, values = results.get('streams'), (results.get('metrics') or {}).get(metric)
+  if not streams or not values:
+    return None
+  try:
+    return statistics.variance_components(values, [tuple(s) for s in streams],
+                                          stacking.STREAMS)
+  except ValueError as e:
+    return {'error': str(e)}
+
+
 def point_label(overrides: dict, varying: Sequence[str]) -> str:
   """``'hidden=32, dropout=0.2'``: the overrides in ``varying`` (all of them, when
   none vary), ``paper.*`` left out, named as the sweep runner names them
@@ -234,7 +255,7 @@ def _row(run_dir: str, name: str, config: dict, results: dict, point: dict,
   sweep = point.get('sweep') or ''
   return {
       'run': name, 'path': run_dir, 'stack_point': stack_point,
-      'streams': results.get('streams'),
+      'variance': seed_variance(results, metric),
       'source': paper.get('source') or '',
       'dataset': (config.get('data') or {}).get('name', ''),
       'model': (config.get('model') or {}).get('name', ''),

@@ -105,6 +105,8 @@ def render_markdown(rows: Sequence[dict], skipped: Sequence[Tuple[str, str]],
                 f'fewer than {statistics.FEW_SEEDS} seeds a p-value says little (and '
                 'the rank test cannot go below ~0.1); run more seeds before reading '
                 'one.']
+    for r in members:
+      lines += variance_lines(r)
     warnings = collect.record_warnings(members)
     if warnings:
       lines += ['', '**Warning:** the rows of this table were produced under different '
@@ -121,6 +123,32 @@ def render_markdown(rows: Sequence[dict], skipped: Sequence[Tuple[str, str]],
     lines += [f'- {_md_cell(name)}: {_md_cell(reason)}' for name, reason in skipped]
     lines.append('')
   return '\n'.join(lines)
+
+
+def variance_lines(row: dict) -> List[str]:
+  """The seed-variance table of a run with a factorial seed design ([] without)."""
+  v = row.get('variance')
+  if not v:
+    return []
+  title = f'Seed variance of {row["metric"]} in {_md_cell(row["run"])}, by source'
+  if 'error' in v:
+    return ['', f'{title}: not decomposed ({_md_cell(v["error"])}).']
+  lines = ['', f'{title} (random-effects ANOVA over the {v["n"]} members of the '
+           'factorial seed design; 95 % CI by Satterthwaite, exact for the residual; '
+           'a negative estimate is shown as 0*):', '',
+           '| source | df | variance | std | share | 95 % CI |',
+           '| --- | ---: | ---: | ---: | ---: | ---: |']
+  for r in v['rows']:
+    lo, hi = r['ci']
+    lines.append(f'| {r["source"]}{"*" if r["truncated"] else ""} | {r["df"]} | '
+                 f'{fmt(r["variance"], ".3f")} | {fmt(r["variance"] ** 0.5)} | '
+                 f'{100 * r["share"]:.0f} % | [{fmt(lo, ".3g")}, {fmt(hi, ".3g")}] |')
+  if v['dominant'] is not None:
+    share = next(r['share'] for r in v['rows'] if r['source'] == v['dominant'])
+    lines += ['', f'**{v["dominant"]}** dominates: {100 * share:.0f} % of the seed '
+              f'variance (total {fmt(v["total_variance"], ".3f")}, std '
+              f'{fmt(v["total_variance"] ** 0.5)}).']
+  return lines
 
 
 def _link_owners(members: Sequence[dict]) -> List[str]:

@@ -221,3 +221,253 @@ def aso_epsilon(a: Sequence[float], b: Sequence[float], alpha: float = ASO_ALPHA
   sigma = float(np.std(scale * (ratios - estimate), ddof=1)) if len(ratios) > 1 else 0.0
   bound = estimate + stats.norm.ppf(1 - alpha) * sigma / scale
   return float(min(1.0, max(0.0, bound)))
+
+
+# Random-effects ANOVA of a fully crossed seed design with one run per cell (e.g. a
+# test accuracy for every (init seed, data-order seed, dropout seed)): how much of
+# the spread each source of randomness, and each interaction of them, accounts for.
+# An effect is a non-empty subset of the factors, a tuple of axis numbers in
+# increasing order; the full set (the top-order interaction) is confounded with the
+# run-to-run error and is reported as 'residual'.
+
+
+def _design_array(values: Sequence[float], levels: Sequence[Sequence],
+                  names: Sequence[str]) -> np.ndarray:
+  """The runs' ``values`` [n] as an array of shape [l_1, ..., l_k], one axis per
+  factor of ``names`` [k], each factor's levels in the order they first appear in
+  ``levels`` [n][k]. Raises ValueError unless every combination of the observed
+  levels is there exactly once, every factor has at least 2 levels and the values
+  are finite."""
+  names = tuple(names)
+  k = len(names)
+  if k < 2:
+    raise ValueError(f'variance_components needs at least 2 factors, got names={names!r}')
+  if len(set(names)) != k:
+    raise ValueError(f'factor names must be distinct, got {names!r}')
+  if len(values) != len(levels):
+    raise ValueError(f'{len(values)} values but {len(levels)} level tuples: '
+                     'give one tuple of factor levels per run')
+  cells = [tuple(cell) for cell in levels]
+  for cell in cells:
+    if len(cell) != k:
+      raise ValueError(f'level tuple {cell!r} has {len(cell)} entries, expected one '
+                       f'per factor of {names!r}')
+  values = np.asarray(values, np.float64)
+  if not np.all(np.isfinite(values)):
+    raise ValueError('values must be finite (found nan or inf)')
+  axes = [list(dict.fromkeys(cell[i] for cell in cells)) for i in range(k)]
+  for name, seen in zip(names, axes):
+    if len(seen) < 2:
+      raise ValueError(f'factor {name!r} has {len(seen)} level(s) {seen!r}; each '
+                       'factor needs at least 2 levels')
+  index = [{level: j for j, level in enumerate(seen)} for seen in axes]
+  shape = tuple(len(seen) for seen in axes)
+  counts = np.zeros(shape, np.int64)
+  table = np.zeros(shape, np.float64)
+  for value, cell in zip(values, cells):
+    position = tuple(index[i][level] for i, level in enumerate(cell))
+    counts[position] += 1
+    table[position] = value
+
+  def said(position):
+    return '(' + ', '.join(f'{name}={axes[i][j]!r}'
+                           for i, (name, j) in enumerate(zip(names, position))) + ')'
+
+  repeated = np.argwhere(counts > 1)
+  if len(repeated):
+    position = tuple(repeated[0])
+    raise ValueError(f'unbalanced design: cell {said(position)} has '
+                     f'{counts[position]} runs ({len(repeated)} cell(s) repeated); '
+                     'need exactly one run per combination of levels')
+  missing = np.argwhere(counts == 0)
+  if len(missing):
+    raise ValueError(f'incomplete design: {len(missing)} of {counts.size} combinations '
+                     f'of levels have no run, e.g. {said(tuple(missing[0]))}; need '
+                     'exactly one run per combination of levels')
+  return table
+
+
+def _effects(k: int) -> List[Tuple[int, ...]]:
+  """All non-empty subsets of the k factors' axes: the main effects in axis order,
+  then the two-way interactions, ..., the full set (the residual) last."""
+  from itertools import combinations  # pylint: disable=g-import-not-at-top
+  return [subset for size in range(1, k + 1)
+          for subset in combinations(range(k), size)]
+
+
+def _effect_table(table: np.ndarray, effect: Tuple[int, ...]) -> np.ndarray:
+  """The estimated effect of ``effect`` at every cell of ``table`` [l_1, ..., l_k]
+  (same shape): inclusion-exclusion over the marginal means of the subsets of
+  ``effect``, sum_{T in effect} (-1)^(|effect| - |T|) mean over the axes not in T.
+  The grand mean is the empty T; the full set gives the residual."""
+  from itertools import combinations  # pylint: disable=g-import-not-at-top
+  k = table.ndim
+  out = np.zeros_like(table)
+  for size in range(len(effect) + 1):
+    for kept in combinations(effect, size):
+      other = tuple(axis for axis in range(k) if axis not in kept)
+      mean = table.mean(axis=other, keepdims=True) if other else table
+      out = out + (-1) ** (len(effect) - size) * mean
+  return out
+
+
+def anova_table(table: np.ndarray) -> Dict[Tuple[int, ...], Tuple[float, int]]:
+  """The balanced crossed ANOVA with one observation per cell of ``table``
+  [l_1, ..., l_k]: for every effect (a tuple of axes; the full set is the residual)
+  its sum of squares (over all the cells) and degrees of freedom prod (l_i - 1).
+  The sums of squares add up to the total sum of squares about the grand mean."""
+  out = {}
+  for effect in _effects(table.ndim):
+    ss = float(np.sum(_effect_table(table, effect) ** 2))
+    out[effect] = ss, int(np.prod([table.shape[axis] - 1 for axis in effect]))
+  return out
+
+
+def moment_coefficients(shape: Sequence[int], effect: Tuple[int, ...]
+                        ) -> Dict[Tuple[int, ...], float]:
+  """The ANOVA (method of moments) estimator of the variance component of
+  ``effect`` in a random-effects crossed design of ``shape`` [k] with one run per
+  cell, as coefficients of the mean squares it combines: {effect T containing
+  ``effect``: (-1)^(|T| - |effect|) / m}, m = prod of the levels of the factors not
+  in ``effect`` (the runs per level of ``effect``). This inverts the expected mean
+  squares E[MS_S] = sum_{T containing S} m_T sigma2_T (sigma2 of the full set being
+  the top interaction plus the error)."""
+  from itertools import combinations  # pylint: disable=g-import-not-at-top
+  k = len(shape)
+  runs_per_level = float(np.prod([shape[axis] for axis in range(k)
+                                  if axis not in effect]))
+  rest = [axis for axis in range(k) if axis not in effect]
+  out = {}
+  for size in range(len(rest) + 1):
+    for extra in combinations(rest, size):
+      out[tuple(sorted(effect + extra))] = (-1) ** size / runs_per_level
+  return out
+
+
+def _lower_limit_df(level: float) -> float:
+  """The df at which the factor df / chi2_(1 - alpha/2, df) of the lower limit of
+  a ``level`` chi-square interval is smallest (about 0.082 at 95%, 0.41 at 80%):
+  it falls as df falls down to there and rises again below, past 1 near df =
+  0.012 at 95%, an artefact of the chi-square shape at tiny df."""
+  from scipy import optimize  # pylint: disable=g-import-not-at-top
+  from scipy import stats  # pylint: disable=g-import-not-at-top
+  upper = 1 - (1 - level) / 2
+
+  def log_factor(log_df):
+    with np.errstate(all='ignore'):
+      quantile = stats.chi2.ppf(upper, np.exp(log_df))
+      return np.where(quantile > 0, log_df - np.log(quantile), np.inf)
+
+  grid = np.linspace(np.log(1e-8), np.log(100.0), 241)
+  best = int(np.argmin(log_factor(grid)))
+  low, high = grid[max(best - 1, 0)], grid[min(best + 1, len(grid) - 1)]
+  result = optimize.minimize_scalar(lambda x: float(log_factor(x)), bounds=(low, high),
+                                    method='bounded', options={'xatol': 1e-6})
+  return float(np.exp(result.x))
+
+
+def satterthwaite_ci(coefficients: Sequence[float], mean_squares: Sequence[float],
+                     dfs: Sequence[int], level: float = 0.95) -> Tuple[float, float]:
+  """The ``level`` interval of a variance estimated as sum_i c_i MS_i (each MS_i
+  an independent chi-square_df_i multiple; all [m]) by Satterthwaite's
+  approximation: (df_s est / chi2_(1-alpha/2, df_s), df_s est / chi2_(alpha/2,
+  df_s)), df_s = est^2 / sum_i (c_i MS_i)^2 / df_i. With a single term that is the
+  exact chi-square interval. The estimate must be > 0; (0, 0) when every term is
+  0. When est is small beside its noise df_s gets tiny: the upper limit grows
+  without bound (inf once the quantile underflows), and the lower limit, whose
+  factor df / chi2_(1-alpha/2, df) is not monotone in df (see
+  ``_lower_limit_df``), takes df_s no lower than that factor's minimiser, so that
+  less information never raises it (it would exceed est itself below df_s ~
+  0.012 at 95%)."""
+  from scipy import stats  # pylint: disable=g-import-not-at-top
+  terms = np.asarray(coefficients, np.float64) * np.asarray(mean_squares, np.float64)
+  estimate = float(np.sum(terms))
+  spread = float(np.sum(terms ** 2 / np.asarray(dfs, np.float64)))
+  if spread == 0.0:
+    return 0.0, 0.0
+  if estimate <= 0:
+    raise ValueError(f'satterthwaite_ci needs a positive estimate, got {estimate}')
+  df = estimate ** 2 / spread
+  alpha = 1.0 - level
+  lower_df = max(df, _lower_limit_df(level))
+  low = lower_df * estimate / stats.chi2.ppf(1 - alpha / 2, lower_df)
+  quantile = stats.chi2.ppf(alpha / 2, df)
+  with np.errstate(over='ignore'):
+    high = df * estimate / quantile if quantile > 0 else np.inf
+  return float(low), float(high)
+
+
+def variance_components(values: Sequence[float], levels: Sequence[Sequence],
+                        names: Sequence[str], level: float = 0.95) -> dict:
+  """Random-effects ANOVA variance decomposition of a fully crossed factorial
+  seed design with one run per cell.
+
+  Args:
+    values: [n] one number per run (e.g. its test accuracy).
+    levels: [n] per run a tuple [k] of its factors' levels (any hashables), e.g.
+      (init_seed, data_seed, dropout_seed).
+    names: [k] the factors' names, e.g. ('init', 'data', 'dropout'); k >= 2.
+    level: the confidence level of the intervals.
+
+  Returns:
+    {'rows': [row, ...], 'total_variance': float, 'dominant': str or None,
+    'n': int}. A row per source: the main effects in ``names`` order, the two-way
+    interactions, ..., the (k-1)-way ones, then 'residual' (the k-way interaction,
+    confounded with the run-to-run error since each cell has one run). A row is
+    {'source': 'init' | 'init x data' | ... | 'residual', 'df': int, 'ss': float,
+    'ms': float, 'variance': float, 'share': float, 'ci': (lo, hi), 'truncated':
+    bool}: the sum of squares, degrees of freedom and mean square of the classical
+    balanced ANOVA; the ANOVA (method of moments) estimate of the variance
+    component from the expected mean squares, e.g. for factors A, B, C of a, b, c
+    levels sigma2_A = (MS_A - MS_AB - MS_AC + MS_res) / (b c), sigma2_AB =
+    (MS_AB - MS_res) / c, sigma2_res = MS_res; negative estimates are set to 0 with
+    'truncated' True. 'share' is the variance over 'total_variance' (the sum of
+    the rows' variances; every share is 0 when that is 0). 'dominant' is the
+    source with the largest share (the first on ties; None when the total is 0).
+
+    'ci' is the ``level`` interval of the component: for the residual the exact
+    chi-square interval (df MS / chi2_(1-alpha/2, df), df MS / chi2_(alpha/2,
+    df)); for a positive estimate Satterthwaite's (see ``satterthwaite_ci``).
+    For an estimate <= 0 (truncated or exactly 0) it is (0, hi), hi the upper
+    end of Satterthwaite's interval for the sum of the positive terms alone
+    (e.g. (MS_A + MS_res) / (b c) for A): since the component is at most the
+    positive terms' expectation, hi is a conservative upper bound; it is 0 when
+    those mean squares are all 0.
+
+  Raises:
+    ValueError: unless every combination of the observed levels has exactly one
+      run, each factor has >= 2 levels, the values are finite and ``levels`` and
+      ``names`` agree in length.
+  """
+  names = tuple(names)
+  table = _design_array(values, levels, names)
+  k = table.ndim
+  anova = anova_table(table)
+  mean_square = {effect: ss / df for effect, (ss, df) in anova.items()}
+  rows = []
+  for effect, (ss, df) in anova.items():
+    coefficients = moment_coefficients(table.shape, effect)
+    parts = list(coefficients)
+    c = [coefficients[part] for part in parts]
+    ms = [mean_square[part] for part in parts]
+    dfs = [anova[part][1] for part in parts]
+    estimate = float(np.dot(c, ms))
+    if estimate > 0:
+      ci = satterthwaite_ci(c, ms, dfs, level)
+    else:
+      positive = [i for i, coefficient in enumerate(c) if coefficient > 0]
+      ci = 0.0, satterthwaite_ci([c[i] for i in positive], [ms[i] for i in positive],
+                                 [dfs[i] for i in positive], level)[1]
+    rows.append({'source': 'residual' if len(effect) == k
+                           else ' x '.join(names[axis] for axis in effect),
+                 'df': int(df), 'ss': ss, 'ms': mean_square[effect],
+                 'variance': max(estimate, 0.0), 'share': 0.0,
+                 'ci': (float(ci[0]), float(ci[1])), 'truncated': estimate < 0})
+  total = float(sum(row['variance'] for row in rows))
+  dominant = None
+  if total > 0:
+    for row in rows:
+      row['share'] = row['variance'] / total
+    dominant = max(rows, key=lambda row: row['share'])['source']
+  return {'rows': rows, 'total_variance': total, 'dominant': dominant,
+          'n': int(table.size)}

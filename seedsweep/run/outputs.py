@@ -200,6 +200,10 @@ def format_table(results: dict) -> str:
   if 'folds' in results:
     what = (f'{seeds_text(len(results["cv_seeds"]))}, each the mean over '
             f'{len(set(results["folds"]))} cross-validation folds')
+  elif 'streams' in results:
+    sizes = [len({s[i] for s in results['streams']}) for i in range(3)]
+    what = (f'{len(results["streams"])} members: ' + ' x '.join(
+        f'{n} {name}' for n, name in zip(sizes, stacking.STREAMS)) + ' seeds')
   else:
     what = seeds_text(len(results['seeds']))
   width = max([16] + [len(n) for n in results['summary']])
