@@ -145,6 +145,8 @@ def answers(exp, token_lists, per_member, epochs, checkpoint: int) -> dict:
      'labels': [ensemble label per text], 'probabilities': [[mean per class]],
      'per_seed': [[label per text] per member],
      'per_seed_probabilities': [[[per class] per text] per member],
+     # a stacked run (config.stack) also, each point's own ensemble:
+     'by_point': {point label: {'labels': [...], 'probabilities': [[...]]}},
      # a tagging model (the joint model) also:
      'tokens': [[token per word] per text], 'tags': [[ensemble tag per token]],
      'per_seed_tags': [[[tag per token] per text] per member]}
@@ -158,6 +160,12 @@ def answers(exp, token_lists, per_member, epochs, checkpoint: int) -> dict:
          'probabilities': mean.tolist(),
          'per_seed': [[names[i] for i in p.argmax(-1)] for p in probs],
          'per_seed_probabilities': probs.tolist()}
+  if len(exp.members.point_labels) > 1:  # the mean over all points mixes settings
+    out['by_point'] = {}
+    for p, label in enumerate(exp.members.point_labels):
+      own = probs[exp.members.points == p].mean(axis=0)
+      out['by_point'][label] = {'labels': [names[i] for i in own.argmax(-1)],
+                                'probabilities': own.tolist()}
   if 'tags' in per_member:
     tag_names = list(exp.data.tag_names)
     tags = per_member['tags']  # [members, texts, time]
@@ -219,7 +227,8 @@ def _jsonl_text(path: str, n: int, line: str) -> str:
 
 def jsonl_records(texts: Sequence[str], result: dict) -> List[dict]:
   """One record per text: its ensemble label, the mean probability of each class,
-  each member's label (and the tags, for a tagging model)."""
+  each member's label, each point's ensemble label for a stacked run (and the tags,
+  for a tagging model)."""
   records = []
   for i, text in enumerate(texts):
     record = {'text': text, 'label': result['labels'][i],
@@ -227,6 +236,9 @@ def jsonl_records(texts: Sequence[str], result: dict) -> List[dict]:
                                         (round(p, 6) for p in result['probabilities'][i]))),
               'per_seed': dict(zip(result['members'],
                                    (labels[i] for labels in result['per_seed'])))}
+    if 'by_point' in result:
+      record['by_point'] = {label: own['labels'][i]
+                            for label, own in result['by_point'].items()}
     if 'tags' in result:
       record['tokens'] = result['tokens'][i]
       record['tags'] = result['tags'][i]
