@@ -102,3 +102,19 @@ def test_a_factorial_member_with_one_seed_in_every_stream_is_that_seeds_run(tmp_
   assert design[(1, 1, 1)]['test_accuracy'] == plain['test_accuracy']
   shas = {r['params_sha256'] for r in design.values()}
   assert len(shas) == 4
+
+
+def test_describe_counts_the_members_and_checks_every_points_values():
+  from seedsweep.run import describe  # pylint: disable=g-import-not-at-top
+  config = small_config(seeds=(1, 2, 3))
+  config.stack.fields, config.stack.points = ('model.dropout',), ((0.1,), (0.3,))
+  info = describe.describe(config)
+  assert (info['members'], info['member_axis']) == (6, '2 points x 3 seeds')
+  config.seed_design.init = config.seed_design.data = (1, 2)
+  config.seed_design.dropout = (1, 2, 3)
+  assert describe.describe(config)['member_axis'] == (
+      '2 points x 12 seed combinations (2 init x 2 data x 3 dropout; config.seeds '
+      'not used)')
+  config.stack.points = ((0.1,), (1.5,))
+  with pytest.raises(UserError, match=r'stack.points\[1\].*dropout=1.5.*\[0, 1\)'):
+    describe.describe(config)

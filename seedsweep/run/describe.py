@@ -12,6 +12,7 @@ from flax import traverse_util
 
 from seedsweep import data as data_lib
 from seedsweep.config import checks as config_checks
+from seedsweep.config import stacking
 from seedsweep.engine import optimizers
 from seedsweep.engine import state as state_lib
 from seedsweep.run import experiment
@@ -38,10 +39,31 @@ def describe(config) -> dict:
   rows = parameter_rows(params)
   total = sum(r['params'] for r in rows)
   embeddings = sum(r['params'] for r in rows if r['embedding'])
+  members = experiment.select_members(config, dataset)
+  experiment.member_hparams(config, model, members)  # each point's values checked
   return {'config': config_checks.to_dict(config), 'model': type(model).__name__,
+          'members': len(members), 'member_axis': member_axis(members),
           'vocab_size': dataset.vocab_size, 'num_classes': dataset.num_classes,
           'modules': rows, 'params_total': total, 'params_embeddings': embeddings,
           'params_without_embeddings': total - embeddings}
+
+
+def member_axis(members) -> str:
+  """``'3 points x 10 seeds'``, ``'27 seeds (3 init x 3 data x 3 dropout)'``: what
+  the stacked axis of one program holds."""
+  n_seeds = len({tuple(s) for s in members.streams})
+  if members.factorial:
+    sizes = ' x '.join(f'{len(set(members.streams[:, i]))} {name}'
+                       for i, name in enumerate(stacking.STREAMS))
+    seeds = f'{n_seeds} seed combinations ({sizes}; config.seeds not used)'
+  else:
+    seeds = f'{n_seeds} seed' + ('s' if n_seeds != 1 else '')
+  parts = [seeds]
+  if members.folds:
+    parts.insert(0, f'{len(members.folds)} folds')
+  if len(members.point_labels) > 1:
+    parts.insert(0, f'{len(members.point_labels)} points')
+  return ' x '.join(parts)
 
 
 def config_lines(config, prefix: str = '') -> List[str]:
@@ -57,6 +79,7 @@ def config_lines(config, prefix: str = '') -> List[str]:
 
 def format_description(info: dict, config) -> str:
   lines = ['# config (override any line with --config.KEY=VALUE)', *config_lines(config),
+           f'# members: {info["members"]} in one program ({info["member_axis"]})',
            f'# model {info["model"]} (vocab {info["vocab_size"]}, '
            f'{info["num_classes"]} classes)']
   width = max(len(r['module']) for r in info['modules']) + 2

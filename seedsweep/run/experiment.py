@@ -147,7 +147,15 @@ def member_hparams(config, model, members: Members) -> Dict[str, np.ndarray]:
       return c.model[field] if field in c.model else getattr(model, field)
     return c[section][field]
 
-  model_fields = {f.name for f in dataclasses.fields(model)}
+  fields = {f.name: f for f in dataclasses.fields(model)}
+  for i, point in enumerate(stacking.points(config)):
+    for key, v in point.items():
+      if key.startswith('model.'):
+        try:  # the checks build_model makes of config.model (rates in [0, 1), ...)
+          models.check_field(fields[key.split('.', 1)[1]], v)
+        except UserError as e:
+          raise UserError(f'config.stack.points[{i}]: {e}') from e
+  model_fields = set(fields)
   active = []
   for key in stacking.STACKABLE:
     section, field = key.split('.', 1)
@@ -263,8 +271,6 @@ def make_learner(config, data: encoded.EncodedDataset,
   ``hparams`` ({key: [members]}, :func:`member_hparams`) are the values the steps
   will trace, the first member's fixing the optimiser state's structure."""
   model = make_model(config, data)
-  for one in point_configs(config)[1:]:
-    make_model(one, data)  # each point's model fields checked (rates in [0, 1))
   abstract = jax.eval_shape(lambda: state_lib.init_params(model, 0))
   static = data.embedding_tables is not None and config.data.vectors.static
   if data.embedding_tables is not None:
