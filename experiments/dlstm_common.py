@@ -30,6 +30,11 @@ def dlstm_config(dataset: str, paper_value, quick: bool, note: str = ''):
   config.l2.params = (r'layer_\d+/(kernel|recurrent|peephole)$', 'classifier/kernel')
   config.train.batch_size = 64
   config.train.num_epochs = 100
+  # No scan to compile, so more length buckets are cheap; they cut the padding of an
+  # SST-2 epoch from 1.35x to 1.21x the real tokens (the model is matmul-bound; Lei
+  # et al.'s recipe batches equal-length sentences only).
+  config.data.num_buckets = 8
+  config.data.bucket_multiple = 4
   base.set_paper(config, SOURCE, paper_value)
   config.paper.note = note
   if quick:
