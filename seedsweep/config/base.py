@@ -29,6 +29,8 @@ def get_base_config() -> ml_collections.ConfigDict:
   config.data.num_folds = 10
   config.data.dev_holdout = 0.0   # carve dev from train: fraction (<1) or count; 0 = off
   # Pretrained word vectors (data/embeddings.py); path '' = random embeddings.
+  # `python -m seedsweep.data.word2vec` trains a file (README): its corpus must not
+  # hold the dataset's test sentences (IMDB experiments: --corpus=imdb_train).
   config.data.vectors = ml_collections.ConfigDict()
   config.data.vectors.path = ''
   config.data.vectors.format = ''       # '' = detect: glove | word2vec_text | word2vec_binary

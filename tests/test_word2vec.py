@@ -1,0 +1,175 @@
+"""Word vectors trained by the framework (data/word2vec.py): determinism, the file
+data/vectors.py reads, PTB tokens, the corpus rule, one-line errors."""
+import hashlib
+import json
+import os
+import re
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from seedsweep.data import imdb
+from seedsweep.data import vectors
+from seedsweep.data import word2vec
+from seedsweep.errors import UserError
+from tests.conftest import REPO
+from tests.conftest import SHARED_DATA as DATA
+
+SMALL = dict(dim=16, window=3, min_count=2, epochs=2)
+
+
+@pytest.fixture(scope='module')
+def corpus(tmp_path_factory):
+  """300 lines of 3-30 words drawn from 400 words with Zipf-like frequencies, so many
+  words tie in count and their order must not depend on the process."""
+  rng = np.random.default_rng(0)
+  vocab = [f'w{i}' for i in range(400)] + ["don't", 'Mixed', 'mixed']
+  p = 1.0 / np.arange(1, len(vocab) + 1)
+  lines = [' '.join(rng.choice(vocab, size=rng.integers(3, 31), p=p / p.sum()))
+           for _ in range(300)]
+  path = tmp_path_factory.mktemp('corpus') / 'corpus.txt'
+  path.write_text('\n'.join(lines[:150]) + '\n\n' + '\n'.join(lines[150:]) + '\n')
+  return str(path)
+
+
+def cli(*args, env=None):
+  return subprocess.run([sys.executable, '-m', 'seedsweep.data.word2vec', *args],
+                        cwd=REPO, capture_output=True, text=True, check=False,
+                        env=dict(os.environ, OPENBLAS_NUM_THREADS='1', **(env or {})))
+
+
+def test_same_seed_same_file_in_processes_with_other_hash_seeds(corpus, tmp_path):
+  flags = [f'--corpus={corpus}', '--dim=16', '--window=3', '--min_count=2',
+           '--epochs=2', '--seed=3']
+  for i, hash_seed in enumerate(('1', '2')):
+    done = cli(*flags, f'--out={tmp_path / f"{i}.txt"}',
+               env={'PYTHONHASHSEED': hash_seed})
+    assert done.returncode == 0, done.stderr
+  first = (tmp_path / '0.txt').read_bytes()
+  assert first == (tmp_path / '1.txt').read_bytes()
+  # ... and the same as this process gives.
+  word2vec.train_file(corpus, str(tmp_path / 'here.txt'), seed=3, **SMALL)
+  assert (tmp_path / 'here.txt').read_bytes() == first
+  record = json.loads((tmp_path / '0.txt.json').read_text())
+  assert record['sha256'] == json.loads((tmp_path / '1.txt.json').read_text())['sha256']
+
+
+def test_another_seed_gives_other_vectors_for_the_same_words(corpus):
+  sentences = word2vec.corpus_sentences(corpus)
+  words1, m1 = word2vec.train_vectors(sentences, seed=1, **SMALL)
+  words2, m2 = word2vec.train_vectors(sentences, seed=2, **SMALL)
+  assert words1 == words2
+  assert m1.shape == m2.shape == (len(words1), 16)
+  assert not np.allclose(m1, m2, atol=1e-3)
+
+
+def test_the_file_reads_back_with_its_words_dim_and_record(corpus, tmp_path):
+  out = str(tmp_path / 'vectors.txt')
+  record = word2vec.train_file(corpus, out, **SMALL)
+  sentences = word2vec.corpus_sentences(corpus)
+  words, matrix = word2vec.train_vectors(sentences, **SMALL)
+  assert vectors.detect_format(out) == 'word2vec_text'
+  loaded, found = vectors.load_vectors(out, words + ['absent'])
+  assert found[:-1].all() and not found[-1]
+  np.testing.assert_allclose(loaded[:-1], matrix, rtol=1e-5, atol=1e-7)
+  # Lower-cased PTB tokens by default: "Mixed" and "mixed" are one word; do n't.
+  assert 'mixed' in words and 'Mixed' not in words
+  assert "n't" in words and "don't" not in words
+  assert record['vocabulary_size'] == len(words) and record['dim'] == 16
+  assert record['corpus']['documents'] == 300  # the blank line is skipped
+  assert record['corpus']['tokens'] == sum(map(len, sentences))
+  assert record['hyperparameters']['min_count'] == 2
+  assert record['hyperparameters']['workers'] == 1
+  assert record['corpus']['source_sha256'] == vectors_sha(corpus)
+  assert record['sha256'] == vectors_sha(out)
+  assert json.load(open(out + '.json')) == record
+  assert sorted(os.listdir(tmp_path)) == ['vectors.txt', 'vectors.txt.json']
+
+
+def vectors_sha(path):
+  return hashlib.sha256(open(path, 'rb').read()).hexdigest()
+
+
+def test_ptb_tokens_split_clitics_as_sst_does():
+  text = ('He said "I can\'t stand it" -- it\'s Mr. Smith\'s film... they\'re, '
+          'we\'ve, you\'ll, I\'d, I\'m; we cannot won\'t J. Edgar’s')
+  # data/imdb.py keeps clitics attached: the IMDB dataset's own tokens.
+  assert word2vec.document_tokens(text, tokens='imdb', lowercase=False,
+                                  pretokenized=False) == imdb.tokenize(text)
+  assert word2vec.document_tokens(text, tokens='ptb', lowercase=False,
+                                  pretokenized=False) == [
+      'He', 'said', '``', 'I', 'ca', "n't", 'stand', 'it', "''", '--', 'it', "'s",
+      'Mr.', 'Smith', "'s", 'film', '...', 'they', "'re", ',', 'we', "'ve", ',', 'you',
+      "'ll", ',', 'I', "'d", ',', 'I', "'m", ';', 'we', 'can', 'not', 'wo', "n't",
+      'J.', 'Edgar', "'s"]
+  # Text already in PTB tokens (an SST sentence) keeps them.
+  sst = "It 's not `` Mr. Bean '' -- it does n't ... ca n't"
+  assert word2vec.document_tokens(sst, tokens='ptb', lowercase=True,
+                                  pretokenized=True) == sst.lower().split(' ')
+
+
+@pytest.mark.parametrize('flags, message', [
+    (['--corpus=imbd'], r"--corpus=imbd: no such file \(did you mean 'imdb'\?\); "
+     'expected one of imdb, imdb_train or a UTF-8 text file'),
+    (['--corpus={missing}'], '--corpus=.*missing.txt: no such file'),
+    (['--corpus={blank}'], 'the corpus is empty'),
+    (['--dim=0'], r'--dim=0; expected an integer >= 1'),
+    (['--epochs=0'], r'--epochs=0; expected an integer >= 1'),
+    (['--min_count=1000'], '--min_count=1000: no word of the corpus occurs that often'),
+    (['--out={tmp}/no/such/dir/v.txt'], '--out=.*/no/such/dir/v.txt: the directory '
+     '.*/no/such/dir does not exist'),
+    (['--out={tmp}'], '--out=.* is a directory'),
+])
+def test_bad_input_is_one_line_naming_the_flag(flags, message, corpus, tmp_path, capsys):
+  (tmp_path / 'blank.txt').write_text('\n  \n\n')
+  names = dict(missing=tmp_path / 'missing.txt', blank=tmp_path / 'blank.txt',
+               tmp=tmp_path)
+  argv = [f'--corpus={corpus}', f'--out={tmp_path / "v.txt"}', '--dim=8', '--epochs=1']
+  argv += [f.format(**names) for f in flags]
+  assert word2vec.main(argv) == 1
+  err = capsys.readouterr().err
+  assert err.count('\n') == 1 and err.startswith('error: '), err
+  assert re.search(message, err), err
+  assert set(os.listdir(tmp_path)) <= {'blank.txt'}  # nothing written
+
+
+def test_without_gensim_the_error_says_what_to_install(corpus, monkeypatch):
+  monkeypatch.setitem(sys.modules, 'gensim', None)  # `import gensim` raises ImportError
+  with pytest.raises(UserError, match=r"^training word vectors needs gensim: pip "
+                     r"install 'seedsweep\[word2vec\]' \(or pip install gensim\)$"):
+    word2vec.train_vectors([['a', 'b']], min_count=1)
+
+
+class _Failing(list):
+  """Words whose second chunk cannot be read: the write fails half-way."""
+
+  def __getitem__(self, i):
+    if isinstance(i, slice) and i.start:
+      raise OSError('disk full')
+    return super().__getitem__(i)
+
+
+def test_a_failed_write_leaves_the_old_file_and_no_temporary(tmp_path):
+  out = tmp_path / 'v.txt'
+  out.write_text('old')
+  words = _Failing(f'w{i}' for i in range(5000))
+  with pytest.raises(OSError, match='disk full'):
+    word2vec.write_word2vec_text(str(out), words, np.zeros((5000, 2)))
+  assert out.read_text() == 'old' and os.listdir(tmp_path) == ['v.txt']
+
+
+def test_imdb_train_holds_the_training_reviews_only():
+  if not os.path.isdir(DATA):
+    pytest.skip(f'no shared data folder at {DATA}')
+  train = word2vec.corpus_documents('imdb_train', DATA)
+  both = word2vec.corpus_documents('imdb', DATA)
+  assert len(train) == 25000 and len(both) == 50000
+  assert both[:25000] == train
+  # imdb_train is the train split: test reviews enter it only where the dataset itself
+  # holds the same text in both splits (123 duplicated reviews).
+  train_texts = set(train)
+  assert sum(text in train_texts for text in both[25000:]) == 123
+  assert both[25000].startswith('Once again Mr. Costner has dragged out a movie')
+  assert word2vec.corpus_documents('imdb_train', DATA, max_documents=3) == train[:3]
