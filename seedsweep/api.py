@@ -114,12 +114,14 @@ def run_sweep(config, spec: str, root: str, shard: str = '0/1', echo=print) -> d
   return runner.run(config, packaged_path(spec, 'sweeps'), root, shard, echo=echo)
 
 
-def report(root: str, latex: bool = False, plots: bool = True, echo=print) -> dict:
+def report(root: str, latex: bool = False, plots: bool = True, echo=print,
+           out: str = '') -> dict:
   """Writes ``report.md``, ``report.csv`` (``report.tex``) and plots for every run
-  under ``root``; returns ``{'rows', 'skipped', 'files'}``."""
+  under ``root``, into ``out`` (default ``root``); returns ``{'rows', 'skipped',
+  'files'}``."""
   from seedsweep import reports  # pylint: disable=g-import-not-at-top
   _start(base.get_base_config())  # runs re-evaluated for the report pin their own
-  return reports.write_report(root, latex=latex, plots=plots, echo=echo)
+  return reports.write_report(root, latex=latex, plots=plots, echo=echo, out=out)
 
 
 def read_split(config, split: str = 'test'):

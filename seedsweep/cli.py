@@ -51,7 +51,8 @@ _INPUT = flags.DEFINE_string(
     'input', None, 'predict: the texts, one per line (TSV: the first field, or the '
     '`text`/`sentence` column a header row names) or JSONL with a "text" field.')
 _OUTPUT = flags.DEFINE_string(
-    'output', '-', 'predict: where the JSONL answers go (- : stdout).')
+    'output', '-', 'predict: where the JSONL answers go (- : stdout). report: the '
+    'folder report.md, report.csv and plots/ go to (- : --workdir).')
 _DATA_DIR = flags.DEFINE_string(
     'data_dir', None, 'Raw datasets (layout: data/raw.py); overrides $SEEDSWEEP_DATA.')
 
@@ -94,7 +95,8 @@ def run_mode(mode: str) -> None:
     from seedsweep import api  # pylint: disable=g-import-not-at-top
     if not workdir:
       raise UserError('--workdir is required for --mode=report (the folder of runs)')
-    api.report(workdir, latex=_LATEX.value)
+    api.report(workdir, latex=_LATEX.value,
+               out='' if _OUTPUT.value == '-' else _OUTPUT.value)
     return
   config = flag_config(mode, workdir)
   runtime.pin_for(config)  # before anything starts JAX's CPU client

@@ -87,6 +87,50 @@ def test_row_statistics_and_the_best_dev_seeds_test_value(tmp_path):
   assert row['wall_time'] == 12.5 and row['epochs_completed'] == 3
 
 
+def test_each_table_says_what_produced_its_runs(tmp_path):
+  """Under each table: a run's word vectors (random, or the file with static or
+  fine-tuned), epochs, machine (from its determinism record) and wall time."""
+  make_run(tmp_path, 'random', {'test_accuracy': [80.0, 81.0]})
+  run_dir = make_run(tmp_path, 'vectors', {'test_accuracy': [84.0, 85.0]})
+  config_path = os.path.join(run_dir, outputs.CONFIG)
+  config = json.load(open(config_path))
+  config['data']['vectors'].update(path='/data/vectors/imdb_w2v_300d.txt', static=False)
+  outputs.write_json(config_path, config)
+  results_path = os.path.join(run_dir, outputs.RESULTS)
+  results = json.load(open(results_path))
+  results['provenance'] = {'determinism': {'backend': 'cpu', 'cpu_model': 'AMD EPYC',
+                                           'usable_cores': 2}}
+  results['wall_time'] = 3 * 3600 + 5 * 60 + 20.4
+  outputs.write_json(results_path, results)
+  reports.write_report(str(tmp_path), plots=False, echo=quiet)
+  md = (tmp_path / reports.REPORT_MD).read_text()
+  assert '| random | random | 3 |  | 12 s |' in md
+  assert '| vectors | imdb_w2v_300d.txt, fine-tuned | 3 | cpu: AMD EPYC, 2 cores | 3 h 05 min |' in md
+  table = list(csv.DictReader(io.StringIO((tmp_path / reports.REPORT_CSV).read_text())))
+  assert [(r['embeddings'], r['hardware'], float(r['wall_time'])) for r in table] == [
+      ('random', '', 12.5),
+      ('imdb_w2v_300d.txt, fine-tuned', 'cpu: AMD EPYC, 2 cores', 11120.4)]
+  assert collect.hardware_text({'backend': 'gpu', 'device_kind': 'NVIDIA H100'}) == (
+      'gpu: NVIDIA H100')
+  assert render.wall_text(754) == '12 min 34 s'
+
+
+def test_the_report_can_go_to_a_folder_of_its_own(tmp_path):
+  """``--output=results``: report.md, report.csv and plots/ there (links relative to
+  it), nothing added beside the runs; a file in the way is a one-line error."""
+  runs = tmp_path / 'runs'
+  make_run(runs, 'a', {'test_accuracy': [80.0, 81.0, 83.0]})
+  out = tmp_path / 'results' / 'paper'
+  written = reports.write_report(str(runs), echo=quiet, out=str(out))
+  assert all(f.startswith(str(out)) for f in written['files'])
+  assert sorted(os.listdir(runs)) == ['a']
+  md = (out / reports.REPORT_MD).read_text()
+  assert '(plots/a.curves.png)' in md and (out / 'plots' / 'a.curves.png').exists()
+  (tmp_path / 'file').write_text('')
+  with pytest.raises(UserError, match='is a file; expected a folder'):
+    reports.write_report(str(runs), plots=False, echo=quiet, out=str(tmp_path / 'file'))
+
+
 def test_other_paper_metrics_and_lower_is_better_dev_selection(tmp_path):
   make_run(tmp_path, 'joint', {
       'test_slot_f1': [90.0, 92.0], 'dev_slot_f1': [91.0, 89.0],

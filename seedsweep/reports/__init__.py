@@ -3,7 +3,8 @@ collected (:mod:`~seedsweep.reports.collect`), summarised
 (:mod:`~seedsweep.reports.statistics`), rendered (:mod:`~seedsweep.reports.render`),
 with figures beside them (:mod:`~seedsweep.reports.plots`).
 
-:func:`write_report` writes, next to the runs:
+:func:`write_report` writes, next to the runs (or into ``out``, e.g. a ``results/``
+folder kept under version control while the runs and their checkpoints stay elsewhere):
 
 * ``ROOT/report.md``: one table per (paper source, dataset) group, a line per run and
   reported metric, links to the plots, and the runs that were skipped;
@@ -31,8 +32,9 @@ def write_text(path: str, text: str) -> None:
 
 
 def write_report(root: str, latex: bool = False, plots: bool = True,
-                 echo: collect.Echo = print) -> dict:
-  """Writes report.md and report.csv (and report.tex, plots) under ``root``.
+                 echo: collect.Echo = print, out: str = '') -> dict:
+  """Writes report.md and report.csv (and report.tex, plots) under ``out`` (default
+  ``root``) for the runs under ``root``.
 
   Returns ``{'rows': rows (module docstring), 'skipped': [(run, reason)],
   'files': [every path written]}``.
@@ -44,24 +46,28 @@ def write_report(root: str, latex: bool = False, plots: bool = True,
     raise UserError(f'--workdir={root} holds no run (no folder with a '
                     f'{outputs.CONFIG}); expected the workdir of a run or a folder of '
                     'them (a sweep root); nothing was written')
+  out = out or root
+  if os.path.exists(out) and not os.path.isdir(out):
+    raise UserError(f'--output={out} is a file; expected a folder for the report')
+  os.makedirs(out, exist_ok=True)
   for group, members in collect.grouped(rows):
     for w in collect.record_warnings(members):
       echo(f'warning: {collect.group_title(group)}: {w}')
   files, links = [], {}
   if plots:
-    for plot in plots_lib.write_plots(rows, root, echo):
+    for plot in plots_lib.write_plots(rows, out, echo):
       files += [plot.path, *plot.also]
       links.setdefault(plot.owner, []).append(
-          (plot.label, '/'.join(collect.relative_parts(os.path.relpath(plot.path, root)))))
+          (plot.label, '/'.join(collect.relative_parts(os.path.relpath(plot.path, out)))))
   outputs_text = [(REPORT_MD, render.render_markdown(rows, skipped, links)),
                   (REPORT_CSV, render.render_csv(rows))]
   if latex:
     outputs_text.append((REPORT_TEX, render.render_latex(rows)))
   for name, text in outputs_text:
-    path = os.path.join(root, name)
+    path = os.path.join(out, name)
     write_text(path, text)
     files.append(path)
   echo(f'report of {collect.runs_text(len(rows))} ({len(skipped)} skipped): '
-       f'{os.path.join(root, REPORT_MD)}')
+       f'{os.path.join(out, REPORT_MD)}')
   return {'rows': rows, 'skipped': skipped, 'files': files}
 

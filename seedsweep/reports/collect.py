@@ -28,6 +28,10 @@ A *row* (what :func:`build_rows` returns, one per run) is a dict::
                ``diff`` (mean - paper, or None), ``best_dev_test`` (the metric's value
                for the seed with the best dev score, or None) and ``p_value``
   epochs_completed, wall_time, selection   as in results.json (None when absent)
+  embeddings   the word vectors it started from: 'random', or the vectors file's
+               name with 'static' or 'fine-tuned' (config ``data.vectors``)
+  hardware     where it ran, from its determinism record: 'cpu: MODEL, N cores' or
+               'gpu: DEVICE KIND' ('' when the run has no record)
   stack_point  the point's label for a point of a stacked run (config.stack), else ''
   variance     the paper metric's seed variance by source for a factorial seed design
                (config.seed_design; statistics.variance_components), else None
@@ -240,6 +244,25 @@ def _read_run(run_dir: str, root: str, echo: Echo) -> Optional[List[dict]]:
           for p, i, o in zip(points, indices, overrides)]
 
 
+def embeddings_text(config: dict) -> str:
+  """'random', or ``NAME, static`` / ``NAME, fine-tuned`` for a vectors file."""
+  vectors = (config.get('data') or {}).get('vectors') or {}
+  path = vectors.get('path') or ''
+  if not path:
+    return 'random'
+  return f'{os.path.basename(path)}, {"static" if vectors.get("static") else "fine-tuned"}'
+
+
+def hardware_text(determinism: Optional[dict]) -> str:
+  """The machine of a determinism record, in words ('' without one)."""
+  if not determinism:
+    return ''
+  if determinism.get('backend') == 'cpu':
+    cores = determinism.get('usable_cores')
+    return f'cpu: {determinism.get("cpu_model")}' + (f', {cores} cores' if cores else '')
+  return f'{determinism.get("backend")}: {determinism.get("device_kind")}'
+
+
 def _row(run_dir: str, name: str, config: dict, results: dict, point: dict,
          stack_point: str = '') -> dict:
   """The row of one run, or of one point of a stacked run (``stack_point``)."""
@@ -253,6 +276,7 @@ def _row(run_dir: str, name: str, config: dict, results: dict, point: dict,
       metrics[key] = statistics.metric_entry(values.get(key) or [], number,
                                              statistics.best_dev_value(values, key))
   sweep = point.get('sweep') or ''
+  determinism = (results.get('provenance') or {}).get('determinism')
   return {
       'run': name, 'path': run_dir, 'stack_point': stack_point,
       'variance': seed_variance(results, metric),
@@ -267,7 +291,9 @@ def _row(run_dir: str, name: str, config: dict, results: dict, point: dict,
       'metric': metric, 'seeds': seeds, 'values': values, 'metrics': metrics,
       'epochs_completed': results.get('epochs_completed'),
       'wall_time': results.get('wall_time'), 'selection': results.get('selection'),
-      'determinism': (results.get('provenance') or {}).get('determinism'),
+      'determinism': determinism,
+      'embeddings': embeddings_text(config),
+      'hardware': hardware_text(determinism),
   }
 
 

@@ -318,7 +318,8 @@ def _mean(values) -> Optional[float]:
 
 def write_plots(rows: Sequence[dict], root: str,
                 echo: Callable[[str], None] = print) -> List[Plot]:
-  """Every figure of ``rows`` (report order) under ``root/plots``.
+  """Every figure of ``rows`` (report order) under ``root/plots`` (``root``: where
+  the report goes).
 
   A run whose figure cannot be drawn (e.g. an unreadable metrics.jsonl) is skipped
   with a warning through ``echo``.

@@ -13,7 +13,8 @@ from seedsweep.sweep import runner as sweep
 CSV_COLUMNS = ('source', 'dataset', 'run', 'model', 'point', 'sweep', 'index',
                'metric', 'n', 'mean', 'std', 'ci95_low', 'ci95_high', 'min', 'max',
                'best_dev_test', 'paper', 'diff', 'p_value', 'p_holm', 'p_rank',
-               'aso_eps_min', 'mdd', 'epochs_completed')
+               'aso_eps_min', 'mdd', 'epochs_completed', 'wall_time', 'embeddings',
+               'hardware')
 MD_COLUMNS = ('run', 'model', 'point', 'metric', 'mean ± std', '95 % CI', 'min', 'max',
               'n', 'best-dev test', 'paper', 'diff', 'p (Welch)', 'p (Holm)',
               'p (rank)', 'ASO ε', 'MDD')
@@ -105,6 +106,7 @@ def render_markdown(rows: Sequence[dict], skipped: Sequence[Tuple[str, str]],
                 f'fewer than {statistics.FEW_SEEDS} seeds a p-value says little (and '
                 'the rank test cannot go below ~0.1); run more seeds before reading '
                 'one.']
+    lines += run_lines(members)
     for r in members:
       lines += variance_lines(r)
     warnings = collect.record_warnings(members)
@@ -123,6 +125,35 @@ def render_markdown(rows: Sequence[dict], skipped: Sequence[Tuple[str, str]],
     lines += [f'- {_md_cell(name)}: {_md_cell(reason)}' for name, reason in skipped]
     lines.append('')
   return '\n'.join(lines)
+
+
+def wall_text(seconds) -> str:
+  """``1 h 05 min``, ``12 min 30 s`` or ``45 s`` ('' for None)."""
+  if seconds is None:
+    return ''
+  seconds = int(round(float(seconds)))
+  hours, rest = divmod(seconds, 3600)
+  minutes, secs = divmod(rest, 60)
+  if hours:
+    return f'{hours} h {minutes:02d} min'
+  return f'{minutes} min {secs:02d} s' if minutes else f'{secs} s'
+
+
+def run_lines(members: Sequence[dict]) -> List[str]:
+  """What produced each run of a table: its word vectors, epochs trained, machine
+  and wall time (training and evaluation over all its sessions), once per run folder
+  (a stacked run's points share one)."""
+  seen, lines = set(), []
+  for r in members:
+    if r['path'] in seen:
+      continue
+    seen.add(r['path'])
+    run = r['run'].rsplit('/', 1)[0] if r['stack_point'] else r['run']
+    lines.append('| ' + ' | '.join(_md_cell(c) for c in (
+        run, r['embeddings'], _csv_number(r['epochs_completed']), r['hardware'],
+        wall_text(r['wall_time']))) + ' |')
+  return (['', '| run | embeddings | epochs | hardware | wall |',
+           '| --- | --- | ---: | --- | ---: |'] + lines)
 
 
 def variance_lines(row: dict) -> List[str]:
@@ -171,7 +202,8 @@ def render_csv(rows: Sequence[dict]) -> str:
                       + [_csv_number(e.get(k)) for k in (
                           'min', 'max', 'best_dev_test', 'paper', 'diff', 'p_value',
                           'p_holm', 'p_rank', 'aso', 'mdd')]
-                      + [_csv_number(r['epochs_completed'])])
+                      + [_csv_number(r['epochs_completed']),
+                         _csv_number(r['wall_time']), r['embeddings'], r['hardware']])
   return buffer.getvalue()
 
 

@@ -246,7 +246,7 @@ def _train_locked(config, workdir: str, echo) -> dict:
     on_step = progress_without_compilation(bar)
     started = time.perf_counter()
     examples_per_epoch = exp.data.sizes()['train'] * len(exp.members)
-    completed = latest
+    completed, saved_elapsed = latest, resume.elapsed
     evaluated = {}  # epoch -> its eval metrics, to build results without re-evaluating
     # A resumed run whose members had all stopped early trains no further epoch.
     first = num_epochs + 1 if exp.all_stopped(state, latest) else latest + 1
@@ -291,6 +291,7 @@ def _train_locked(config, workdir: str, echo) -> dict:
         if (epoch % config.train.checkpoint_every == 0 or epoch == num_epochs or early
             or stop):
           ckpts.save(epoch, state, {'epoch': epoch, 'elapsed': wall, **exp.provenance})
+          saved_elapsed = wall
         if stop and epoch < num_epochs and not early:
           raise _stopped(stop, workdir, f'after epoch {epoch}')
         if early:
@@ -302,7 +303,9 @@ def _train_locked(config, workdir: str, echo) -> dict:
       interrupted = None
     with timer('eval'):
       results = exp.results(state, completed, evaluated)
-    results['wall_time'] = resume.elapsed + time.perf_counter() - started
+    # Training and evaluation up to the last checkpoint, over every session: what
+    # that checkpoint records, so a report rebuilt from it shows the same time.
+    results['wall_time'] = saved_elapsed
     # Seconds of this process only (a resumed run counts from its restart).
     results['timing'] = timer.as_dict()
     if primary:
