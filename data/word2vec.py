@@ -317,9 +317,14 @@ def train_vectors(sentences: Sequence[Sequence[str]], dim: int = DEFAULTS['dim']
   """word2vec (gensim CBOW, one worker) on ``sentences``: ``(words, float32 [n, dim])``,
   words by decreasing count. ``progress``: a stream for one line per epoch, or None."""
   check_hyperparameters(dim, window, min_count, epochs, seed)
+  check_corpus(sentences, min_count)
+  return _fit(sentences, dim, window, min_count, epochs, seed, progress)
+
+
+def _fit(sentences, dim, window, min_count, epochs, seed, progress):
+  """:func:`train_vectors` on checked inputs."""
   _, word2vec = _gensim()
   sentences = _pieces(sentences)
-  check_corpus(sentences, min_count)
   model = word2vec.Word2Vec(vector_size=dim, window=window, min_count=min_count,
                             seed=seed, hashfxn=stable_hash, epochs=epochs,
                             **GENSIM_SETTINGS)
@@ -409,8 +414,7 @@ def train_file(corpus: str, out: str, *, dim: int = DEFAULTS['dim'],
   if progress is not None:
     print(f'{corpus}: {len(sentences)} documents, {num_tokens} tokens '
           f'({read_s:.1f} s); training {epochs} epochs', file=progress, flush=True)
-  words, matrix = train_vectors(sentences, dim, window, min_count, epochs, seed,
-                                progress=progress)
+  words, matrix = _fit(sentences, dim, window, min_count, epochs, seed, progress)
   train_s = time.perf_counter() - start - read_s
   digest = write_word2vec_text(out, words, matrix)
   source_sha = raw_lib.sha256_file(source)

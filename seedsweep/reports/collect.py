@@ -80,10 +80,15 @@ def find_runs(root: str) -> List[str]:
   return sorted(found, key=lambda f: relative_parts(os.path.relpath(f, root)))
 
 
+def run_folder(name: str, stack_point: str) -> str:
+  """A row's run folder relative to ROOT: ``name`` less a stacked point's label."""
+  return name[:-len(stack_point) - 1] if stack_point else name
+
+
 def sweep_folder(name: str, stack_point: str, sweep: str) -> str:
   """The folder (relative to ROOT) that holds a sweep's runs: a point's parent; the
   run itself for the points of a stacked run that is no sweep's (its own stack)."""
-  run = name[:-len(stack_point) - 1] if stack_point else name
+  run = run_folder(name, stack_point)
   return run if sweep == STACK_SWEEP else run.rpartition('/')[0]
 
 

@@ -148,9 +148,8 @@ def run_lines(members: Sequence[dict]) -> List[str]:
     if r['path'] in seen:
       continue
     seen.add(r['path'])
-    run = r['run'].rsplit('/', 1)[0] if r['stack_point'] else r['run']
     lines.append('| ' + ' | '.join(_md_cell(c) for c in (
-        run, r['embeddings'], _csv_number(r['epochs_completed']), r['hardware'],
+        collect.run_folder(r['run'], r['stack_point']), r['embeddings'], _csv_number(r['epochs_completed']), r['hardware'],
         wall_text(r['wall_time']))) + ' |')
   return (['', '| run | embeddings | epochs | hardware | wall |',
            '| --- | --- | ---: | --- | ---: |'] + lines)
