@@ -44,13 +44,13 @@ import gzip
 import hashlib
 import json
 import os
-import tempfile
 import zipfile
 import zlib
 from typing import BinaryIO, Dict, Iterator, List, Optional, Sequence, Tuple
 
 import numpy as np
 
+from seedsweep import files
 from seedsweep.errors import UserError
 
 FORMATS = ('glove', 'word2vec_text', 'word2vec_binary')
@@ -336,8 +336,8 @@ def load_vectors_cached(path: str, words: Sequence[str], cache_dir: str, *,
   The cache file ``<cache_dir>/<basename>.<cache_key>.npz`` holds ``matrix``, ``found``
   and ``key``. ``cache_key`` covers the vectors file's absolute path, size and mtime, the
   words (in order) and the options, so editing or replacing the file, or changing the
-  vocabulary, misses the cache. It is written to a temporary file in ``cache_dir`` and
-  renamed (``os.replace``), so concurrent runs never see half a file; an unreadable
+  vocabulary, misses the cache. It is written whole or not at all
+  (``seedsweep.files.atomic_write``), so concurrent runs never see half a file; an unreadable
   entry is recomputed. Old entries are never deleted.
 
   Returns:
@@ -354,16 +354,11 @@ def load_vectors_cached(path: str, words: Sequence[str], cache_dir: str, *,
     except (OSError, ValueError, KeyError, zipfile.BadZipFile, EOFError):
       pass  # a damaged entry: recompute and overwrite it
   matrix, found = load_vectors(path, words, fmt=fmt, lowercase=lowercase)
-  tmp = None
   try:
     os.makedirs(cache_dir, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=cache_dir, prefix='.vectors-', suffix='.npz.tmp')
-    with os.fdopen(fd, 'wb') as f:
+    with files.atomic_write(cache_file, 'wb') as f:
       np.savez(f, matrix=matrix, found=found, key=np.array(key))
-    os.replace(tmp, cache_file)
   except OSError as e:
-    if tmp is not None and os.path.exists(tmp):
-      os.unlink(tmp)
     raise UserError(f'{cache_dir}: cannot write the vectors cache ({e}); expected a '
                     f'writable directory') from e
   return matrix, found

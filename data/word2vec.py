@@ -61,19 +61,18 @@ versions, the wall time and the vectors file's sha256.
 """
 import argparse
 import collections
-import contextlib
 import hashlib
 import json
 import os
 import platform
 import sys
-import tempfile
 import time
 import zlib
 from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 
 import numpy as np
 
+from seedsweep import files
 from seedsweep.config import keys
 from seedsweep.data import imdb
 from seedsweep.data import raw as raw_lib
@@ -349,20 +348,9 @@ def check_out(path: str, flag: str = 'out') -> str:
   return path
 
 
-@contextlib.contextmanager
 def _atomic(path: str):
-  """A binary file written beside ``path`` and renamed onto it on success only."""
-  path = check_out(path)
-  fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path),
-                             prefix=f'.{os.path.basename(path)}.', suffix='.tmp')
-  try:
-    with os.fdopen(fd, 'wb') as f:
-      yield f
-    os.chmod(tmp, 0o644)
-    os.replace(tmp, path)
-  except BaseException:
-    os.unlink(tmp)
-    raise
+  """A binary file written whole or not at all onto ``path`` (checked first)."""
+  return files.atomic_write(check_out(path), 'wb')
 
 
 def write_word2vec_text(path: str, words: Sequence[str], matrix: np.ndarray) -> str:

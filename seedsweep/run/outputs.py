@@ -15,13 +15,13 @@ hyperparameter points (``config.stack``) keeps every member's numbers at the top
 each point's own results object, as a run of that point alone would write it, in
 ``by_point`` (with its ``label`` and ``overrides``): :func:`point_results`.
 """
-import contextlib
 import json
 import os
 from typing import Dict, List, Sequence
 
 import numpy as np
 
+from seedsweep import files
 from seedsweep.config import stacking
 from seedsweep.errors import UserError
 from seedsweep.run import faults
@@ -29,22 +29,13 @@ from seedsweep.run import faults
 CONFIG, METRICS, RESULTS = 'config.json', 'metrics.jsonl', 'results.json'
 
 
-@contextlib.contextmanager
 def atomic_file(path: str, mode: str = 'w', **open_args):
   """A file to write that replaces ``path`` only once the block ends without error
-  (temp file + rename): a reader never sees half a file, and a failed write leaves
-  the old one."""
-  tmp = path + '.tmp'
-  try:
-    with open(tmp, mode, **open_args) as f:
-      yield f
-      f.flush()
-      os.fsync(f.fileno())  # the bytes reach the disk before the name points at them
-    faults.reached(f'write:{os.path.basename(path)}')
-    os.replace(tmp, path)
-  finally:
-    if os.path.exists(tmp):
-      os.remove(tmp)
+  (:func:`seedsweep.files.atomic_write`); the moment ``write:<name>`` comes between
+  the last byte and the rename."""
+  moment = f'write:{os.path.basename(path)}'
+  return files.atomic_write(path, mode, before_rename=lambda: faults.reached(moment),
+                            **open_args)
 
 
 def write_json(path: str, obj) -> None:

@@ -1,0 +1,47 @@
+"""Files written whole or not at all: the one temp-file-and-rename write every layer
+uses (run outputs, reports, the vectors cache, trained word vectors).
+
+A bottom module like ``errors``: it imports nothing of seedsweep, so the data layer
+can use it as well as the run loop.
+"""
+import contextlib
+import functools
+import os
+import tempfile
+from typing import Callable, Optional
+
+
+@functools.lru_cache(maxsize=None)
+def _umask() -> int:
+  mask = os.umask(0)
+  os.umask(mask)
+  return mask
+
+
+@contextlib.contextmanager
+def atomic_write(path: str, mode: str = 'w', *,
+                 before_rename: Optional[Callable[[], None]] = None, **open_args):
+  """A file to write that replaces ``path`` only once the block ends without error.
+
+  The bytes go to a temporary file of a unique name in ``path``'s folder (so two
+  processes writing the same file never share one), reach the disk (``fsync``), get
+  the permissions a plain ``open`` would give, and are renamed onto ``path``: a reader
+  sees the old file or the new one, never half of one, and an error (or a kill) in
+  the block leaves the old file as it was. ``before_rename`` runs between the last
+  byte and the rename (the fault-injection tests' hook).
+  """
+  folder = os.path.dirname(os.path.abspath(path))
+  fd, tmp = tempfile.mkstemp(dir=folder, prefix=f'.{os.path.basename(path)}.',
+                             suffix='.tmp')
+  try:
+    with os.fdopen(fd, mode, **open_args) as f:
+      yield f
+      f.flush()
+      os.fsync(f.fileno())
+    os.chmod(tmp, 0o666 & ~_umask())
+    if before_rename is not None:
+      before_rename()
+    os.replace(tmp, path)
+  finally:
+    if os.path.exists(tmp):
+      os.unlink(tmp)
