@@ -12,7 +12,7 @@ from tests.conftest import REPO
 # Bottom to top. The folders the checkout keeps at its top level are installed as
 # sub-packages (setup.cfg, package_dir).
 LAYERS = (
-    ('seedsweep.errors',),
+    ('seedsweep.errors', 'seedsweep.files'),
     ('seedsweep.config',),
     ('seedsweep.models', 'seedsweep.data'),
     ('seedsweep.engine',),
