@@ -38,6 +38,7 @@ from seedsweep.data import sst
 from seedsweep.data import subj
 from seedsweep.data import trec
 from seedsweep.data import user_files
+from seedsweep.data import vectors as vectors_lib
 from seedsweep.data import vocabulary as vocab_lib
 from seedsweep.errors import UserError
 
@@ -307,17 +308,21 @@ def read_split(data_config, split: str) -> Tuple[List[str], List[str]]:
 def _vocabulary_words(data_config, token_lists):
   """What pretrained vectors change in the vocabularies.
 
-  Returns ``(looked_up, words, keep, extra_for)``: the vectors of ``words`` (None
-  without a vectors file), the words a vocabulary may hold (None: any), and a
-  function of a view's rows giving the words added after its training words.
+  Returns ``(looked_up, words, keep, extra_for, record)``: the vectors of ``words``
+  (None without a vectors file), the words a vocabulary may hold (None: any), a
+  function of a view's rows giving the words added after its training words, and the
+  vectors file's record for the provenance (``vectors.file_record`` and how many of
+  the dataset's words it has; None without a file).
   """
   vcfg = embeddings_lib.vectors_config(data_config)
   if vcfg is None:
-    return None, [], None, lambda rows: ()
+    return None, [], None, lambda rows: (), None
   words = sorted({w for tokens in token_lists for w in tokens})
-  looked_up = embeddings_lib.lookup(data_config, words,
-                                    os.path.join(cache_root(), 'vectors'))
+  cache_dir = os.path.join(cache_root(), 'vectors')
+  looked_up = embeddings_lib.lookup(data_config, words, cache_dir)
   with_vector = {w for w, f in zip(words, looked_up[1]) if f}
+  record = dict(vectors_lib.file_record(vcfg.path, cache_dir),
+                dataset_words=len(words), dataset_words_found=len(with_vector))
   keep = with_vector if vcfg.only_found else None
 
   def extra_for(rows):
@@ -327,7 +332,7 @@ def _vocabulary_words(data_config, token_lists):
     eval_rows = np.concatenate([rows[s] for s in rows if s != 'train'])
     return sorted({w for i in eval_rows for w in token_lists[i]} & with_vector)
 
-  return looked_up, words, keep, extra_for
+  return looked_up, words, keep, extra_for, record
 
 
 def _tags(name: str, tag_strings, oov: str, max_length: int = 0):
@@ -367,7 +372,8 @@ def load_dataset(data_config) -> EncodedDataset:
                                        spec.cross_validation)
   if max_length:
     protocol['max_length'] = max_length
-  looked_up, words, keep, extra_for = _vocabulary_words(data_config, token_lists)
+  looked_up, words, keep, extra_for, vectors = _vocabulary_words(data_config,
+                                                                 token_lists)
   views = tuple(encoded.encode_view(view_name, rows, token_lists,
                                     data_config.min_count, oov,
                                     extra_for(rows), keep)
@@ -383,4 +389,4 @@ def load_dataset(data_config) -> EncodedDataset:
       sources=pool.positions, checksums=pool.checksums, raw_checksums=raw_checksums,
       protocol=protocol,
       raw_lengths=np.array([len(t) for t in token_lists], np.int32),
-      tag_names=tag_names, tags=tags, embedding_tables=tables)
+      tag_names=tag_names, tags=tags, embedding_tables=tables, vectors=vectors)

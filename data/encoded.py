@@ -54,6 +54,9 @@ class EncodedDataset:
   # Pretrained vectors (data/embeddings.py): (table float32 [views, vocab_size, d],
   # use bool [views, vocab_size]); None without config.data.vectors.path.
   embedding_tables: Optional[Tuple[np.ndarray, np.ndarray]] = None
+  # The vectors file for the provenance: path, bytes, sha256, what trained it, and how
+  # many of the dataset's distinct words it has (data/vectors.file_record).
+  vectors: Optional[dict] = None
 
   @property
   def num_classes(self) -> int:

@@ -51,6 +51,7 @@ from typing import BinaryIO, Dict, Iterator, List, Optional, Sequence, Tuple
 import numpy as np
 
 from seedsweep import files
+from seedsweep.data import raw as raw_lib
 from seedsweep.errors import UserError
 
 FORMATS = ('glove', 'word2vec_text', 'word2vec_binary')
@@ -362,6 +363,49 @@ def load_vectors_cached(path: str, words: Sequence[str], cache_dir: str, *,
     raise UserError(f'{cache_dir}: cannot write the vectors cache ({e}); expected a '
                     f'writable directory') from e
   return matrix, found
+
+
+def file_record(path: str, cache_dir: str) -> dict:
+  """What names a vectors file in a run's provenance: ``{'path', 'bytes', 'sha256'}``,
+  plus ``'trained_by'`` (corpus, hyperparameters, versions) from the record that
+  ``python -m seedsweep.data.word2vec`` writes beside its output (``FILE.json``), when
+  that record's sha256 is this file's.
+
+  The digest is kept in ``cache_dir`` under the file's absolute path, size and mtime, so
+  a large file (GloVe 840B: 5.6 GB) is hashed once, not at every run's start.
+  """
+  path = os.path.abspath(os.fspath(path))
+  try:
+    st = os.stat(path)
+  except FileNotFoundError:
+    raise _missing(path) from None
+  key = hashlib.sha256(json.dumps(
+      [path, st.st_size, st.st_mtime_ns]).encode()).hexdigest()[:16]
+  digest_file = os.path.join(cache_dir, f'{os.path.basename(path)}.{key}.sha256')
+  try:
+    with open(digest_file) as f:
+      digest = f.read().strip()
+  except OSError:
+    digest = ''
+  if len(digest) != 64:
+    try:
+      digest = raw_lib.sha256_file(path)
+      os.makedirs(cache_dir, exist_ok=True)
+      with files.atomic_write(digest_file) as f:
+        f.write(digest + '\n')
+    except OSError as e:
+      raise UserError(f'{path}: cannot hash the vectors file into {cache_dir} ({e}); '
+                      'expected a readable file and a writable cache directory') from e
+  record = {'path': path, 'bytes': st.st_size, 'sha256': digest}
+  try:
+    with open(path + '.json') as f:
+      trained = json.load(f)
+  except (OSError, ValueError):
+    trained = None
+  if isinstance(trained, dict) and trained.get('sha256') == digest:
+    record['trained_by'] = {k: trained[k] for k in ('corpus', 'hyperparameters',
+                                                    'versions') if k in trained}
+  return record
 
 
 def embedding_matrix(vocab_words: Sequence[str], vectors: np.ndarray, found: np.ndarray,

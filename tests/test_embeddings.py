@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 from seedsweep.errors import UserError
+from seedsweep.run import describe
 from seedsweep.run import experiment
 from tests.conftest import small_config
 
@@ -53,6 +54,20 @@ def test_vectors_initialise_the_found_words_and_static_keeps_them(tmp_path, stat
   dense = [np.asarray(x) for x in jax.tree.leaves(after.params['classifier'])]
   assert all(not np.array_equal(a, b) for a, b in zip(
       dense, jax.tree.leaves(before.params['classifier'])))
+
+
+def test_the_run_records_the_vectors_file(tmp_path, monkeypatch):
+  monkeypatch.setenv('SEEDSWEEP_CACHE', str(tmp_path / 'cache'))
+  write_glove(tmp_path / 'v.txt', 32)
+  exp = experiment.build(vector_config(tmp_path / 'v.txt', True))
+  record = exp.provenance['data']['vectors']
+  assert record['path'] == str(tmp_path / 'v.txt') and len(record['sha256']) == 64
+  assert record['dataset_words_found'] == sum(w in exp.data.vocab.index for w in WORDS)
+  assert record['dataset_words'] >= len(exp.data.vocab.words) - 2
+  config = vector_config(tmp_path / 'v.txt', True)
+  text = describe.format_description(describe.describe(config), config)
+  assert (f"# vectors {tmp_path / 'v.txt'} (sha256 {record['sha256'][:12]}...): "
+          f"{record['dataset_words_found']} of the dataset's") in text
 
 
 def test_vectors_of_another_dimension_are_refused(tmp_path, monkeypatch):

@@ -1,5 +1,7 @@
 """Tests for the pretrained word-vector loaders (data/vectors.py), on small files."""
 import gzip
+import hashlib
+import json
 import os
 import zipfile
 
@@ -177,6 +179,33 @@ def test_truncated_gzip_and_word2vec_text(tmp_path):
   path = _write(tmp_path, 'w2v.txt', b'5 2\na 1 2\nb 3 4\n')
   with pytest.raises(UserError, match='promises 5 vectors, the file holds 2'):
     vectors.load_vectors(path, ['nowhere'])
+
+
+def test_file_record_names_the_file_and_what_trained_it(tmp_path, monkeypatch):
+  path = _write(tmp_path, 'w2v.txt', b'2 3\nthe 1 2 3\ncat 4 5 6\n')
+  digest = hashlib.sha256(open(path, 'rb').read()).hexdigest()
+  cache = str(tmp_path / 'cache')
+  record = vectors.file_record(path, cache)
+  assert record == {'path': os.path.abspath(path), 'bytes': 24, 'sha256': digest}
+  # word2vec's own record beside the file joins it, but only for the file it describes.
+  trained = {'sha256': digest, 'corpus': {'name': 'imdb'}, 'hyperparameters': {'dim': 3},
+             'versions': {'gensim': 'x'}, 'seconds': {'total': 1.0}}
+  with open(path + '.json', 'w') as f:
+    json.dump(trained, f)
+  assert vectors.file_record(path, cache)['trained_by'] == {
+      'corpus': {'name': 'imdb'}, 'hyperparameters': {'dim': 3}, 'versions': {'gensim': 'x'}}
+  with open(path + '.json', 'w') as f:
+    json.dump(dict(trained, sha256='0' * 64), f)
+  assert 'trained_by' not in vectors.file_record(path, cache)
+  # The digest is hashed once per (path, size, mtime); a rewritten file is hashed again.
+  monkeypatch.setattr(vectors.raw_lib, 'sha256_file', lambda p: 1 / 0)
+  assert vectors.file_record(path, cache)['sha256'] == digest
+  _write(tmp_path, 'w2v.txt', b'1 3\nthe 1 2 3\n')
+  monkeypatch.undo()
+  assert vectors.file_record(path, cache)['sha256'] == hashlib.sha256(
+      b'1 3\nthe 1 2 3\n').hexdigest()
+  with pytest.raises(UserError, match='no such vectors file'):
+    vectors.file_record(str(tmp_path / 'nowhere.txt'), cache)
 
 
 def test_cache_reused_and_invalidated(tmp_path, monkeypatch):

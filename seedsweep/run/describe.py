@@ -44,7 +44,7 @@ def describe(config) -> dict:
   return {'config': config_checks.to_dict(config), 'model': type(model).__name__,
           'members': len(members), 'member_axis': member_axis(members),
           'vocab_size': dataset.vocab_size, 'num_classes': dataset.num_classes,
-          'modules': rows, 'params_total': total, 'params_embeddings': embeddings,
+          'vectors': dataset.vectors, 'modules': rows, 'params_total': total, 'params_embeddings': embeddings,
           'params_without_embeddings': total - embeddings}
 
 
@@ -82,6 +82,8 @@ def format_description(info: dict, config) -> str:
            f'# members: {info["members"]} in one program ({info["member_axis"]})',
            f'# model {info["model"]} (vocab {info["vocab_size"]}, '
            f'{info["num_classes"]} classes)']
+  if info.get('vectors'):
+    lines.append(vectors_line(info['vectors']))
   width = max(len(r['module']) for r in info['modules']) + 2
   lines.append(f'{"module":<{width}}{"params":>12}  shapes')
   for r in info['modules']:
@@ -92,6 +94,16 @@ def format_description(info: dict, config) -> str:
   lines.append(f'{"without embeddings":<{width}}'
                f'{info["params_without_embeddings"]:>12,}')
   return '\n'.join(lines)
+
+
+def vectors_line(record: dict) -> str:
+  """One line: the vectors file, its digest, what trained it, how many words it covers."""
+  v = record
+  trained = v.get('trained_by', {}).get('corpus', {}).get('name')
+  made = f', trained by seedsweep word2vec on {trained}' if trained else ''
+  return (f'# vectors {v["path"]} (sha256 {v["sha256"][:12]}...{made}): '
+          f'{v["dataset_words_found"]:,} of the dataset\'s {v["dataset_words"]:,} '
+          'distinct words have a vector')
 
 
 def to_json(info: dict) -> str:

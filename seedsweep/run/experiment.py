@@ -451,7 +451,7 @@ class Experiment:
                      'protocol': self.data.protocol,
                      'vocab_size': self.data.vocab_size,
                      'classes': list(self.data.label_names),
-                     'sizes': self.data.sizes()},
+                     'sizes': self.data.sizes(), 'vectors': self.data.vectors},
             'versions': provenance_lib.library_versions(),
             'git_commit': provenance_lib.git_commit(),
             'devices': provenance_lib.devices(),
