@@ -50,8 +50,9 @@ byte for byte, in any process (any ``PYTHONHASHSEED``): one worker thread, the s
 for every random draw, a fixed string hash (crc32) for gensim's ``hashfxn``, sentences
 in corpus order, words in gensim's order (decreasing count; among equal counts the
 word first seen later comes first), values written as ``%.6g``. Training
-algorithm: gensim's defaults, fixed in GENSIM_SETTINGS (CBOW, 5 negative samples,
-down-sampling 1e-3, learning rate 0.025 -> 0.0001); sentences longer than gensim's
+algorithm: ``--algorithm`` (CBOW by default, or skip-gram), otherwise gensim's defaults,
+fixed in GENSIM_SETTINGS (5 negative samples, down-sampling 1e-3, learning rate 0.025
+-> 0.0001); sentences longer than gensim's
 10,000-token batch are cut into pieces of that length (gensim would drop the rest).
 
 Files: the vectors file is written to a temporary file beside ``--out`` and renamed, so
@@ -86,10 +87,12 @@ VALUE_FORMAT = '%.6g'
 MAX_SENTENCE_TOKENS = 10000
 
 DEFAULTS = dict(dim=300, window=5, min_count=5, epochs=5, seed=1, tokens='ptb',
-                lowercase=True)
+                lowercase=True, algorithm='cbow')
+# --algorithm: word2vec's two architectures (gensim's ``sg`` 0 / 1).
+ALGORITHMS = {'cbow': 0, 'skipgram': 1}
 # gensim's own defaults, fixed here so that a gensim release cannot change them
-# silently, and recorded in FILE.json: CBOW, negative sampling, one worker thread.
-GENSIM_SETTINGS = dict(sg=0, hs=0, negative=5, ns_exponent=0.75, cbow_mean=1,
+# silently, and recorded in FILE.json: negative sampling, one worker thread.
+GENSIM_SETTINGS = dict(hs=0, negative=5, ns_exponent=0.75, cbow_mean=1,
                        sample=1e-3, alpha=0.025, min_alpha=0.0001, workers=1)
 
 # --- tokens ----------------------------------------------------------------------
@@ -247,7 +250,9 @@ def _gensim():
 
 
 def check_hyperparameters(dim: int, window: int, min_count: int, epochs: int,
-                          seed: int) -> None:
+                          seed: int, algorithm: str = DEFAULTS['algorithm']) -> None:
+  if algorithm not in ALGORITHMS:
+    raise UserError(f'--algorithm={algorithm!r}; expected one of {", ".join(ALGORITHMS)}')
   for flag, value, least in (('dim', dim, 1), ('window', window, 1),
                              ('min_count', min_count, 1), ('epochs', epochs, 1),
                              ('seed', seed, 0)):
@@ -312,21 +317,23 @@ def train_vectors(sentences: Sequence[Sequence[str]], dim: int = DEFAULTS['dim']
                   window: int = DEFAULTS['window'],
                   min_count: int = DEFAULTS['min_count'],
                   epochs: int = DEFAULTS['epochs'], seed: int = DEFAULTS['seed'],
+                  algorithm: str = DEFAULTS['algorithm'],
                   progress=None) -> Tuple[List[str], np.ndarray]:
-  """word2vec (gensim CBOW, one worker) on ``sentences``: ``(words, float32 [n, dim])``,
-  words by decreasing count. ``progress``: a stream for one line per epoch, or None."""
-  check_hyperparameters(dim, window, min_count, epochs, seed)
+  """word2vec (gensim, one worker; ``algorithm`` 'cbow' or 'skipgram') on
+  ``sentences``: ``(words, float32 [n, dim])``, words by decreasing count.
+  ``progress``: a stream for one line per epoch, or None."""
+  check_hyperparameters(dim, window, min_count, epochs, seed, algorithm)
   check_corpus(sentences, min_count)
-  return _fit(sentences, dim, window, min_count, epochs, seed, progress)
+  return _fit(sentences, dim, window, min_count, epochs, seed, algorithm, progress)
 
 
-def _fit(sentences, dim, window, min_count, epochs, seed, progress):
+def _fit(sentences, dim, window, min_count, epochs, seed, algorithm, progress):
   """:func:`train_vectors` on checked inputs."""
   _, word2vec = _gensim()
   sentences = _pieces(sentences)
   model = word2vec.Word2Vec(vector_size=dim, window=window, min_count=min_count,
                             seed=seed, hashfxn=stable_hash, epochs=epochs,
-                            **GENSIM_SETTINGS)
+                            sg=ALGORITHMS[algorithm], **GENSIM_SETTINGS)
   model.build_vocab(sentences)
   model.train(sentences, total_examples=len(sentences), epochs=epochs,
               callbacks=[_Progress(epochs, progress)])
@@ -382,12 +389,13 @@ def train_file(corpus: str, out: str, *, dim: int = DEFAULTS['dim'],
                window: int = DEFAULTS['window'], min_count: int = DEFAULTS['min_count'],
                epochs: int = DEFAULTS['epochs'], seed: int = DEFAULTS['seed'],
                tokens: str = DEFAULTS['tokens'], lowercase: bool = DEFAULTS['lowercase'],
+               algorithm: str = DEFAULTS['algorithm'],
                data_root: Optional[str] = None, max_documents: int = 0,
                progress=None) -> Dict:
   """Reads ``corpus``, trains, writes ``out`` and ``out + '.json'``; returns the
   record written to the JSON file."""
   start = time.perf_counter()
-  check_hyperparameters(dim, window, min_count, epochs, seed)
+  check_hyperparameters(dim, window, min_count, epochs, seed, algorithm)
   if not isinstance(max_documents, int) or max_documents < 0:
     raise UserError(f'--max_documents={max_documents}; expected an integer >= 0 '
                     '(0 = every document)')
@@ -402,7 +410,8 @@ def train_file(corpus: str, out: str, *, dim: int = DEFAULTS['dim'],
   if progress is not None:
     print(f'{corpus}: {len(sentences)} documents, {num_tokens} tokens '
           f'({read_s:.1f} s); training {epochs} epochs', file=progress, flush=True)
-  words, matrix = _fit(sentences, dim, window, min_count, epochs, seed, progress)
+  words, matrix = _fit(sentences, dim, window, min_count, epochs, seed, algorithm,
+                       progress)
   train_s = time.perf_counter() - start - read_s
   digest = write_word2vec_text(out, words, matrix)
   source_sha = raw_lib.sha256_file(source)
@@ -417,7 +426,8 @@ def train_file(corpus: str, out: str, *, dim: int = DEFAULTS['dim'],
       },
       'hyperparameters': {
           'dim': dim, 'window': window, 'min_count': min_count, 'epochs': epochs,
-          'seed': seed, 'tokens': tokens, 'lowercase': lowercase, **GENSIM_SETTINGS,
+          'seed': seed, 'tokens': tokens, 'lowercase': lowercase,
+          'algorithm': algorithm, 'sg': ALGORITHMS[algorithm], **GENSIM_SETTINGS,
           'max_sentence_tokens': MAX_SENTENCE_TOKENS, 'value_format': VALUE_FORMAT,
       },
       'versions': {'gensim': gensim.__version__, 'numpy': np.__version__,
@@ -456,6 +466,10 @@ def main(argv=None) -> int:
                       help='words seen fewer times get no vector')
   parser.add_argument('--window', type=int, default=DEFAULTS['window'],
                       help='context words on each side')
+  parser.add_argument('--algorithm', choices=tuple(ALGORITHMS),
+                      default=DEFAULTS['algorithm'],
+                      help='cbow: predict a word from its context; skipgram: the '
+                      'context from the word (slower, better for rare words)')
   parser.add_argument('--tokens', choices=TOKENS, default=DEFAULTS['tokens'],
                       help='imdb: the corpus\'s own tokens; ptb: split as the Penn '
                       'Treebank (SST, TREC)')
@@ -469,8 +483,8 @@ def main(argv=None) -> int:
     record = train_file(args.corpus, args.out, dim=args.dim, window=args.window,
                         min_count=args.min_count, epochs=args.epochs, seed=args.seed,
                         tokens=args.tokens, lowercase=args.lowercase,
-                        data_root=args.data_dir, max_documents=args.max_documents,
-                        progress=sys.stderr)
+                        algorithm=args.algorithm, data_root=args.data_dir,
+                        max_documents=args.max_documents, progress=sys.stderr)
   except UserError as e:
     print(f'error: {e}', file=sys.stderr)
     return 1

@@ -23,9 +23,11 @@ def dclstm_config(dataset: str, model: str, paper_value, quick: bool):
   config.data.oov = 'delete'  # "words not in the pre-trained set are abandoned"
   if dataset.startswith(('trec', 'mr', 'subj')):
     config.data.dev_holdout = 0.1  # MODELS.md §3.2: 10 % of training for selection
-  # With GloVe 42B (--config.data.vectors.path=...): static, only words with a vector.
+  # With GloVe 42B (--config.data.vectors.path=...): static, only words with a vector
+  # (dev/test words too: every word the vectors know is kept, WORKSPACE_NOTES.md).
   config.data.vectors.static = True
   config.data.vectors.only_found = True
+  config.data.vectors.add_eval_words = True
   config.model.update(MODELS[model])
   config.model.embed_dim = 300
   config.model.dropout = 0.5

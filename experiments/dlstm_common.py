@@ -15,6 +15,7 @@ def dlstm_config(dataset: str, paper_value, quick: bool, note: str = ''):
   # With vectors (--config.data.vectors.path=glove.840B.300d.txt): static (MODELS.md
   # §1.2, after Lei et al.'s code); training words without a vector get random rows.
   config.data.vectors.static = True
+  config.data.vectors.add_eval_words = True  # as Lei et al.'s code: every file's words
   config.model.name = 'dlstm'
   config.model.embed_dim = 300
   config.model.hidden = 256

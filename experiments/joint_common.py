@@ -28,6 +28,9 @@ BETA = 0.01
 def joint_config(dataset: str, row: str, quick: bool):
   config = base.get_base_config()
   config.data.name = dataset
+  # With vectors (TREC: the paper's 300-d pretrained ones, fine-tuned): dev/test words
+  # that have a vector join the vocabulary, as in every paper config here.
+  config.data.vectors.add_eval_words = True
   config.model.name = 'joint_slu'
   config.model.embed_dim = 100
   config.model.tag_dim = 50

@@ -33,6 +33,7 @@ def mtlstm_config(dataset: str, model: str, hidden: int, groups: int, epochs: in
   if dataset in ('trec/coarse', 'imdb'):
     config.data.dev_holdout = 0.1  # MODELS.md §2.2: epoch chosen on 10 % of train
   config.data.vectors.static = False  # fine-tuned
+  config.data.vectors.add_eval_words = True  # dev/test words keep their vector
   config.model.name = 'mtlstm'
   config.model.embed_dim = 100
   config.model.hidden = hidden

@@ -40,9 +40,11 @@ def cli(*args, env=None):
                         env=dict(os.environ, OPENBLAS_NUM_THREADS='1', **(env or {})))
 
 
-def test_same_seed_same_file_in_processes_with_other_hash_seeds(corpus, tmp_path):
+@pytest.mark.parametrize('algorithm', ['cbow', 'skipgram'])
+def test_same_seed_same_file_in_processes_with_other_hash_seeds(algorithm, corpus,
+                                                                tmp_path):
   flags = [f'--corpus={corpus}', '--dim=16', '--window=3', '--min_count=2',
-           '--epochs=2', '--seed=3']
+           '--epochs=2', '--seed=3', f'--algorithm={algorithm}']
   for i, hash_seed in enumerate(('1', '2')):
     done = cli(*flags, f'--out={tmp_path / f"{i}.txt"}',
                env={'PYTHONHASHSEED': hash_seed})
@@ -50,10 +52,24 @@ def test_same_seed_same_file_in_processes_with_other_hash_seeds(corpus, tmp_path
   first = (tmp_path / '0.txt').read_bytes()
   assert first == (tmp_path / '1.txt').read_bytes()
   # ... and the same as this process gives.
-  word2vec.train_file(corpus, str(tmp_path / 'here.txt'), seed=3, **SMALL)
+  word2vec.train_file(corpus, str(tmp_path / 'here.txt'), seed=3, algorithm=algorithm,
+                      **SMALL)
   assert (tmp_path / 'here.txt').read_bytes() == first
   record = json.loads((tmp_path / '0.txt.json').read_text())
   assert record['sha256'] == json.loads((tmp_path / '1.txt.json').read_text())['sha256']
+  assert record['hyperparameters']['algorithm'] == algorithm
+  assert record['hyperparameters']['sg'] == (algorithm == 'skipgram')
+
+
+def test_skipgram_and_cbow_give_other_vectors(corpus):
+  sentences = word2vec.corpus_sentences(corpus)
+  words1, m1 = word2vec.train_vectors(sentences, algorithm='cbow', **SMALL)
+  words2, m2 = word2vec.train_vectors(sentences, algorithm='skipgram', **SMALL)
+  assert words1 == words2
+  assert not np.allclose(m1, m2, atol=1e-3)
+  with pytest.raises(UserError, match=r"--algorithm='glove'; expected one of cbow, "
+                     'skipgram'):
+    word2vec.train_vectors(sentences, algorithm='glove', **SMALL)
 
 
 def test_another_seed_gives_other_vectors_for_the_same_words(corpus):

@@ -1,0 +1,476 @@
+r"""The reproduction campaign: every paper row the configs define, with random
+embeddings and with word vectors the framework trains itself, measured, reported and
+published in the README.
+
+  python results/campaign.py vectors             # the word2vec files the rows use
+  python results/campaign.py list                # every run: state, seeds, command
+  python results/campaign.py train RUN [RUN...]  # e.g. dclstm/sst2/w2v (resumes)
+  python results/campaign.py publish             # records, reports, README section
+
+A *row* is a paper's model on one dataset of its main table (``dclstm/sst2``); a
+*run* is a row in one embedding setting (``dclstm/sst2/random``,
+``dclstm/sst2/w2v``): one ``seedsweep`` run, all its seeds in one program, trained
+in ``runs/campaign/<run>`` (checkpoints: large, not committed). ``w2v`` starts from
+IMDB word2vec vectors (VECTORS below, made by ``vectors``), static or fine-tuned as
+the paper had its vectors.
+
+``publish`` copies each finished run's record (config.json, results.json,
+metrics.jsonl: what produced it and every per-seed, per-epoch number) to
+``results/<paper>/runs/<row>/<setting>/``, rebuilds ``results/<paper>/`` (report.md,
+report.csv, plots) from those records with ``seedsweep --mode=report``, and rewrites
+the README's results section from the reports' CSV. The committed records let any
+clone rebuild every report, and a report combine runs trained in different sessions;
+``seedsweep --mode=report --workdir=runs/campaign/<paper>`` gives the same tables
+from the checkpoints themselves.
+
+Run from the checkout's root or anywhere: paths are the checkout's. Raw data:
+``$SEEDSWEEP_DATA`` as for every run.
+"""
+import argparse
+import ast
+import csv
+import dataclasses
+import os
+import shutil
+import subprocess
+import sys
+from typing import Dict, List, Optional, Sequence, Tuple
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+RUNS = os.path.join('runs', 'campaign')      # relative to ROOT
+VECTORS_DIR = os.path.join('runs', 'vectors')
+RESULTS = 'results'
+RECORD_FILES = ('config.json', 'results.json', 'metrics.jsonl')
+README = 'README.md'
+BEGIN, END = '<!-- campaign:begin -->', '<!-- campaign:end -->'
+
+# --- word vectors ------------------------------------------------------------------
+
+# One recipe for every file (chosen in WORKSPACE_NOTES.md, "Word vectors"): gensim
+# skip-gram, 10 passes; the other settings are word2vec's defaults.
+WORD2VEC = dict(algorithm='skipgram', epochs=10, window=5, min_count=5, seed=1)
+
+
+@dataclasses.dataclass(frozen=True)
+class Vectors:
+  """A word2vec file trained on ``corpus`` (data/word2vec.py's corpora)."""
+  name: str
+  corpus: str
+  dim: int
+  tokens: str  # 'ptb' (SST, TREC, ATIS) or 'imdb' (MR, Subj, IMDB: clitics attached)
+
+  @property
+  def path(self) -> str:
+    return os.path.join(VECTORS_DIR, f'{self.name}.txt')
+
+  def command(self) -> List[str]:
+    flags = dict(WORD2VEC, corpus=self.corpus, dim=self.dim, tokens=self.tokens,
+                 out=self.path)
+    return [sys.executable, '-m', 'seedsweep.data.word2vec'] + [
+        f'--{k}={v}' for k, v in flags.items()]
+
+
+VECTORS = {v.name: v for v in (
+    Vectors('imdb_sg_300d', 'imdb', 300, 'ptb'),
+    Vectors('imdb_sg_100d', 'imdb', 100, 'ptb'),
+    Vectors('imdb_sg_300d_imdbtok', 'imdb', 300, 'imdb'),
+    # An IMDB row must never see its test reviews: the training reviews only.
+    Vectors('imdbtrain_sg_100d', 'imdb_train', 100, 'imdb'),
+)}
+
+# --- rows --------------------------------------------------------------------------
+
+
+@dataclasses.dataclass(frozen=True)
+class Paper:
+  name: str      # results/<name>
+  title: str     # the README's heading
+  vectors: str   # what the paper started from
+
+
+PAPERS = {p.name: p for p in (
+    Paper('dclstm', 'DC-Bi-LSTM (Ding et al. 2018, Table 1; dl 15, dh 13, th 100)',
+          'GloVe 42B 300-d, static; words without a vector deleted'),
+    Paper('clstm', 'C-LSTM (Zhou et al. 2015, Tables 1-2)',
+          'word2vec GoogleNews 300-d, fine-tuned'),
+    Paper('mtlstm', 'MT-LSTM F2S (Liu et al. 2015, Table 3)',
+          'word2vec on 1B words of Wikipedia 100-d, fine-tuned'),
+    Paper('dlstm', 'DLSTM (Shi et al. 2016, Tables 1-3)',
+          'GloVe 840B 300-d, static'),
+    Paper('joint', 'Joint sparse-attention model (Ma et al. 2017, Table 1, Figure 4)',
+          'ATIS: random 100-d; TREC: 300-d pretrained (word2vec), fine-tuned'),
+)}
+
+
+@dataclasses.dataclass(frozen=True)
+class Row:
+  """A paper's model on one dataset: ``config`` and the runs it gets."""
+  paper: str
+  name: str
+  label: str
+  config: str
+  vectors: Optional[str]         # a VECTORS name; None: random embeddings only
+  modes: Tuple[str, ...] = ('fine-tuned',)  # the vectors' runs: 'static' (frozen)
+                                            # and/or 'fine-tuned'; the paper's first
+  seeds: int = 10
+  w2v_seeds: int = 0             # the w2v runs' seeds when not ``seeds``
+  overrides: Tuple[str, ...] = ()      # more --config.X=V flags, every run of the row
+  w2v_overrides: Tuple[str, ...] = ()  # more flags for the runs with vectors
+  note: str = ''                 # what differs, or why a run is missing
+
+  @property
+  def key(self) -> str:
+    return f'{self.paper}/{self.name}'
+
+  def settings(self) -> Tuple[str, ...]:
+    """Run names: 'random', then 'w2v_static' / 'w2v_fine-tuned' per mode."""
+    return ('random',) + tuple(f'w2v_{m}' for m in self.modes if self.vectors)
+
+
+BOTH = ('fine-tuned', 'static')
+LOWER = ('data.vectors.lowercase=True',)  # cased text, lower-cased vectors
+
+ROWS: Tuple[Row, ...] = (
+    # DC-Bi-LSTM: lower-cased, static vectors, words without a vector deleted.
+    Row('dclstm', 'sst2', 'SST-2', 'experiments/dclstm_sst.py:binary', 'imdb_sg_300d',
+        modes=('static',)),
+    Row('dclstm', 'sst1', 'SST-1', 'experiments/dclstm_sst.py:fine', 'imdb_sg_300d',
+        modes=('static',)),
+    Row('dclstm', 'trec', 'TREC', 'experiments/dclstm_trec.py', 'imdb_sg_300d',
+        modes=('static',)),
+    Row('dclstm', 'mr', 'MR (10-fold CV)', 'experiments/dclstm_mr.py',
+        'imdb_sg_300d_imdbtok', modes=('static',), seeds=2,
+        note='10 folds x 2 seeds (20 members) per run: 10 x 10 would take ~12 h a run '
+             'on 2 CPU cores'),
+    Row('dclstm', 'subj', 'Subj (10-fold CV)', 'experiments/dclstm_subj.py',
+        'imdb_sg_300d_imdbtok', modes=('static',), seeds=2,
+        note='10 folds x 2 seeds per run, as MR'),
+    # C-LSTM: phrases + sentences on SST, fine-tuned vectors.
+    Row('clstm', 'sst2', 'SST-2', 'experiments/clstm_sst.py:binary', 'imdb_sg_300d',
+        seeds=5, w2v_seeds=10,
+        note='random embeddings over 5 seeds (~2 h): each epoch is 77k phrases'),
+    Row('clstm', 'sst1', 'SST-1', 'experiments/clstm_sst.py:fine', 'imdb_sg_300d',
+        seeds=3, note='3 seeds a run: an epoch is 159k phrases (~4 h a run)'),
+    Row('clstm', 'trec', 'TREC', 'experiments/clstm_trec.py', 'imdb_sg_300d'),
+    # MT-LSTM: 100-d fine-tuned vectors (the paper), and static (cheap runs).
+    Row('mtlstm', 'sst2', 'SST-2', 'experiments/mtlstm_sst.py:binary', 'imdb_sg_100d',
+        modes=BOTH),
+    Row('mtlstm', 'sst1', 'SST-1', 'experiments/mtlstm_sst.py:fine', 'imdb_sg_100d',
+        modes=BOTH),
+    Row('mtlstm', 'trec', 'QC (TREC)', 'experiments/mtlstm_trec.py', 'imdb_sg_100d',
+        modes=BOTH),
+    Row('mtlstm', 'imdb', 'IMDB', 'experiments/mtlstm_imdb.py', 'imdbtrain_sg_100d',
+        seeds=2, note='2 seeds a run: 25k reviews of ~300 tokens, ~10 h for 10 seeds'),
+    # DLSTM: cased text, static vectors looked up lower-cased.
+    Row('dlstm', 'sst2', 'SST-2 (sentences)', 'experiments/dlstm_sst.py:binary',
+        'imdb_sg_300d', modes=('static',), seeds=5, w2v_seeds=10,
+        w2v_overrides=LOWER,
+        note='random embeddings over 5 seeds'),
+    Row('dlstm', 'sst1', 'SST-1 (sentences)', 'experiments/dlstm_sst.py:fine',
+        'imdb_sg_300d', modes=('static',), seeds=5, w2v_overrides=LOWER,
+        note='5 seeds a run'),
+    Row('dlstm', 'sst2_phrases', 'SST-2 (+phrases)',
+        'experiments/dlstm_sst.py:binary,phrases', 'imdb_sg_300d', modes=('static',), seeds=3,
+        w2v_overrides=LOWER,
+        note='3 seeds a run: 77k phrases an epoch, up to 100 epochs'),
+    Row('dlstm', 'sst1_phrases', 'SST-1 (+phrases)',
+        'experiments/dlstm_sst.py:fine,phrases', 'imdb_sg_300d', modes=('static',), seeds=3,
+        w2v_overrides=LOWER,
+        note='3 seeds a run: 159k phrases an epoch, up to 100 epochs'),
+    Row('dlstm', 'trec', 'TREC', 'experiments/dlstm_trec.py', 'imdb_sg_300d',
+        modes=('static',), w2v_overrides=LOWER),
+    Row('dlstm', 'atis', 'ATIS intents', 'experiments/dlstm_atis.py', 'imdb_sg_300d',
+        modes=('static',), w2v_overrides=LOWER),
+    # The joint model: random 100-d vectors on ATIS in the paper itself.
+    Row('joint', 'atis', 'ATIS (slot F1, intent error)', 'experiments/joint_atis.py',
+        None, note='the paper trained random vectors on ATIS; no w2v run'),
+    Row('joint', 'trec', 'TREC (latent labels)', 'experiments/joint_trec.py',
+        'imdb_sg_300d'),
+)
+
+ROWS_BY_KEY = {row.key: row for row in ROWS}
+
+# --- runs --------------------------------------------------------------------------
+
+
+@dataclasses.dataclass(frozen=True)
+class Run:
+  row: Row
+  setting: str  # 'random' | 'w2v_static' | 'w2v_fine-tuned'
+
+  @property
+  def key(self) -> str:
+    return f'{self.row.key}/{self.setting}'
+
+  @property
+  def workdir(self) -> str:
+    return os.path.join(RUNS, self.row.paper, self.row.name, self.setting)
+
+  @property
+  def record_dir(self) -> str:
+    return os.path.join(RESULTS, self.row.paper, 'runs', self.row.name, self.setting)
+
+  @property
+  def seeds(self) -> int:
+    return (self.row.w2v_seeds or self.row.seeds) if self.setting != 'random' \
+        else self.row.seeds
+
+  def overrides(self) -> Dict[str, object]:
+    """``{dotted config key: value}`` over the row's config file."""
+    values = dict(_parse(flag) for flag in self.row.overrides)
+    if self.seeds != 10:
+      values['seeds'] = tuple(range(1, self.seeds + 1))
+    if self.setting != 'random':
+      values['data.vectors.path'] = VECTORS[self.row.vectors].path
+      values['data.vectors.static'] = self.setting == 'w2v_static'
+      values.update(_parse(flag) for flag in self.row.w2v_overrides)
+    return values
+
+  def config(self):
+    """The run's ConfigDict, as its command gives it."""
+    from seedsweep import api  # pylint: disable=g-import-not-at-top
+    from seedsweep.config import keys  # pylint: disable=g-import-not-at-top
+    config = api.load_config(os.path.join(ROOT, self.row.config))
+    return keys.with_values(config, self.overrides(), f'campaign run {self.key}')
+
+  def command(self) -> List[str]:
+    return ([sys.executable, '-m', 'seedsweep', f'--config={self.row.config}',
+             f'--workdir={self.workdir}', '--config.train.progress=False'] +
+            [f'--config.{k}={_flag_text(v)}' for k, v in self.overrides().items()])
+
+
+def _parse(flag: str) -> Tuple[str, object]:
+  """``'key=Python literal'`` (a bare word is a string)."""
+  key, _, text = flag.partition('=')
+  try:
+    return key, ast.literal_eval(text)
+  except (ValueError, SyntaxError):
+    return key, text
+
+
+def _flag_text(value) -> str:
+  """A value as ``--config.KEY=`` reads it back."""
+  if isinstance(value, tuple):
+    return '(' + ','.join(map(str, value)) + (',)' if len(value) == 1 else ')')
+  return str(value)
+
+
+def all_runs() -> List[Run]:
+  return [Run(row, s) for row in ROWS for s in row.settings()]
+
+
+def find_run(key: str) -> Run:
+  for run in all_runs():
+    if run.key == key:
+      return run
+  raise SystemExit(f'campaign: no run {key!r}; expected one of '
+                   f'{", ".join(r.key for r in all_runs())}')
+
+
+def state(run: Run) -> str:
+  """'published', 'finished', 'started' or 'not run'."""
+  if os.path.exists(os.path.join(ROOT, run.workdir, 'results.json')):
+    return 'finished'
+  if os.path.exists(os.path.join(ROOT, run.record_dir, 'results.json')):
+    return 'published'
+  if os.path.exists(os.path.join(ROOT, run.workdir, 'config.json')):
+    return 'started'
+  return 'not run'
+
+
+# --- commands ----------------------------------------------------------------------
+
+
+def _call(command: Sequence[str]) -> int:
+  print('$', ' '.join(command), flush=True)
+  return subprocess.call(list(command), cwd=ROOT)
+
+
+def make_vectors(names: Sequence[str]) -> int:
+  os.makedirs(os.path.join(ROOT, VECTORS_DIR), exist_ok=True)
+  unknown = sorted(set(names) - set(VECTORS))
+  if unknown:
+    raise SystemExit(f'campaign: no vectors {unknown[0]!r}; expected one of '
+                     f'{", ".join(VECTORS)}')
+  for name in names or sorted(VECTORS):
+    vectors = VECTORS[name]
+    if os.path.exists(os.path.join(ROOT, vectors.path)):
+      print(f'{vectors.path}: exists')
+      continue
+    if _call(vectors.command()):
+      return 1
+  return 0
+
+
+def train(keys: Sequence[str], keep_going: bool) -> int:
+  failed = []
+  for run in [find_run(k) for k in keys]:
+    if run.setting != 'random' and not os.path.exists(
+        os.path.join(ROOT, VECTORS[run.row.vectors].path)):
+      print(f'{run.key}: {VECTORS[run.row.vectors].path} missing; run '
+            f'`python results/campaign.py vectors {run.row.vectors}` first')
+      failed.append(run.key)
+    elif _call(run.command()):
+      failed.append(run.key)
+    if failed and not keep_going:
+      break
+  if failed:
+    print('campaign: failed: ' + ', '.join(failed))
+  return 1 if failed else 0
+
+
+def list_runs() -> int:
+  for run in all_runs():
+    print(f'{run.key:28s} {state(run):10s} {run.seeds:2d} seeds  '
+          + ' '.join(run.command()[2:]))
+  return 0
+
+
+def copy_records(run: Run) -> bool:
+  """The finished run's record files into its record folder; False when unfinished."""
+  source = os.path.join(ROOT, run.workdir)
+  if not os.path.exists(os.path.join(source, 'results.json')):
+    return False
+  target = os.path.join(ROOT, run.record_dir)
+  os.makedirs(target, exist_ok=True)
+  for name in RECORD_FILES:
+    shutil.copyfile(os.path.join(source, name), os.path.join(target, name))
+  return True
+
+
+def publish() -> int:
+  for run in all_runs():
+    if copy_records(run):
+      print(f'{run.key}: record copied to {run.record_dir}')
+  for paper in PAPERS:
+    runs_dir = os.path.join(RESULTS, paper, 'runs')
+    if os.path.isdir(os.path.join(ROOT, runs_dir)):
+      if _call([sys.executable, '-m', 'seedsweep', '--mode=report',
+                f'--workdir={runs_dir}', f'--output={os.path.join(RESULTS, paper)}']):
+        return 1
+  write_readme()
+  return 0
+
+
+# --- the README's results section --------------------------------------------------
+
+
+def read_reports() -> Dict[Tuple[str, str, str], Dict[str, dict]]:
+  """``{(paper, row, setting): {metric: report.csv row}}`` from every paper's report."""
+  found = {}
+  for paper in PAPERS:
+    path = os.path.join(ROOT, RESULTS, paper, 'report.csv')
+    if not os.path.exists(path):
+      continue
+    with open(path, newline='') as f:
+      for line in csv.DictReader(f):
+        row_name, _, setting = line['run'].partition('/')
+        found.setdefault((paper, row_name, setting), {})[line['metric']] = line
+  return found
+
+
+def _number(text: str, spec: str = '.2f') -> str:
+  return format(float(text), spec) if text not in ('', None) else ''
+
+
+def _p_text(line: dict) -> str:
+  p = line['p_value']
+  if p in ('', 'ref'):
+    return p
+  return '<0.01' if float(p) < 0.005 else _number(p)
+
+
+def _wall(seconds: str) -> str:
+  from seedsweep.reports import render  # pylint: disable=g-import-not-at-top
+  return render.wall_text(float(seconds)) if seconds else ''
+
+
+def _embeddings(row: Row, setting: str) -> str:
+  if setting == 'random':
+    return 'random'
+  return f'IMDB w2v {VECTORS[row.vectors].dim}-d, {setting[len("w2v_"):]}'
+
+
+def metric_label(metric: str) -> str:
+  return {'test_accuracy': 'accuracy', 'test_slot_f1': 'slot F1',
+          'test_intent_error': 'intent error'}.get(metric, metric)
+
+
+def readme_section() -> str:
+  reports = read_reports()
+  lines = []
+  for paper in PAPERS.values():
+    link = f'{RESULTS}/{paper.name}/'
+    lines += [f'### {paper.title}', '',
+              f'Paper: {paper.vectors}. Report: [`{link}`]({link}).', '',
+              '| row | embeddings | metric | mean ± std | 95 % CI | n | best-dev seed '
+              '| paper | p (Welch) | epochs | hardware | wall |',
+              '| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- '
+              '| ---: |']
+    notes = []
+    for row in (r for r in ROWS if r.paper == paper.name):
+      for setting in row.settings():
+        metrics = reports.get((paper.name, row.name, setting))
+        if not metrics:
+          lines.append(f'| {row.label} | {_embeddings(row, setting)} | | not run '
+                       f'yet | | | | | | | | |')
+          continue
+        for metric, line in metrics.items():
+          lines.append(
+              f'| {row.label} | {_embeddings(row, setting)} | {metric_label(metric)} '
+              f'| {_number(line["mean"])} ± {_number(line["std"])} '
+              f'| [{_number(line["ci95_low"])}, {_number(line["ci95_high"])}] '
+              f'| {line["n"]} | {_number(line["best_dev_test"])} '
+              f'| {_number(line["paper"], ".2f")} | {_p_text(line)} '
+              f'| {line["epochs_completed"]} | {line["hardware"]} '
+              f'| {_wall(line["wall_time"])} |')
+      if row.note:
+        notes.append(f'* {row.label}: {row.note}.')
+    lines += [''] + notes + ([''] if notes else [])
+  return '\n'.join(lines).rstrip() + '\n'
+
+
+def write_readme() -> None:
+  path = os.path.join(ROOT, README)
+  with open(path) as f:
+    text = f.read()
+  start, end = text.find(BEGIN), text.find(END)
+  if start < 0 or end < start:
+    raise SystemExit(f'campaign: {README} has no {BEGIN} ... {END} section')
+  text = text[:start + len(BEGIN)] + '\n' + readme_section() + text[end:]
+  with open(path, 'w') as f:
+    f.write(text)
+  print(f'{README}: results section rewritten')
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+  parser = argparse.ArgumentParser(
+      prog='python results/campaign.py', description=__doc__,
+      formatter_class=argparse.RawDescriptionHelpFormatter)
+  sub = parser.add_subparsers(dest='command', required=True)
+  sub.add_parser('list', help='every run: state, seeds, command')
+  vectors = sub.add_parser('vectors', help='train the word2vec files the rows use')
+  vectors.add_argument('names', nargs='*', help=f'any of {", ".join(VECTORS)} '
+                       '(default: all)')
+  training = sub.add_parser('train', help='train runs, in the order given')
+  training.add_argument('runs', nargs='+',
+                        help='paper/row/setting, e.g. dclstm/sst2/w2v_static')
+  training.add_argument('--keep_going', action='store_true',
+                        help='go on with the next run after a failure')
+  sub.add_parser('publish', help='records, reports and the README section')
+  sub.add_parser('readme', help='the README section only, from the reports')
+  args = parser.parse_args(argv)
+  if args.command == 'list':
+    return list_runs()
+  if args.command == 'vectors':
+    return make_vectors(args.names)
+  if args.command == 'train':
+    return train(args.runs, args.keep_going)
+  if args.command == 'publish':
+    return publish()
+  write_readme()
+  return 0
+
+
+if __name__ == '__main__':
+  sys.exit(main())

@@ -1,0 +1,115 @@
+"""The published results (results/campaign.py, results/<paper>/): every figure of the
+README's results section comes from a report under results/, each report rebuilds
+from the run records beside it, and each record is the run the campaign defines."""
+import glob
+import importlib.util
+import json
+import os
+import re
+
+import pytest
+
+from seedsweep import reports
+from seedsweep.config import checks as config_checks
+from tests.conftest import REPO
+
+
+def _campaign():
+  spec = importlib.util.spec_from_file_location(
+      'campaign', os.path.join(REPO, 'results', 'campaign.py'))
+  module = importlib.util.module_from_spec(spec)
+  spec.loader.exec_module(module)
+  return module
+
+
+campaign = _campaign()
+MEAN_STD = re.compile(r'\d+\.\d+ ± \d+\.\d+')
+CI = re.compile(r'\[\d+\.\d+, \d+\.\d+\]')
+PAPER_DIRS = sorted(d for d in glob.glob(os.path.join(REPO, 'results', '*', ''))
+                    if os.path.isdir(os.path.join(d, 'runs')))
+
+
+def _readme_section() -> str:
+  with open(os.path.join(REPO, 'README.md')) as f:
+    text = f.read()
+  start, end = text.index(campaign.BEGIN), text.index(campaign.END)
+  return text[start + len(campaign.BEGIN):end].strip('\n') + '\n'
+
+
+def test_the_readme_section_is_what_the_reports_give():
+  assert _readme_section() == campaign.readme_section(), (
+      'README.md is out of date with results/: run `python results/campaign.py readme`')
+
+
+def test_every_readme_figure_is_in_the_report_it_links():
+  section = _readme_section()
+  for block in section.split('\n### ')[1:]:
+    link = re.search(r'\[`(results/\w+)/`\]', block).group(1)
+    path = os.path.join(REPO, link, 'report.md')
+    rows = [line for line in block.splitlines()
+            if line.startswith('| ') and MEAN_STD.search(line)]
+    if not rows:
+      continue
+    with open(path) as f:
+      report = f.read()
+    for row in rows:
+      for figure in MEAN_STD.findall(row) + CI.findall(row):
+        assert figure in report, f'{figure} of\n{row}\nis not in {link}/report.md'
+
+
+@pytest.mark.parametrize('paper_dir', PAPER_DIRS,
+                         ids=[os.path.basename(d.rstrip('/')) for d in PAPER_DIRS])
+def test_each_report_rebuilds_from_its_records(paper_dir, tmp_path):
+  reports.write_report(os.path.join(paper_dir, 'runs'), plots=False,
+                       echo=lambda _: None, out=str(tmp_path))
+  for name in ('report.csv', 'report.md'):
+    with open(os.path.join(paper_dir, name)) as f:
+      published = f.read()
+    rebuilt = (tmp_path / name).read_text()
+    if name == 'report.md':  # tables only: the rebuild draws no plots to link
+      published, rebuilt = (
+          [l for l in text.splitlines() if l.startswith('|')]
+          for text in (published, rebuilt))
+    assert rebuilt == published, f'{paper_dir}{name} differs from its records'
+
+
+def test_every_record_is_a_campaign_run_with_its_config():
+  runs = {run.record_dir: run for run in campaign.all_runs()}
+  records = sorted(os.path.relpath(os.path.dirname(p), REPO) for p in glob.glob(
+      os.path.join(REPO, 'results', '*', 'runs', '*', '*', 'config.json')))
+  for record in records:
+    assert record in runs, f'{record} is no run of results/campaign.py'
+    with open(os.path.join(REPO, record, 'config.json')) as f:
+      stored = json.load(f)
+    expected = config_checks.to_dict(runs[record].config())
+    assert config_checks.differences(stored, expected) == [], record
+    for name in campaign.RECORD_FILES:
+      assert os.path.isfile(os.path.join(REPO, record, name)), f'{record}/{name}'
+
+
+def test_every_campaign_run_is_a_valid_config_with_its_vectors_and_seeds():
+  for run in campaign.all_runs():
+    config = run.config()
+    config_checks.validate(config)
+    assert len(config.seeds) == run.seeds
+    if run.setting == 'random':
+      assert config.data.vectors.path == ''
+    else:
+      assert config.data.vectors.path == campaign.VECTORS[run.row.vectors].path
+      assert config.data.vectors.static == (run.setting == 'w2v_static')
+  # An IMDB row's vectors never saw its test reviews.
+  for row in campaign.ROWS:
+    if row.vectors and 'imdb' in row.config:
+      assert campaign.VECTORS[row.vectors].corpus == 'imdb_train', row.key
+
+
+def test_a_run_command_gives_its_overrides_as_flags():
+  run = campaign.find_run('dlstm/sst2/w2v_static')
+  flags = run.command()[3:]
+  assert flags[:2] == [f'--config={run.row.config}',
+                       '--workdir=runs/campaign/dlstm/sst2/w2v_static']
+  assert '--config.data.vectors.static=True' in flags
+  assert '--config.data.vectors.lowercase=True' in flags
+  assert '--config.seeds=(1,2,3)' in campaign.find_run('clstm/sst1/random').command()
+  with pytest.raises(SystemExit, match="no run 'dlstm/sst2/w2v'"):
+    campaign.find_run('dlstm/sst2/w2v')
