@@ -4,15 +4,17 @@ published in the README.
 
   python results/campaign.py vectors             # the word2vec files the rows use
   python results/campaign.py list                # every run: state, seeds, command
-  python results/campaign.py train RUN [RUN...]  # e.g. dclstm/sst2/w2v (resumes)
+  python results/campaign.py train RUN [RUN...]  # e.g. dclstm/sst2/w2v_static
+  python results/campaign.py readme              # the README section alone
   python results/campaign.py publish             # records, reports, README section
 
 A *row* is a paper's model on one dataset of its main table (``dclstm/sst2``); a
 *run* is a row in one embedding setting (``dclstm/sst2/random``,
-``dclstm/sst2/w2v``): one ``seedsweep`` run, all its seeds in one program, trained
-in ``runs/campaign/<run>`` (checkpoints: large, not committed). ``w2v`` starts from
-IMDB word2vec vectors (VECTORS below, made by ``vectors``), static or fine-tuned as
-the paper had its vectors.
+``dclstm/sst2/w2v_static``): one ``seedsweep`` run, all its seeds in one program,
+trained in ``runs/campaign/<run>`` (checkpoints: large, not committed; a run started
+again resumes, a finished one is left alone). ``w2v_static`` and ``w2v_fine-tuned``
+start from IMDB word2vec vectors (VECTORS below, made by ``vectors``), frozen or
+trained; each row has the paper's mode first.
 
 ``publish`` copies each finished run's record (config.json, results.json,
 metrics.jsonl: what produced it and every per-seed, per-epoch number) to
