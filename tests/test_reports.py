@@ -301,6 +301,9 @@ def test_plots_are_written_and_linked(tmp_path):
       assert other in written
       with open(other, 'rb') as f:
         assert f.read(len(magic)) == magic
+  first = {p: open(p, 'rb').read() for p in written}
+  reports.write_report(root, plots=True, echo=quiet)  # the same runs: the same bytes
+  assert {p: open(p, 'rb').read() for p in written} == first
   text = open(os.path.join(root, reports.REPORT_MD)).read()
   assert '[learning curves](plots/base.curves.png)' in text
   assert ('- sweep sweeps/demo.py (in sweep): [test_accuracy vs model.hidden]'

@@ -136,10 +136,13 @@ def _save(fig, path: str) -> List[str]:
   fig.tight_layout()
   base = path[:-len('.png')]
   paths = [path] + [f'{base}.{fmt}' for fmt in ALSO_FORMATS]
-  for out in paths:
-    fmt = out.rsplit('.', 1)[-1]
-    with outputs.atomic_file(out, 'wb') as f:
-      fig.savefig(f, format=fmt, dpi=PNG_DPI, metadata=_METADATA[fmt])
+  import matplotlib  # pylint: disable=g-import-not-at-top
+  # SVG element ids are random unless salted: a fixed salt, the same ids every time.
+  with matplotlib.rc_context({'svg.hashsalt': 'seedsweep'}):
+    for out in paths:
+      fmt = out.rsplit('.', 1)[-1]
+      with outputs.atomic_file(out, 'wb') as f:
+        fig.savefig(f, format=fmt, dpi=PNG_DPI, metadata=_METADATA[fmt])
   return paths
 
 
