@@ -11,6 +11,7 @@ import os
 import time
 from typing import Optional
 
+import jax
 import numpy as np
 
 from seedsweep.config import checks as config_checks
@@ -258,6 +259,9 @@ def _train_locked(config, workdir: str, echo) -> dict:
           state, loss_sum, position = exp.train_steps(
               state, epoch, start, resume.loss_sum, on_step=on_step,
               stop=lambda: bool(stop))
+          # Steps are dispatched asynchronously: wait for them here, or their time
+          # is counted in the evaluation that first reads their results.
+          jax.block_until_ready((state, loss_sum))
         resume.loss_sum = None
         wall = resume.elapsed + time.perf_counter() - started
         if position < steps:  # a stop signal: save the epoch so far
