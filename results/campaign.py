@@ -33,10 +33,11 @@ import ast
 import csv
 import dataclasses
 import os
-import shutil
 import subprocess
 import sys
 from typing import Dict, List, Optional, Sequence, Tuple
+
+from seedsweep import files
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 RUNS = os.path.join('runs', 'campaign')      # relative to ROOT
@@ -336,7 +337,10 @@ def copy_records(run: Run) -> bool:
   target = os.path.join(ROOT, run.record_dir)
   os.makedirs(target, exist_ok=True)
   for name in RECORD_FILES:
-    shutil.copyfile(os.path.join(source, name), os.path.join(target, name))
+    with open(os.path.join(source, name), 'rb') as f:
+      data = f.read()
+    with files.atomic_write(os.path.join(target, name), 'wb') as f:
+      f.write(data)
   return True
 
 
@@ -440,7 +444,7 @@ def write_readme() -> None:
   if start < 0 or end < start:
     raise SystemExit(f'campaign: {README} has no {BEGIN} ... {END} section')
   text = text[:start + len(BEGIN)] + '\n' + readme_section() + text[end:]
-  with open(path, 'w') as f:
+  with files.atomic_write(path) as f:  # a kill mid-write leaves the old README whole
     f.write(text)
   print(f'{README}: results section rewritten')
 
