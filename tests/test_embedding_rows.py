@@ -1,6 +1,10 @@
-"""Row-sparse embedding updates: exact where the optimiser allows, lazy where asked."""
+"""Row-sparse embedding updates: the dense optimiser where it allows, lazy where asked."""
+import signal
+
 import jax
+import jax.numpy as jnp
 import numpy as np
+import optax
 import pytest
 
 from seedsweep.engine import embedding_rows
@@ -25,14 +29,76 @@ def _params(config, steps):
   return jax.tree.map(np.asarray, state.params), state
 
 
-@pytest.mark.parametrize('optimizer,mode', [('adagrad', 'map'), ('sgd', 'vmap')])
-def test_rows_update_equals_the_dense_update(optimizer, mode):
-  dense, _ = _params(_config(optimizer, 'dense', mode=mode), 4)
-  rows, _ = _params(_config(optimizer, 'rows', mode=mode), 4)
-  for (path, d), r in zip(jax.tree_util.tree_flatten_with_path(dense)[0],
-                          jax.tree.leaves(rows)):
-    np.testing.assert_allclose(r, d, rtol=1e-6, atol=1e-7,
-                               err_msg=jax.tree_util.keystr(path))
+def _assert_close(expected, actual, **tolerance):
+  for (path, e), a in zip(jax.tree_util.tree_flatten_with_path(expected)[0],
+                          jax.tree.leaves(actual)):
+    np.testing.assert_allclose(a, e, err_msg=jax.tree_util.keystr(path), **tolerance)
+
+
+# RMSprop at C-LSTM's eps (optax's 1e-8 turns a rounding difference in a tiny
+# gradient into a step of +-lr).
+RMSPROP = dict(learning_rate=0.01, eps=1e-6)
+
+
+@pytest.mark.parametrize('optimizer,mode,fields', [
+    ('adagrad', 'map', {}), ('sgd', 'vmap', {}), ('rmsprop', 'map', RMSPROP),
+    ('adadelta', 'vmap', {})])
+def test_rows_update_equals_the_dense_update(optimizer, mode, fields):
+  dense, _ = _params(_config(optimizer, 'dense', mode=mode, **fields), 6)
+  rows, _ = _params(_config(optimizer, 'rows', mode=mode, **fields), 6)
+  _assert_close(dense, rows, rtol=1e-5, atol=1e-7)
+
+
+def test_rows_that_sat_out_catch_up_on_the_decay_they_missed():
+  """RMSprop's moments of the rows a batch does not use decay under the dense
+  update; without catching up ('lazy') the table ends elsewhere, with it
+  ('rows') where the dense update puts it."""
+  table = lambda update: _params(_config('rmsprop', update, seeds=(1,), **RMSPROP),
+                                 6)[0]['embedding']['embedding']
+  dense, rows, lazy = table('dense'), table('rows'), table('lazy')
+  assert np.abs(lazy - dense).max() > 1e-4
+  np.testing.assert_allclose(rows, dense, rtol=1e-5, atol=1e-7)
+
+
+def test_the_clocked_optimiser_is_the_optimiser_and_counts_its_updates():
+  params = {'embedding': {'embedding': jnp.linspace(-1, 1, 12).reshape(4, 3)},
+            'dense': {'kernel': jnp.ones((3, 2))}}
+  tx = optax.rmsprop(0.01, decay=0.9)
+  clocked = embedding_rows.clocked(tx)
+  plain_state, state = tx.init(params), clocked.init(params)
+  for step in range(3):
+    grads = jax.tree.map(lambda p: jnp.sin(p * (step + 1)), params)
+    expected, plain_state = tx.update(grads, plain_state, params)
+    got, state = clocked.update(grads, state, params)
+    assert all((np.asarray(a) == np.asarray(b)).all()
+               for a, b in zip(jax.tree.leaves(expected), jax.tree.leaves(got)))
+  assert int(state.applied) == 3
+  np.testing.assert_array_equal(state.current['embedding']['embedding'], [3] * 4)
+
+
+def test_catch_up_scales_each_row_by_the_decays_it_sat_out():
+  """Seed-stacked rows last current after 5, 3 and 0 of 5 updates: scaled by
+  0.9 ** (0, 2, 5), and current from then on; other leaves untouched."""
+  nu = {'embedding': {'embedding': jnp.full((1, 3, 2), 2.0)},
+        'dense': {'kernel': jnp.full((1, 3, 2), 2.0)}}
+  state = embedding_rows.ClockState(
+      optax.ScaleByRmsState(nu=nu), jnp.array([5], jnp.int32),
+      {'embedding': {'embedding': jnp.array([[5, 3, 0]], jnp.int32)}})
+  caught = embedding_rows.catch_up(state, 0.9)
+  rows = np.asarray(caught.inner.nu['embedding']['embedding'][0])
+  np.testing.assert_allclose(rows[:, 0], 2.0 * 0.9 ** np.array([0, 2, 5]), rtol=1e-6)
+  assert rows[0, 0] == 2.0  # a factor of exactly 1 for a current row
+  np.testing.assert_array_equal(caught.inner.nu['dense']['kernel'], nu['dense']['kernel'])
+  np.testing.assert_array_equal(caught.current['embedding']['embedding'], [[5, 5, 5]])
+  np.testing.assert_array_equal(embedding_rows.integer_power(0.5, jnp.arange(4)),
+                                [1.0, 0.5, 0.25, 0.125])
+
+
+def test_a_seed_steps_on_its_rows_the_same_alone_and_in_a_group():
+  alone, _ = _params(_config('rmsprop', 'rows', seeds=(2,)), 4)
+  group, _ = _params(_config('rmsprop', 'rows', seeds=(1, 2)), 4)
+  for a, g in zip(jax.tree.leaves(alone), jax.tree.leaves(group)):
+    np.testing.assert_array_equal(a[0], g[1])
 
 
 def test_lazy_adam_moves_only_the_rows_a_batch_uses():
@@ -65,6 +131,8 @@ def test_rows_update_is_refused_where_it_would_not_be_exact():
     run_steps(_config('adam', 'rows'), 0)
   with pytest.raises(UserError, match='with momentum 0.9'):
     run_steps(_config('sgd', 'rows', momentum=0.9), 0)
+  with pytest.raises(UserError, match="not 'rmsprop' with momentum 0.5"):
+    run_steps(_config('rmsprop', 'rows', momentum=0.5), 0)
   config = _config('adagrad', 'rows')
   config.l2.coef, config.l2.params = 1e-4, ('embedding',)
   with pytest.raises(UserError, match='L2 gradient touches every row'):
@@ -80,3 +148,18 @@ def test_batch_rows_lists_each_id_once_and_maps_every_token_to_its_row():
   assert sorted(rows[rows < 10].tolist()) == [0, 3, 5, 9]
   assert (rows[rows < 10].size + (rows == 10).sum()) == tokens.size
   np.testing.assert_array_equal(rows[inverse], tokens.reshape(-1))
+
+
+@pytest.mark.slow
+def test_a_run_on_rows_stopped_mid_epoch_resumes_to_the_same_numbers(tmp_path):
+  """The rows' update clock is part of the checkpoint: stopped (SIGTERM) in epoch 2
+  and rerun, a run ends with an uninterrupted run's numbers."""
+  from tests import test_faults  # pylint: disable=g-import-not-at-top
+  flags = ['--config.train.num_epochs=2', '--config.optimizer.name=rmsprop',
+           '--config.optimizer.eps=1e-6', '--config.optimizer.embedding_update=rows']
+  straight, stopped = str(tmp_path / 'straight'), str(tmp_path / 'stopped')
+  assert test_faults.launch(straight, *flags).returncode == 0
+  proc = test_faults.launch(stopped, *flags, fault=f'step:{test_faults.STEPS + 7}@TERM')
+  assert proc.returncode == 128 + signal.SIGTERM, proc.stderr[-2000:]
+  assert test_faults.launch(stopped, *flags).returncode == 0
+  assert test_faults.final(stopped) == test_faults.final(straight)

@@ -110,6 +110,8 @@ def test_a_run_command_gives_its_overrides_as_flags():
                        '--workdir=runs/campaign/dlstm/sst2/w2v_static']
   assert '--config.data.vectors.static=True' in flags
   assert '--config.data.vectors.lowercase=True' in flags
-  assert '--config.seeds=(1,2,3)' in campaign.find_run('clstm/sst1/random').command()
+  clstm = campaign.find_run('clstm/sst1/random').command()
+  assert '--config.seeds=(1,2,3,4,5)' in clstm
+  assert '--config.optimizer.embedding_update=rows' in clstm
   with pytest.raises(SystemExit, match="no run 'dlstm/sst2/w2v'"):
     campaign.find_run('dlstm/sst2/w2v')

@@ -70,6 +70,9 @@ class Learner:
   l2_mask: Any                     # params-shaped bools: leaves L2 applies to
   l2_coef: float = 0.0
   embedding_update: str = 'dense'  # seedsweep/engine/embedding_rows.py
+  # 'rows' with RMSprop or AdaDelta: the factor a zero gradient scales a row's state
+  # by (embedding_rows.catch_up; ``tx`` is embedding_rows.clocked). None otherwise.
+  row_decay: Optional[float] = None
   make_tx: Optional[Callable[[Dict[str, Any]], optax.GradientTransformation]] = None
 
   def for_member(self, hparams: Dict[str, Any]) -> 'Learner':
@@ -129,17 +132,21 @@ class Steps:
           p, learner.l2_mask, learner.l2_coef), data_loss
     return loss_fn
 
-  def _seed_update(self, params, opt_state, batch, dropout_key, hparams):
-    """One optimiser step of one member: ``(params, opt_state, loss)``."""
+  def _seed_update(self, params, opt_state, batch, dropout_key, hparams,
+                   inverse=None):
+    """One optimiser step of one member: ``(params, opt_state, loss)``.
+
+    With a row-sparse table update (``inverse`` [n] given) ``params`` and
+    ``opt_state`` hold only the batch's table rows (embedding_rows.gather).
+    """
     learner = self.learner.for_member(hparams)
-    if learner.embedding_update == 'dense':
+    if inverse is None:
       grads, data_loss = jax.grad(self._loss_fn(learner, batch, dropout_key),
                                   has_aux=True)(params)
-      updates, new_opt_state = learner.tx.update(grads, opt_state, params)
-      new_params = optax.apply_updates(params, updates)
     else:
-      new_params, new_opt_state, data_loss = self._row_update(
-          learner, params, opt_state, batch, dropout_key)
+      grads, data_loss = self._row_grads(learner, params, batch, dropout_key, inverse)
+    updates, new_opt_state = learner.tx.update(grads, opt_state, params)
+    new_params = optax.apply_updates(params, updates)
     if self.plan.padded:  # a fold may have no example in a slot: no step for it
       has = batch['weights'].sum() > 0
       keep = lambda new, old: jax.tree.map(lambda a, b: jnp.where(has, a, b), new, old)
@@ -147,33 +154,28 @@ class Steps:
                                                                    opt_state)
     return new_params, new_opt_state, data_loss
 
-  def _row_update(self, learner: Learner, params, opt_state, batch, dropout_key):
-    """:meth:`_seed_update` touching only the table rows the batch uses.
+  def _row_grads(self, learner: Learner, params, batch, dropout_key, inverse):
+    """``(gradients, data loss)`` of one member whose table is cut to the batch's
+    rows ``[n, dim]``; ``inverse`` [n]: each token's row.
 
-    The batch's word vectors are looked up here and handed to the model
-    (``batch['word_vectors']``); their gradient, summed per distinct row, is the
-    table's gradient restricted to those rows, and the optimiser runs on the rows.
+    The batch's word vectors are looked up from the rows and handed to the model
+    (``batch['word_vectors']``, so it never reads the table); their gradient, summed
+    per distinct row, is the table's gradient restricted to those rows.
     """
-    table = params['embedding']['embedding']
-    rows, inverse = embedding_rows.batch_rows(batch['tokens'], table.shape[0])
+    rows = params['embedding']['embedding']
     rest = {k: v for k, v in params.items() if k != 'embedding'}
 
     def loss_fn(rest, vectors):
       loss = self._loss_fn(learner, {**batch, 'word_vectors': vectors}, dropout_key)
       return loss({**rest, 'embedding': params['embedding']})
 
+    vectors = jnp.take(rows, inverse, axis=0).reshape(batch['tokens'].shape +
+                                                      rows.shape[1:])
     (g_rest, g_vectors), data_loss = jax.grad(loss_fn, argnums=(0, 1), has_aux=True)(
-        rest, jnp.take(table, batch['tokens'], axis=0))
-    g_rows = jax.ops.segment_sum(g_vectors.reshape(-1, table.shape[1]), inverse,
+        rest, vectors)
+    g_rows = jax.ops.segment_sum(g_vectors.reshape(inverse.shape[0], -1), inverse,
                                  num_segments=rows.shape[0])
-    grads = {**g_rest, 'embedding': {'embedding': g_rows}}
-    cut = embedding_rows.gather(params, rows, table.shape)
-    updates, cut_state = learner.tx.update(
-        grads, embedding_rows.gather(opt_state, rows, table.shape), cut)
-    new_params = embedding_rows.scatter(params, optax.apply_updates(cut, updates), rows,
-                                        table.shape)
-    return (new_params, embedding_rows.scatter(opt_state, cut_state, rows, table.shape),
-            data_loss)
+    return {**g_rest, 'embedding': {'embedding': g_rows}}, data_loss
 
   def _train_step(self, state: TrainState, data: DeviceData, at: StepAt, *,
                   length: int):
@@ -182,17 +184,28 @@ class Steps:
     batch = pipeline.gather_batch(data.arrays, data.views, at.orders[:, at.slot], length)
     keys = jax.vmap(rngs.dropout_key, in_axes=(0, None, None))(
         data.streams[:, rngs.DROPOUT], at.epoch, at.position)
+    old = (state.params, state.opt_state)
+    inverse = None
+    if self.learner.embedding_update != 'dense':  # each seed steps on its rows only
+      vocab = state.params['embedding']['embedding'].shape[1]
+      rows, inverse = jax.vmap(embedding_rows.batch_rows, in_axes=(0, None))(
+          batch['tokens'], vocab)
+      old = embedding_rows.gather(old, rows, vocab)
+      if self.learner.row_decay is not None:  # rows that sat out updates catch up
+        old = (old[0], embedding_rows.catch_up(old[1], self.learner.row_decay))
     params, opt_state, loss = seed_parallel(self._seed_update, self.mode)(
-        state.params, state.opt_state, batch, keys, data.hparams)
+        *old, batch, keys, data.hparams, inverse)
     # A seed whose loss is NaN or infinite, now or before, keeps its parameters from
     # here on; the others' numbers are untouched (the seeds never mix). The select
     # runs only when some seed is affected, outside the update (whose compiled code,
     # and so whose bits, stay those of a run without this guard).
     bad = (state.nonfinite_step > 0) | ~jnp.isfinite(loss)
     params, opt_state = jax.lax.cond(
-        jnp.any(bad), lambda: _keep_where(~bad, (params, opt_state),
-                                          (state.params, state.opt_state)),
+        jnp.any(bad), lambda: _keep_where(~bad, (params, opt_state), old),
         lambda: (params, opt_state))
+    if inverse is not None:  # the rows back into the whole table, in place
+      params, opt_state = embedding_rows.scatter(
+          (state.params, state.opt_state), (params, opt_state), rows, vocab)
     step = at.position + (at.epoch - 1) * self.plan.steps_per_epoch + 1
     first = (state.nonfinite_step == 0) & bad
     return state.replace(

@@ -276,16 +276,20 @@ def make_learner(config, data: encoded.EncodedDataset,
   if data.embedding_tables is not None:
     check_embed_dim(config.model, data.embedding_tables[0])
   mask = optimizers.embedding_mask(abstract)
+  l2_mask = optimizers.l2_mask(abstract, config.l2.params)
+  update = embedding_rows.check(config.optimizer, l2_mask, static)
+  # 'rows' with a decaying optimiser: rows that sat out updates catch up when used.
+  decay = embedding_rows.decay_factor(config.optimizer) if update == 'rows' else None
 
   def make_tx(member_hparams=None):
     tx = optimizers.make_optimizer(config.optimizer, member_hparams)
+    if decay is not None:
+      tx = embedding_rows.clocked(tx)
     return optimizers.freeze(tx, mask) if static else tx
 
   first = {k: float(v[0]) for k, v in (hparams or {}).items()}
-  l2_mask = optimizers.l2_mask(abstract, config.l2.params)
-  return steps_lib.Learner(model, make_tx(first), l2_mask, config.l2.coef,
-                           embedding_rows.check(config.optimizer, l2_mask, static),
-                           make_tx=make_tx)
+  return steps_lib.Learner(model, make_tx(first), l2_mask, config.l2.coef, update,
+                           decay, make_tx=make_tx)
 
 
 def build(config) -> 'Experiment':
