@@ -2,9 +2,10 @@ r"""Side by side: the ten-seed program against ten separate runs, in one command
 
   python benchmarks/compare.py                      # everything, 1 and 2 cores
   python benchmarks/compare.py --cores=2 --parts=whole
+  python benchmarks/compare.py --cores=1 --parts=updates
   python benchmarks/compare.py --quick              # a smoke test (CI): tiny settings
 
-Two parts, every contestant run in its own process, alternating, on the same cores
+Three parts, every contestant run in its own process, alternating, on the same cores
 (``os.sched_setaffinity``; PyTorch gets one thread per core it may use):
 
 * ``whole``: the headline. Bi-LSTM SST-2 (experiments/bilstm.py:sst/binary), 10 seeds
@@ -19,6 +20,10 @@ Two parts, every contestant run in its own process, alternating, on the same cor
   evaluation, with all ten seeds and with one seed; sentences/s per seed, the matmul
   FLOPs of a step (counted from its jaxpr) as a fraction of the matmul peak measured
   in the same run, peak memory.
+* ``updates``: the embedding table's update (``config.optimizer.embedding_update``)
+  per model whose optimiser allows ``'rows'`` (C-LSTM, MT-LSTM, DLSTM, joint), ten
+  seeds, the same in-process probe: ``'dense'`` against ``'rows'``, two rounds in
+  alternation, seconds a train step (the faster round of each) and their ratio.
 
 Writes ``--out/compare_<date>.json`` (every number) and ``.md`` (the tables the README
 shows) and prints the Markdown. Ratios are what to read: absolute times move with the
@@ -126,14 +131,17 @@ def measure_peak(seconds: float = 2.0) -> float:
 
 # ------------------------------------------------------------------------- probes
 
-def probe(config_name: str, seeds, steps: int, peak_seconds: float = 2.0) -> dict:
-  """In-process measurement of one config (runs in a child: see ``--probe``)."""
+def probe(config_name: str, seeds, steps: int, peak_seconds: float = 2.0,
+          overrides=None) -> dict:
+  """In-process measurement of one config (runs in a child: see ``--probe``), with
+  ``overrides`` ({dotted config key: value}) set."""
   import jax  # pylint: disable=g-import-not-at-top
+  from seedsweep.config import keys  # pylint: disable=g-import-not-at-top
   from seedsweep.engine import steps as steps_lib  # pylint: disable=g-import-not-at-top
   from seedsweep.run import experiment  # pylint: disable=g-import-not-at-top
   from seedsweep.run import timing  # pylint: disable=g-import-not-at-top
   runtime.enable_compilation_cache()
-  config = base.load_config(config_name)
+  config = keys.with_values(base.load_config(config_name), overrides or {}, 'probe')
   config.seeds = tuple(seeds)
   runtime.pin_for(config)  # the peak is measured with the pool the config computes in
   peak = measure_peak(peak_seconds)
@@ -184,6 +192,7 @@ def probe(config_name: str, seeds, steps: int, peak_seconds: float = 2.0) -> dic
   # Throughputs count every seed's sentences: 10 seeds in one program against one
   # seed's program run ten times.
   return {'config': config_name, 'members': members, 'build_s': build,
+          'embedding_update': config.optimizer.embedding_update,
           'compile_s': compile_s, 'train_step_s': train_s / steps,
           'train_seed_sentences_per_s': members * steps * batch / train_s,
           'eval_s': eval_s, 'eval_seed_sentences_per_s': members * eval_rows / eval_s,
@@ -289,17 +298,48 @@ def summarize_whole(contestants, train_sentences, epochs):
   return rows
 
 
+def run_probe(config_name, members, steps, cores, cache, quick=False, overrides=()):
+  """:func:`probe` in a child process pinned to ``cores``; ``overrides`` are
+  ``'key=value'`` texts."""
+  _, text = run_process([sys.executable, 'benchmarks/compare.py',
+                         f'--probe={config_name}', f'--seeds={",".join(map(str, members))}',
+                         f'--steps={steps}'] + (['--quick'] if quick else []) +
+                        [f'--probe_set={o}' for o in overrides],
+                        cores, framework_env(cache))
+  return last_json(text)
+
+
 def models_part(names, cores, steps, seeds, tmp, quick=False, caches=None):
   out = {}
   for name in names:
     config_name = QUICK_CONFIG if quick else MODELS[name][0]
     for label, members in (('all seeds', seeds), ('1 seed', seeds[:1])):
-      _, text = run_process([sys.executable, 'benchmarks/compare.py',
-                             f'--probe={config_name}', f'--seeds={",".join(map(str, members))}',
-                             f'--steps={steps}'] + (['--quick'] if quick else []),
-                            cores,
-                            framework_env(caches or os.path.join(tmp, 'cache_probe')))
-      out.setdefault(name, {})[label] = last_json(text)
+      out.setdefault(name, {})[label] = run_probe(
+          config_name, members, steps, cores, caches or os.path.join(tmp, 'cache_probe'),
+          quick)
+  return out
+
+
+# Models whose optimiser allows embedding_update='rows' (and whose table trains).
+UPDATE_MODELS = ('clstm', 'mtlstm', 'dlstm', 'joint')
+UPDATES = ('dense', 'rows')
+
+
+def updates_part(names, cores, steps, seeds, tmp, quick=False, caches=None):
+  """``{model: {update: probe}}``, the faster of two alternating rounds each (one
+  round when ``quick``)."""
+  out = {}
+  for name in names:
+    config_name = QUICK_CONFIG if quick else MODELS[name][0]
+    for _ in range(1 if quick else 2):
+      for update in UPDATES:
+        result = run_probe(config_name, seeds, steps, cores,
+                           caches or os.path.join(tmp, 'cache_updates'), quick,
+                           [f'optimizer.embedding_update={update}'] +
+                           (['optimizer.name=adagrad'] if quick else []))
+        best = out.setdefault(name, {}).get(update)
+        if best is None or result['train_step_s'] < best['train_step_s']:
+          out[name][update] = result
   return out
 
 
@@ -346,6 +386,20 @@ def markdown(report) -> str:
             f"{100 * many['fraction_of_peak']:.0f} % | "
             f"{many['peak_rss_mib']:.0f} / {one['peak_rss_mib']:.0f} |")
       lines.append('')
+    if 'updates' in part:
+      lines += [f'**The embedding table\'s update, {n} seeds, in-process probe, {cores} '
+                f'core(s)** (seconds a train step, the faster of two alternating rounds '
+                f'of {report["steps"]} steps)', '',
+                '| model | dense | rows | speed-up | compile s (dense / rows) |',
+                '| --- | ---: | ---: | ---: | ---: |']
+      for name, probes in part['updates'].items():
+        dense, rows = probes['dense'], probes['rows']
+        lines.append(
+            f"| {dense['config'] if report['quick'] else MODELS[name][1]} | "
+            f"{dense['train_step_s']:.3f} | {rows['train_step_s']:.3f} | "
+            f"{dense['train_step_s'] / rows['train_step_s']:.2f}x | "
+            f"{dense['compile_s']:.1f} / {rows['compile_s']:.1f} |")
+      lines.append('')
   return '\n'.join(lines)
 
 
@@ -359,6 +413,17 @@ def machine() -> str:
   return f'{cpu or platform.processor()}, {os.cpu_count()} cores, {platform.system()}'
 
 
+def _parse_setting(text: str):
+  """``'key=value'`` -> ``(key, value)``, the value a Python literal where it reads
+  as one (else the text)."""
+  import ast  # pylint: disable=g-import-not-at-top
+  key, _, value = text.partition('=')
+  try:
+    return key, ast.literal_eval(value)
+  except (ValueError, SyntaxError):
+    return key, value
+
+
 def torch_available() -> bool:
   import importlib.util  # pylint: disable=g-import-not-at-top
   return importlib.util.find_spec('torch') is not None
@@ -366,7 +431,8 @@ def torch_available() -> bool:
 
 def main(argv=None):
   parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
-  parser.add_argument('--parts', default='whole,models', help='whole,models')
+  parser.add_argument('--parts', default='whole,models',
+                      help='whole,models,updates')
   parser.add_argument('--cores', default='1,2', help='core counts, e.g. 1,2')
   parser.add_argument('--epochs', type=int, default=1)
   parser.add_argument('--steps', type=int, default=10, help='models: timed steps')
@@ -378,14 +444,17 @@ def main(argv=None):
   parser.add_argument('--render', help='print the Markdown of a JSON report and exit')
   parser.add_argument('--probe', help=argparse.SUPPRESS)  # internal: one probe
   parser.add_argument('--seeds', default='', help=argparse.SUPPRESS)
+  parser.add_argument('--probe_set', action='append', default=[],
+                      help=argparse.SUPPRESS)  # internal: key=value for the probe
   args = parser.parse_args(argv)
   if args.render:
     with open(args.render) as f:
       print(markdown(json.load(f)))
     return
   if args.probe:
+    overrides = dict(_parse_setting(o) for o in args.probe_set)
     print(json.dumps(probe(args.probe, [int(s) for s in args.seeds.split(',')],
-                           args.steps, 0.2 if args.quick else 2.0)))
+                           args.steps, 0.2 if args.quick else 2.0, overrides)))
     return
   seeds = SEEDS[:2] if args.quick else SEEDS
   whole_config = QUICK_CONFIG if args.quick else WHOLE_CONFIG
@@ -419,6 +488,10 @@ def main(argv=None):
         part['models'] = models_part(names, cores, steps, seeds,
                                      os.path.join(tmp, f'models{n}'), args.quick,
                                      shared)
+      if 'updates' in args.parts:
+        part['updates'] = updates_part(
+            ['bilstm'] if args.quick else [m for m in names if m in UPDATE_MODELS],
+            cores, steps, seeds, os.path.join(tmp, f'updates{n}'), args.quick, shared)
   text = markdown(report)
   os.makedirs(args.out, exist_ok=True)
   tag = '_'.join([report['date'], args.parts.replace(',', '+'),

@@ -30,3 +30,17 @@ def test_compare_quick_writes_its_tables(tmp_path):
   assert probes['all seeds']['members'] == 2 and probes['1 seed']['members'] == 1
   assert 0 < probes['all seeds']['fraction_of_peak'] < 1.5
   assert (tmp_path / name.replace('.json', '.md')).read_text().count('|') > 20
+
+
+def test_compare_updates_part_sets_each_update_in_its_probe(tmp_path):
+  proc = subprocess.run([sys.executable, os.path.join(REPO, 'benchmarks', 'compare.py'),
+                         '--quick', '--cores=1', '--parts=updates', f'--out={tmp_path}'],
+                        cwd=REPO, capture_output=True, text=True, timeout=900,
+                        check=False)
+  assert proc.returncode == 0, proc.stderr[-3000:]
+  [name] = [n for n in os.listdir(tmp_path) if n.endswith('.json')]
+  probes = json.load(open(tmp_path / name))['parts']['1']['updates']['bilstm']
+  assert {u: p['embedding_update'] for u, p in probes.items()} == {'dense': 'dense',
+                                                                  'rows': 'rows'}
+  assert all(p['train_step_s'] > 0 and p['members'] == 2 for p in probes.values())
+  assert 'speed-up' in (tmp_path / name.replace('.json', '.md')).read_text()
