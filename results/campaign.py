@@ -157,8 +157,7 @@ ROWS: Tuple[Row, ...] = (
     Row('clstm', 'sst2', 'SST-2', 'experiments/clstm_sst.py:binary', 'imdb_sg_300d',
         overrides=ROWS_UPDATE, note=ROWS_NOTE),
     Row('clstm', 'sst1', 'SST-1', 'experiments/clstm_sst.py:fine', 'imdb_sg_300d',
-        seeds=5, overrides=ROWS_UPDATE,
-        note='5 seeds a run: an epoch is 159k phrases; ' + ROWS_NOTE),
+        overrides=ROWS_UPDATE, note=ROWS_NOTE),
     Row('clstm', 'trec', 'TREC', 'experiments/clstm_trec.py', 'imdb_sg_300d'),
     # MT-LSTM: 100-d fine-tuned vectors (the paper), and static (cheap runs).
     Row('mtlstm', 'sst2', 'SST-2', 'experiments/mtlstm_sst.py:binary', 'imdb_sg_100d',
