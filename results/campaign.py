@@ -167,9 +167,8 @@ ROWS: Tuple[Row, ...] = (
     Row('mtlstm', 'trec', 'QC (TREC)', 'experiments/mtlstm_trec.py', 'imdb_sg_100d',
         modes=BOTH),
     Row('mtlstm', 'imdb', 'IMDB', 'experiments/mtlstm_imdb.py', 'imdbtrain_sg_100d',
-        seeds=2, overrides=ROWS_UPDATE,
-        note='2 seeds a run: 25k reviews of ~300 tokens, ~10 h for 10 seeds; '
-             + ROWS_NOTE),
+        seeds=3, overrides=ROWS_UPDATE,
+        note='3 seeds a run: 25k reviews of ~300 tokens (~25 min a seed); ' + ROWS_NOTE),
     # DLSTM: cased text, static vectors looked up lower-cased.
     Row('dlstm', 'sst2', 'SST-2 (sentences)', 'experiments/dlstm_sst.py:binary',
         'imdb_sg_300d', modes=('static',), seeds=5, w2v_seeds=10,
