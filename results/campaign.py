@@ -3,7 +3,8 @@ embeddings and with word vectors the framework trains itself, measured, reported
 published in the README.
 
   python results/campaign.py vectors             # the word2vec files the rows use
-  python results/campaign.py list                # every run: state, seeds, command
+  python results/campaign.py list                # every run: state, seeds, command,
+                                                 # and how far a started one is
   python results/campaign.py train RUN [RUN...]  # e.g. dclstm/sst2/w2v_static
   python results/campaign.py readme              # the README section alone
   python results/campaign.py publish             # records, reports, README section
@@ -286,6 +287,21 @@ def state(run: Run) -> str:
   return 'not run'
 
 
+def progress(run: Run) -> str:
+  """For a started run, ``'epoch E/N, M min an epoch'`` from its metrics.jsonl (the
+  epochs logged so far; N the config's most); '' otherwise."""
+  if state(run) != 'started':
+    return ''
+  from seedsweep.run import outputs  # pylint: disable=g-import-not-at-top
+  workdir = os.path.join(ROOT, run.workdir)
+  most = outputs.read_json(os.path.join(workdir, outputs.CONFIG))['train']['num_epochs']
+  walls = {r['epoch']: r['wall_time'] for r in outputs.MetricsLog(workdir).rows()}
+  if not walls:
+    return f'epoch 0/{most}'
+  epoch = max(walls)
+  return f'epoch {epoch}/{most}, {walls[epoch] / epoch / 60:.1f} min an epoch so far'
+
+
 # --- commands ----------------------------------------------------------------------
 
 
@@ -329,8 +345,9 @@ def train(keys: Sequence[str], keep_going: bool) -> int:
 
 def list_runs() -> int:
   for run in all_runs():
+    done = progress(run)
     print(f'{run.key:28s} {state(run):10s} {run.seeds:2d} seeds  '
-          + ' '.join(run.command()[2:]))
+          + ' '.join(run.command()[2:]) + (f'  [{done}]' if done else ''))
   return 0
 
 

@@ -116,3 +116,17 @@ def test_a_run_command_gives_its_overrides_as_flags():
   assert '--config.optimizer.embedding_update=rows' in clstm
   with pytest.raises(SystemExit, match="no run 'dlstm/sst2/w2v'"):
     campaign.find_run('dlstm/sst2/w2v')
+
+
+def test_list_shows_how_far_a_started_run_is(tmp_path, monkeypatch, capsys):
+  run = campaign.find_run('clstm/trec/random')
+  workdir = tmp_path / run.workdir
+  workdir.mkdir(parents=True)
+  (workdir / 'config.json').write_text(json.dumps({'train': {'num_epochs': 50}}))
+  (workdir / 'metrics.jsonl').write_text(''.join(
+      json.dumps({'epoch': e, 'seed': s, 'wall_time': 120.0 * e}) + '\n'
+      for e in (1, 2, 3) for s in (1, 2)))
+  monkeypatch.setattr(campaign, 'ROOT', str(tmp_path))
+  assert campaign.progress(run) == 'epoch 3/50, 2.0 min an epoch so far'
+  assert campaign.list_runs() == 0
+  assert '[epoch 3/50, 2.0 min an epoch so far]' in capsys.readouterr().out
