@@ -277,11 +277,12 @@ def find_run(key: str) -> Run:
 
 
 def state(run: Run) -> str:
-  """'published', 'finished', 'started' or 'not run'."""
-  if os.path.exists(os.path.join(ROOT, run.workdir, 'results.json')):
-    return 'finished'
+  """'published' (its record is under results/), 'finished' (not yet published),
+  'started' or 'not run'."""
   if os.path.exists(os.path.join(ROOT, run.record_dir, 'results.json')):
     return 'published'
+  if os.path.exists(os.path.join(ROOT, run.workdir, 'results.json')):
+    return 'finished'
   if os.path.exists(os.path.join(ROOT, run.workdir, 'config.json')):
     return 'started'
   return 'not run'

@@ -130,3 +130,19 @@ def test_list_shows_how_far_a_started_run_is(tmp_path, monkeypatch, capsys):
   assert campaign.progress(run) == 'epoch 3/50, 2.0 min an epoch so far'
   assert campaign.list_runs() == 0
   assert '[epoch 3/50, 2.0 min an epoch so far]' in capsys.readouterr().out
+
+
+def test_a_published_run_says_published_while_its_checkpoints_are_here(tmp_path,
+                                                                      monkeypatch):
+  run = campaign.find_run('clstm/trec/random')
+  monkeypatch.setattr(campaign, 'ROOT', str(tmp_path))
+  assert campaign.state(run) == 'not run'
+  workdir = tmp_path / run.workdir
+  workdir.mkdir(parents=True)
+  (workdir / 'config.json').write_text('{}')
+  assert campaign.state(run) == 'started'
+  (workdir / 'results.json').write_text('{}')
+  assert campaign.state(run) == 'finished'
+  (tmp_path / run.record_dir).mkdir(parents=True)
+  (tmp_path / run.record_dir / 'results.json').write_text('{}')
+  assert campaign.state(run) == 'published'
