@@ -13,7 +13,11 @@ A *row* is a paper's model on one dataset of its main table (``dclstm/sst2``); a
 *run* is a row in one embedding setting (``dclstm/sst2/random``,
 ``dclstm/sst2/w2v_static``): one ``seedsweep`` run, all its seeds in one program,
 trained in ``runs/campaign/<run>`` (checkpoints: large, not committed; a run started
-again resumes, a finished one is left alone). ``w2v_static`` and ``w2v_fine-tuned``
+again resumes, a finished one is left alone, a published one is not trained again).
+A run longer than a session (whose machine, and checkpoints, may not outlive it)
+trains its seeds in parts (``Row.part_seeds``), ``<run>/seeds_1-5`` then
+``<run>/seeds_6-10``, each a run of its own; the report merges a run's parts into one
+row, since a seed's numbers do not depend on the seeds trained beside it. ``w2v_static`` and ``w2v_fine-tuned``
 start from IMDB word2vec vectors (VECTORS below, made by ``vectors``), frozen or
 trained; each row has the paper's mode first.
 
@@ -118,6 +122,7 @@ class Row:
                                             # and/or 'fine-tuned'; the paper's first
   seeds: int = 10
   w2v_seeds: int = 0             # the w2v runs' seeds when not ``seeds``
+  part_seeds: int = 0            # train a run in seed parts of this many (0: whole)
   overrides: Tuple[str, ...] = ()      # more --config.X=V flags, every run of the row
   w2v_overrides: Tuple[str, ...] = ()  # more flags for the runs with vectors
   note: str = ''                 # what differs, or why a run is missing
@@ -148,17 +153,18 @@ ROWS: Tuple[Row, ...] = (
     Row('dclstm', 'trec', 'TREC', 'experiments/dclstm_trec.py', 'imdb_sg_300d',
         modes=('static',)),
     Row('dclstm', 'mr', 'MR (10-fold CV)', 'experiments/dclstm_mr.py',
-        'imdb_sg_300d_imdbtok', modes=('static',), seeds=2,
-        note='10 folds x 2 seeds (20 members) per run: 10 x 10 would take ~12 h a run '
-             'on 2 CPU cores'),
+        'imdb_sg_300d_imdbtok', modes=('static',), seeds=2, part_seeds=1,
+        note='10 folds x 2 seeds (20 members) per run, a seed at a time: 10 x 10 would '
+             'take ~12 h a run on 2 CPU cores'),
     Row('dclstm', 'subj', 'Subj (10-fold CV)', 'experiments/dclstm_subj.py',
-        'imdb_sg_300d_imdbtok', modes=('static',), seeds=2,
+        'imdb_sg_300d_imdbtok', modes=('static',), seeds=2, part_seeds=1,
         note='10 folds x 2 seeds per run, as MR'),
     # C-LSTM: phrases + sentences on SST, fine-tuned vectors.
     Row('clstm', 'sst2', 'SST-2', 'experiments/clstm_sst.py:binary', 'imdb_sg_300d',
         overrides=ROWS_UPDATE, note=ROWS_NOTE),
     Row('clstm', 'sst1', 'SST-1', 'experiments/clstm_sst.py:fine', 'imdb_sg_300d',
-        overrides=ROWS_UPDATE, note=ROWS_NOTE),
+        part_seeds=5, overrides=ROWS_UPDATE,
+        note=ROWS_NOTE + '; trained 5 seeds at a time'),
     Row('clstm', 'trec', 'TREC', 'experiments/clstm_trec.py', 'imdb_sg_300d'),
     # MT-LSTM: 100-d fine-tuned vectors (the paper), and static (cheap runs).
     Row('mtlstm', 'sst2', 'SST-2', 'experiments/mtlstm_sst.py:binary', 'imdb_sg_100d',
@@ -172,27 +178,27 @@ ROWS: Tuple[Row, ...] = (
         note='3 seeds a run: 25k reviews of ~300 tokens (~25 min a seed); ' + ROWS_NOTE),
     # DLSTM: cased text, static vectors looked up lower-cased.
     Row('dlstm', 'sst2', 'SST-2 (sentences)', 'experiments/dlstm_sst.py:binary',
-        'imdb_sg_300d', modes=('static',), seeds=5, w2v_seeds=10,
+        'imdb_sg_300d', modes=('static',), seeds=5, w2v_seeds=10, part_seeds=3,
         w2v_overrides=LOWER,
-        note='random embeddings over 5 seeds'),
+        note='random embeddings over 5 seeds; trained 3 seeds at a time'),
     Row('dlstm', 'sst1', 'SST-1 (sentences)', 'experiments/dlstm_sst.py:fine',
-        'imdb_sg_300d', modes=('static',), seeds=5, w2v_overrides=LOWER,
-        note='5 seeds a run'),
+        'imdb_sg_300d', modes=('static',), seeds=5, part_seeds=3, w2v_overrides=LOWER,
+        note='5 seeds a run, trained 3 + 2'),
     Row('dlstm', 'sst2_phrases', 'SST-2 (+phrases)',
         'experiments/dlstm_sst.py:binary,phrases', 'imdb_sg_300d', modes=('static',), seeds=3,
-        w2v_overrides=LOWER,
-        note='3 seeds a run: 77k phrases an epoch, up to 100 epochs'),
+        part_seeds=1, w2v_overrides=LOWER,
+        note='3 seeds a run, one at a time: 77k phrases an epoch, up to 100 epochs'),
     Row('dlstm', 'sst1_phrases', 'SST-1 (+phrases)',
         'experiments/dlstm_sst.py:fine,phrases', 'imdb_sg_300d', modes=('static',), seeds=3,
-        w2v_overrides=LOWER,
-        note='3 seeds a run: 159k phrases an epoch, up to 100 epochs'),
+        part_seeds=1, w2v_overrides=LOWER,
+        note='3 seeds a run, one at a time: 159k phrases an epoch, up to 100 epochs'),
     Row('dlstm', 'trec', 'TREC', 'experiments/dlstm_trec.py', 'imdb_sg_300d',
-        modes=('static',), seeds=5, w2v_overrides=LOWER,
-        note='5 seeds a run: 100 epochs with no dev set to stop on; 10 seeds would '
-             'take ~4.5 h a run (estimated from SST-2 by tokens)'),
+        modes=('static',), seeds=5, part_seeds=3, w2v_overrides=LOWER,
+        note='5 seeds a run, trained 3 + 2: 100 epochs with no dev set to stop on; 10 '
+             'seeds would take ~4.5 h a run (estimated from SST-2 by tokens)'),
     Row('dlstm', 'atis', 'ATIS intents', 'experiments/dlstm_atis.py', 'imdb_sg_300d',
-        modes=('static',), seeds=5, w2v_overrides=LOWER,
-        note='5 seeds a run, as TREC'),
+        modes=('static',), seeds=5, part_seeds=3, w2v_overrides=LOWER,
+        note='5 seeds a run, trained 3 + 2, as TREC'),
     # The joint model: random 100-d vectors on ATIS in the paper itself.
     Row('joint', 'atis', 'ATIS (slot F1, intent error)', 'experiments/joint_atis.py',
         None, note='the paper trained random vectors on ATIS; no w2v run'),
@@ -207,30 +213,55 @@ ROWS_BY_KEY = {row.key: row for row in ROWS}
 
 @dataclasses.dataclass(frozen=True)
 class Run:
+  """A row in one embedding setting; or, with ``part``, one seed part of it: a run
+  too long for one session trains its seeds in parts, each a run of its own in a
+  ``seeds_A-B`` sub-folder, which the report merges back into one row (a seed's
+  numbers are the same in any group: seedsweep/reports/collect.py)."""
   row: Row
   setting: str  # 'random' | 'w2v_static' | 'w2v_fine-tuned'
+  part: Tuple[int, ...] = ()  # a seed part's seeds; () the whole run
 
   @property
   def key(self) -> str:
-    return f'{self.row.key}/{self.setting}'
+    return '/'.join((self.row.key, self.setting) + self._part_folder())
+
+  def _part_folder(self) -> Tuple[str, ...]:
+    if not self.part:
+      return ()
+    first, last = self.part[0], self.part[-1]
+    return (f'seeds_{first}' if first == last else f'seeds_{first}-{last}',)
 
   @property
   def workdir(self) -> str:
-    return os.path.join(RUNS, self.row.paper, self.row.name, self.setting)
+    return os.path.join(RUNS, self.row.paper, self.row.name, self.setting,
+                        *self._part_folder())
 
   @property
   def record_dir(self) -> str:
-    return os.path.join(RESULTS, self.row.paper, 'runs', self.row.name, self.setting)
+    return os.path.join(RESULTS, self.row.paper, 'runs', self.row.name, self.setting,
+                        *self._part_folder())
 
   @property
   def seeds(self) -> int:
+    if self.part:
+      return len(self.part)
     return (self.row.w2v_seeds or self.row.seeds) if self.setting != 'random' \
         else self.row.seeds
+
+  def parts(self) -> List['Run']:
+    """What ``train`` runs, one program each: the run's seed parts, or the run."""
+    size, seeds = self.row.part_seeds, tuple(range(1, self.seeds + 1))
+    if self.part or not size or size >= len(seeds):
+      return [self]
+    return [dataclasses.replace(self, part=seeds[i:i + size])
+            for i in range(0, len(seeds), size)]
 
   def overrides(self) -> Dict[str, object]:
     """``{dotted config key: value}`` over the row's config file."""
     values = dict(_parse(flag) for flag in self.row.overrides)
-    if self.seeds != 10:
+    if self.part:
+      values['seeds'] = self.part
+    elif self.seeds != 10:
       values['seeds'] = tuple(range(1, self.seeds + 1))
     if self.setting != 'random':
       values['data.vectors.path'] = VECTORS[self.row.vectors].path
@@ -271,17 +302,28 @@ def all_runs() -> List[Run]:
   return [Run(row, s) for row in ROWS for s in row.settings()]
 
 
+def all_parts() -> List[Run]:
+  """What ``train`` can run: every run, or its seed parts."""
+  return [part for run in all_runs() for part in run.parts()]
+
+
 def find_run(key: str) -> Run:
-  for run in all_runs():
+  for run in all_runs() + all_parts():
     if run.key == key:
       return run
   raise SystemExit(f'campaign: no run {key!r}; expected one of '
-                   f'{", ".join(r.key for r in all_runs())}')
+                   f'{", ".join(r.key for r in all_runs())} (or a seed part of one: '
+                   f'{", ".join(r.key for r in all_parts() if r.part)})')
 
 
 def state(run: Run) -> str:
   """'published' (its record is under results/), 'finished' (not yet published),
-  'started' or 'not run'."""
+  'started' or 'not run'; for a run in seed parts, its parts' state when they share
+  one, else 'started'."""
+  parts = run.parts()
+  if len(parts) > 1:
+    states = {state(part) for part in parts}
+    return states.pop() if len(states) == 1 else 'started'
   if os.path.exists(os.path.join(ROOT, run.record_dir, 'results.json')):
     return 'published'
   if os.path.exists(os.path.join(ROOT, run.workdir, 'results.json')):
@@ -331,9 +373,14 @@ def make_vectors(names: Sequence[str]) -> int:
 
 
 def train(keys: Sequence[str], keep_going: bool) -> int:
+  """Trains each run (each of its seed parts in turn), skipping what is published:
+  its checkpoints may be gone with an earlier machine, and its record stands."""
   failed = []
-  for run in [find_run(k) for k in keys]:
-    if run.setting != 'random' and not os.path.exists(
+  for run in [part for k in keys for part in find_run(k).parts()]:
+    if state(run) == 'published':
+      print(f'{run.key}: published in {run.record_dir}; delete that folder to train '
+            'it again')
+    elif run.setting != 'random' and not os.path.exists(
         os.path.join(ROOT, VECTORS[run.row.vectors].path)):
       print(f'{run.key}: {VECTORS[run.row.vectors].path} missing; run '
             f'`python results/campaign.py vectors {run.row.vectors}` first')
@@ -348,9 +395,9 @@ def train(keys: Sequence[str], keep_going: bool) -> int:
 
 
 def list_runs() -> int:
-  for run in all_runs():
+  for run in all_parts():
     done = progress(run)
-    print(f'{run.key:28s} {state(run):10s} {run.seeds:2d} seeds  '
+    print(f'{run.key:38s} {state(run):10s} {run.seeds:2d} seeds  '
           + ' '.join(run.command()[2:]) + (f'  [{done}]' if done else ''))
   return 0
 
@@ -371,7 +418,7 @@ def copy_records(run: Run) -> bool:
 
 
 def publish() -> int:
-  for run in all_runs():
+  for run in all_parts():
     if copy_records(run):
       print(f'{run.key}: record copied to {run.record_dir}')
   for paper in PAPERS:

@@ -4,6 +4,7 @@ import csv
 import io
 import json
 import os
+import re
 
 import numpy as np
 import pytest
@@ -416,6 +417,76 @@ def test_report_from_checkpoints_equals_the_report_from_training(tmp_path):
   (run_dir / outputs.RESULTS).write_text(json.dumps(stale))
   assert snapshot() == from_logs
   assert any('covers 0 epochs, the newest checkpoint 1' in m for m in messages)
+
+
+def test_seeds_trained_in_parts_make_one_row(tmp_path):
+  """Parts (``seeds_*`` folders) of one run: one row with every seed in seed order,
+  statistics over all of them, the most epochs, the summed wall time, a line a part
+  under the table, and learning curves over every part's seeds."""
+  make_run(tmp_path, 'w2v/seeds_4-5', {'test_accuracy': [84.0, 88.0],
+                                       'dev_accuracy': [80.0, 79.0]}, seeds=[4, 5])
+  make_run(tmp_path, 'w2v/seeds_1-3', {'test_accuracy': [85.0, 86.0, 87.0],
+                                       'dev_accuracy': [70.0, 71.0, 72.0]})
+  make_run(tmp_path, 'random', {'test_accuracy': [80.0, 81.0, 79.0]})
+  result = reports.write_report(str(tmp_path), echo=quiet)
+  random, w2v = result['rows']
+  assert (w2v['run'], w2v['seeds'], random['parts']) == ('w2v', [1, 2, 3, 4, 5], [])
+  assert w2v['values']['test_accuracy'] == [85.0, 86.0, 87.0, 84.0, 88.0]
+  e = w2v['metrics']['test_accuracy']
+  assert (e['n'], e['best_dev_test']) == (5, 84.0)  # seed 4: the best dev score
+  assert e['mean'] == pytest.approx(86.0) and e['p_value'] == 'ref'
+  assert random['metrics']['test_accuracy']['p_value'] == pytest.approx(
+      stats.ttest_ind([80.0, 81.0, 79.0], e['values'], equal_var=False).pvalue)
+  assert (w2v['wall_time'], w2v['epochs_completed']) == (25.0, 3)
+  assert [p['run'] for p in w2v['parts']] == ['w2v/seeds_1-3', 'w2v/seeds_4-5']
+  md = (tmp_path / reports.REPORT_MD).read_text()
+  assert '| w2v/seeds_1-3 | random | 3 |  | 12 s |' in md
+  assert '| w2v/seeds_4-5 | random | 3 |  | 12 s |' in md
+  table = list(csv.DictReader(io.StringIO((tmp_path / reports.REPORT_CSV).read_text())))
+  assert [(r['run'], r['n']) for r in table] == [('random', '3'), ('w2v', '5')]
+  rows = [r for d in (tmp_path / 'w2v' / 'seeds_1-3', tmp_path / 'w2v' / 'seeds_4-5')
+          for r in outputs.MetricsLog(str(d)).rows()]
+  assert len({r['seed'] for r in rows}) == 5
+  assert (tmp_path / 'plots' / f'{plots.slug("w2v")}.curves.png').exists()
+
+
+@pytest.mark.parametrize('second, reason', [
+    (dict(seeds=[3, 4]), r'seed 3 is in two of its seed parts \(w2v/seeds_1-3, '
+                         r'w2v/seeds_3-4\)'),
+    (dict(seeds=[4, 5], model='cnn'), r"differ in config model.name: 'bilstm' != 'cnn'; "
+                                      r'expected the '
+                                      r'same config apart from seeds'),
+])
+def test_seed_parts_that_do_not_fit_together_are_skipped_and_named(
+    tmp_path, second, reason):
+  make_run(tmp_path, 'w2v/seeds_1-3', {'test_accuracy': [85.0, 86.0, 87.0]})
+  seeds = second['seeds']
+  make_run(tmp_path, f'w2v/seeds_{seeds[0]}-{seeds[-1]}',
+           {'test_accuracy': [84.0, 88.0]}, **second)
+  make_run(tmp_path, 'random', {'test_accuracy': [80.0, 81.0]})
+  messages = []
+  rows, skipped = collect.collect(str(tmp_path), echo=messages.append)
+  assert [r['run'] for r in rows] == ['random']
+  (name, why), = skipped
+  assert name == 'w2v' and re.search(reason, why), why
+  assert any(m.startswith('warning: skipping run w2v: ') for m in messages)
+
+
+def test_real_seed_parts_give_the_numbers_of_one_run_of_all_seeds(tmp_path):
+  """Seeds 1-2 trained apart (two programs) report what one program of both seeds
+  reports, to the bit: what lets a long run span sessions."""
+  from tests.conftest import small_config  # pylint: disable=g-import-not-at-top
+  from seedsweep.run import loop  # pylint: disable=g-import-not-at-top
+  loop.train(small_config(seeds=(1, 2), epochs=1), str(tmp_path / 'whole' / 'run'),
+             echo=quiet)
+  for seed in (1, 2):
+    loop.train(small_config(seeds=(seed,), epochs=1),
+               str(tmp_path / 'parts' / 'run' / f'seeds_{seed}'), echo=quiet)
+  (whole,), _ = collect.collect(str(tmp_path / 'whole'), echo=quiet)
+  (parted,), _ = collect.collect(str(tmp_path / 'parts'), echo=quiet)
+  assert parted['run'] == whole['run'] == 'run' and parted['seeds'] == [1, 2]
+  assert parted['values'] == whole['values']
+  assert parted['metrics'] == whole['metrics']
 
 
 def test_a_folder_without_runs_is_refused_and_nothing_is_written(tmp_path):

@@ -74,9 +74,10 @@ def test_each_report_rebuilds_from_its_records(paper_dir, tmp_path):
 
 
 def test_every_record_is_a_campaign_run_with_its_config():
-  runs = {run.record_dir: run for run in campaign.all_runs()}
+  runs = {run.record_dir: run for run in campaign.all_parts()}
   records = sorted(os.path.relpath(os.path.dirname(p), REPO) for p in glob.glob(
-      os.path.join(REPO, 'results', '*', 'runs', '*', '*', 'config.json')))
+      os.path.join(REPO, 'results', '*', 'runs', '*', '*', 'config.json')) + glob.glob(
+          os.path.join(REPO, 'results', '*', 'runs', '*', '*', 'seeds_*', 'config.json')))
   for record in records:
     assert record in runs, f'{record} is no run of results/campaign.py'
     with open(os.path.join(REPO, record, 'config.json')) as f:
@@ -88,7 +89,7 @@ def test_every_record_is_a_campaign_run_with_its_config():
 
 
 def test_every_campaign_run_is_a_valid_config_with_its_vectors_and_seeds():
-  for run in campaign.all_runs():
+  for run in campaign.all_runs() + campaign.all_parts():
     config = run.config()
     config_checks.validate(config)
     assert len(config.seeds) == run.seeds
@@ -104,13 +105,14 @@ def test_every_campaign_run_is_a_valid_config_with_its_vectors_and_seeds():
 
 
 def test_a_run_command_gives_its_overrides_as_flags():
-  run = campaign.find_run('dlstm/sst2/w2v_static')
+  run = campaign.find_run('dlstm/sst2/w2v_static/seeds_4-6')
   flags = run.command()[3:]
   assert flags[:2] == [f'--config={run.row.config}',
-                       '--workdir=runs/campaign/dlstm/sst2/w2v_static']
+                       '--workdir=runs/campaign/dlstm/sst2/w2v_static/seeds_4-6']
+  assert '--config.seeds=(4,5,6)' in flags
   assert '--config.data.vectors.static=True' in flags
   assert '--config.data.vectors.lowercase=True' in flags
-  clstm = campaign.find_run('clstm/sst1/random').command()
+  clstm = campaign.find_run('clstm/sst2/random').command()
   assert not any(flag.startswith('--config.seeds=') for flag in clstm)  # ten: default
   assert '--config.seeds=(1,2,3)' in campaign.find_run('mtlstm/imdb/random').command()
   assert '--config.optimizer.embedding_update=rows' in clstm
@@ -146,3 +148,39 @@ def test_a_published_run_says_published_while_its_checkpoints_are_here(tmp_path,
   (tmp_path / run.record_dir).mkdir(parents=True)
   (tmp_path / run.record_dir / 'results.json').write_text('{}')
   assert campaign.state(run) == 'published'
+
+
+def test_a_long_run_trains_in_seed_parts_that_cover_its_seeds_once():
+  for run in campaign.all_runs():
+    parts = run.parts()
+    seeds = [s for part in parts for s in part.config().seeds]
+    assert seeds == list(range(1, run.seeds + 1)), run.key
+    if len(parts) > 1:
+      assert all(part.workdir.startswith(run.workdir + os.sep)
+                 and part.record_dir.startswith(run.record_dir + os.sep)
+                 for part in parts), run.key
+  assert [p.key for p in campaign.find_run('dlstm/sst2/w2v_static').parts()] == [
+      'dlstm/sst2/w2v_static/seeds_1-3', 'dlstm/sst2/w2v_static/seeds_4-6',
+      'dlstm/sst2/w2v_static/seeds_7-9', 'dlstm/sst2/w2v_static/seeds_10']
+  assert campaign.find_run('dlstm/sst2/random').parts()[1].seeds == 2
+
+
+def test_train_goes_through_the_parts_and_skips_what_is_published(tmp_path,
+                                                                  monkeypatch, capsys):
+  """A published part is not trained again (its checkpoints went with an earlier
+  machine; its record stands); a run is published once all its parts are."""
+  monkeypatch.setattr(campaign, 'ROOT', str(tmp_path))
+  called = []
+  monkeypatch.setattr(campaign, '_call', lambda command: called.append(command) or 0)
+  run = campaign.find_run('dlstm/sst2/random')
+  first, second = run.parts()
+  (tmp_path / first.record_dir).mkdir(parents=True)
+  (tmp_path / first.record_dir / 'results.json').write_text('{}')
+  assert campaign.state(run) == 'started'
+  assert campaign.train([run.key], keep_going=False) == 0
+  assert [c[4] for c in called] == [f'--workdir={second.workdir}']
+  assert f'{first.key}: published in {first.record_dir}' in capsys.readouterr().out
+  (tmp_path / second.record_dir).mkdir(parents=True)
+  (tmp_path / second.record_dir / 'results.json').write_text('{}')
+  assert campaign.state(run) == 'published'
+  assert campaign.train([second.key], keep_going=False) == 0 and len(called) == 1

@@ -35,6 +35,15 @@ A *row* (what :func:`build_rows` returns, one per run) is a dict::
   stack_point  the point's label for a point of a stacked run (config.stack), else ''
   variance     the paper metric's seed variance by source for a factorial seed design
                (config.seed_design; statistics.variance_components), else None
+  parts        the rows of the seed parts merged into this row ([] for a plain run)
+
+Seeds trained apart (another machine, a later session) form one row: a run folder
+named ``seeds_*`` (``w2v/seeds_1-5``, ``w2v/seeds_6-10``) is a *part* of the run its
+parent folder names (``w2v``). Parts must have the same config apart from ``seeds``
+and no seed twice (a seed's numbers do not depend on the seeds beside it); their row
+holds every part's seeds in seed order, the most epochs any part completed, the sum
+of their wall times, and ``parts``: the parts' own rows (each with its path, machine
+and determinism record). Every other row has ``parts`` [].
 
 A stacked run gives one row per point: ``run`` is its folder and the point's label
 (``lr=0.002+0.005/learning_rate=0.002``), ``index`` and ``overrides`` that point's.
@@ -60,6 +69,7 @@ from seedsweep.sweep import runner as sweep
 POINT = sweep.POINT  # each sweep point's {"sweep", "index", "overrides"}
 STACK_SWEEP = 'config.stack'  # the sweep a stacked run without point.json stands for
 DEFAULT_METRIC = 'test_accuracy'
+PART_PREFIX = 'seeds_'  # a run folder named seeds_* is a seed part of its parent's run
 # Sub-folders of a run that never hold runs (not walked: checkpoints can be large).
 RUN_SUBFOLDERS = ('checkpoints', 'tensorboard')
 
@@ -298,13 +308,95 @@ def _row(run_dir: str, name: str, config: dict, results: dict, point: dict,
       'wall_time': results.get('wall_time'), 'selection': results.get('selection'),
       'determinism': determinism,
       'embeddings': embeddings_text(config),
-      'hardware': hardware_text(determinism),
+      'hardware': hardware_text(determinism), 'parts': [],
   }
 
 
+def part_of(row: dict) -> Optional[str]:
+  """The run a seed part belongs to (its parent folder's name), None for any other
+  row (a sweep point or a stacked run's point is never a part)."""
+  parent, _, leaf = row['run'].rpartition('/')
+  if leaf.startswith(PART_PREFIX) and not row['sweep'] and not row['stack_point']:
+    return parent or '.'
+  return None
+
+
+def part_mismatch(parts: Sequence[dict]) -> Optional[str]:
+  """Why ``parts`` cannot form one run (None: they can): configs that differ apart
+  from ``seeds`` (in a key that can change a number: config.checks.differences), a
+  seed in two parts, a factorial seed design (its variance by source needs every
+  member in one record)."""
+  configs = [read_json_file(os.path.join(p['path'], outputs.CONFIG)) for p in parts]
+  for part, config in zip(parts[1:], configs[1:]):
+    differ = [d for d in config_checks.differences(configs[0], config)
+              if not d.startswith('seeds:')]
+    if differ:
+      return (f'its seed parts {parts[0]["run"]} and {part["run"]} differ in config '
+              f'{"; ".join(differ[:2])}{" ..." if len(differ) > 2 else ""}; expected '
+              'the same config apart from seeds')
+  seen = {}
+  for part in parts:
+    for seed in part['seeds']:
+      if seed in seen:
+        return (f'seed {seed} is in two of its seed parts ({seen[seed]}, '
+                f'{part["run"]}); expected each seed in one part')
+      seen[seed] = part['run']
+  if any(p['variance'] is not None for p in parts):
+    return ('its seed parts have a factorial seed design, whose variance by source '
+            'needs every member in one run; expected plain seeds')
+  return None
+
+
+def merge_parts(name: str, parts: Sequence[dict], root: str) -> dict:
+  """One row for the seed ``parts`` of run ``name`` (checked by part_mismatch)."""
+  first = parts[0]
+  seeds = [s for p in parts for s in p['seeds']]
+  order = sorted(range(len(seeds)), key=seeds.__getitem__)
+  names = [k for k in first['values'] if all(k in p['values'] for p in parts)]
+  values = {}
+  for key in names:
+    joined = [v for p in parts for v in p['values'][key]]
+    values[key] = [joined[i] for i in order] if len(joined) == len(seeds) else joined
+  metrics = {key: statistics.metric_entry(values.get(key) or [], entry['paper'],
+                                          statistics.best_dev_value(values, key))
+             for key, entry in first['metrics'].items()}
+  walls = [p['wall_time'] for p in parts if p['wall_time'] is not None]
+  epochs = [p['epochs_completed'] for p in parts if p['epochs_completed'] is not None]
+  path = root if name == '.' else os.path.join(root, *name.split('/'))
+  return {**first, 'run': name, 'path': path,
+          'seeds': sorted(seeds), 'values': values, 'metrics': metrics,
+          'epochs_completed': max(epochs) if epochs else None,
+          'wall_time': sum(walls) if walls else None,
+          'hardware': ' + '.join(dict.fromkeys(p['hardware'] for p in parts if
+                                               p['hardware'])),
+          'parts': list(parts)}
+
+
+def _merge_seed_parts(rows: List[dict], root: str, echo: Echo
+                      ) -> Tuple[List[dict], List[Tuple[str, str]]]:
+  """``rows`` with each run's seed parts merged into one row; ``skipped`` names a run
+  whose parts do not fit together (part_mismatch)."""
+  by_run = {}
+  for r in rows:
+    name = part_of(r)
+    if name is not None:
+      by_run.setdefault(name, []).append(r)
+  merged, skipped = [r for r in rows if part_of(r) is None], []
+  for name, parts in by_run.items():
+    reason = part_mismatch(parts)
+    if reason is None:
+      merged.append(merge_parts(name, parts, root))
+    else:
+      echo(f'warning: skipping run {name}: {reason}')
+      skipped.append((name, reason))
+  return merged, skipped
+
+
 def record_warnings(members: Sequence[dict]) -> List[str]:
-  """One line per run of a table whose determinism record differs from the first
-  run's in a field that changes a result's bits (provenance.REPRODUCING)."""
+  """One line per run (a seed part counted as a run) of a table whose determinism
+  record differs from the first run's in a field that changes a result's bits
+  (provenance.REPRODUCING)."""
+  members = [p for r in members for p in (r['parts'] or [r])]
   first = members[0]
   warnings = []
   for r in members[1:]:
@@ -350,6 +442,8 @@ def collect(root: str, echo: Echo = print) -> Tuple[List[dict], List[Tuple[str, 
       skipped.append((name, f'no {outputs.RESULTS} and no checkpoint'))
     else:
       rows.extend(found)
+  rows, mismatched = _merge_seed_parts(rows, root, echo)
+  skipped += mismatched
   _set_points(rows)
   rows = sorted(rows, key=lambda r: (group_key((r['source'], r['dataset'])),
                                      order_key(r)))

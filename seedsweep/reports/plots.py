@@ -146,12 +146,14 @@ def _save(fig, path: str) -> List[str]:
   return paths
 
 
-def learning_curves(run_dir: str, metric: str, path: str, title: str = '',
+def learning_curves(run_dirs: Sequence[str], metric: str, path: str, title: str = '',
                     point: str = '') -> List[str]:
-  """Dev and test ``metric`` per epoch, and the train loss, mean ± std over seeds (of
-  the members of ``point``, a stacked run's point label)."""
+  """Dev and test ``metric`` per epoch, and the train loss, mean ± std over the seeds
+  of ``run_dirs`` (one run, or a run's seed parts; of the members of ``point``, a
+  stacked run's point label)."""
   from matplotlib.ticker import MaxNLocator  # pylint: disable=g-import-not-at-top
-  rows = [r for r in outputs.MetricsLog(run_dir).rows() if r.get('point', '') == point]
+  rows = [r for run_dir in run_dirs for r in outputs.MetricsLog(run_dir).rows()
+          if r.get('point', '') == point]
   if not rows:
     return []
   base = metric_base(metric)
@@ -334,7 +336,8 @@ def write_plots(rows: Sequence[dict], root: str,
     try:
       for label, paths in (
           ('learning curves', learning_curves(
-              row['path'], metric, os.path.join(out_dir, f'{name}.curves.png'),
+              [p['path'] for p in row['parts']] or [row['path']], metric,
+              os.path.join(out_dir, f'{name}.curves.png'),
               row['run'], row.get('stack_point', ''))),
           ('dev vs test', dev_test_scatter(
               [('', row['seeds'], row['values'])], metric,

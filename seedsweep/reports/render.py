@@ -142,9 +142,9 @@ def wall_text(seconds) -> str:
 def run_lines(members: Sequence[dict]) -> List[str]:
   """What produced each run of a table: its word vectors, epochs trained, machine
   and wall time (training and evaluation over all its sessions), once per run folder
-  (a stacked run's points share one)."""
+  (a stacked run's points share one; a run trained in seed parts has a line a part)."""
   seen, lines = set(), []
-  for r in members:
+  for r in (p for m in members for p in (m['parts'] or [m])):
     if r['path'] in seen:
       continue
     seen.add(r['path'])
