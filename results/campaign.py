@@ -17,9 +17,9 @@ again resumes, a finished one is left alone, a published one is not trained agai
 A run longer than a session (whose machine, and checkpoints, may not outlive it)
 trains its seeds in parts (``Row.part_seeds``), ``<run>/seeds_1-5`` then
 ``<run>/seeds_6-10``, each a run of its own; the report merges a run's parts into one
-row, since a seed's numbers do not depend on the seeds trained beside it. ``w2v_static`` and ``w2v_fine-tuned``
-start from IMDB word2vec vectors (VECTORS below, made by ``vectors``), frozen or
-trained; each row has the paper's mode first.
+row, since a seed's numbers do not depend on the seeds trained beside it.
+``w2v_static`` and ``w2v_fine-tuned`` start from IMDB word2vec vectors (VECTORS
+below, made by ``vectors``), frozen or trained; each row has the paper's mode first.
 
 ``publish`` copies each finished run's record (config.json, results.json,
 metrics.jsonl: what produced it and every per-seed, per-epoch number) to
