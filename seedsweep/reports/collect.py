@@ -312,6 +312,11 @@ def _row(run_dir: str, name: str, config: dict, results: dict, point: dict,
   }
 
 
+def runs_of(rows: Sequence[dict]) -> List[dict]:
+  """The runs behind ``rows``: a row merged from seed parts stands for its parts."""
+  return [p for r in rows for p in (r['parts'] or [r])]
+
+
 def part_of(row: dict) -> Optional[str]:
   """The run a seed part belongs to (its parent folder's name), None for any other
   row (a sweep point or a stacked run's point is never a part)."""
@@ -376,12 +381,13 @@ def _merge_seed_parts(rows: List[dict], root: str, echo: Echo
                       ) -> Tuple[List[dict], List[Tuple[str, str]]]:
   """``rows`` with each run's seed parts merged into one row; ``skipped`` names a run
   whose parts do not fit together (part_mismatch)."""
-  by_run = {}
+  merged, by_run, skipped = [], {}, []
   for r in rows:
     name = part_of(r)
-    if name is not None:
+    if name is None:
+      merged.append(r)
+    else:
       by_run.setdefault(name, []).append(r)
-  merged, skipped = [r for r in rows if part_of(r) is None], []
   for name, parts in by_run.items():
     reason = part_mismatch(parts)
     if reason is None:
@@ -396,7 +402,7 @@ def record_warnings(members: Sequence[dict]) -> List[str]:
   """One line per run (a seed part counted as a run) of a table whose determinism
   record differs from the first run's in a field that changes a result's bits
   (provenance.REPRODUCING)."""
-  members = [p for r in members for p in (r['parts'] or [r])]
+  members = runs_of(members)
   first = members[0]
   warnings = []
   for r in members[1:]:

@@ -336,7 +336,7 @@ def write_plots(rows: Sequence[dict], root: str,
     try:
       for label, paths in (
           ('learning curves', learning_curves(
-              [p['path'] for p in row['parts']] or [row['path']], metric,
+              [r['path'] for r in collect.runs_of([row])], metric,
               os.path.join(out_dir, f'{name}.curves.png'),
               row['run'], row.get('stack_point', ''))),
           ('dev vs test', dev_test_scatter(

@@ -144,7 +144,7 @@ def run_lines(members: Sequence[dict]) -> List[str]:
   and wall time (training and evaluation over all its sessions), once per run folder
   (a stacked run's points share one; a run trained in seed parts has a line a part)."""
   seen, lines = set(), []
-  for r in (p for m in members for p in (m['parts'] or [m])):
+  for r in collect.runs_of(members):
     if r['path'] in seen:
       continue
     seen.add(r['path'])
