@@ -470,6 +470,16 @@ def _embeddings(row: Row, setting: str) -> str:
   return f'IMDB w2v {VECTORS[row.vectors].dim}-d, {setting[len("w2v_"):]}'
 
 
+def _n_text(run: Run, n: str) -> str:
+  """The table's *n*: ``'4 of 10'`` while a run trained in seed parts has only some
+  parts published (``n`` counting seeds), else ``n`` as the report gives it."""
+  published = sum(len(part.part) for part in run.parts() if part.part and
+                  os.path.isdir(os.path.join(ROOT, part.record_dir)))
+  if 0 < published < run.seeds and n == str(published):
+    return f'{n} of {run.seeds}'
+  return n
+
+
 def metric_label(metric: str) -> str:
   return {'test_accuracy': 'accuracy', 'test_slot_f1': 'slot F1',
           'test_intent_error': 'intent error'}.get(metric, metric)
@@ -499,7 +509,8 @@ def readme_section() -> str:
               f'| {row.label} | {_embeddings(row, setting)} | {metric_label(metric)} '
               f'| {_number(line["mean"])} ± {_number(line["std"])} '
               f'| [{_number(line["ci95_low"])}, {_number(line["ci95_high"])}] '
-              f'| {line["n"]} | {_number(line["best_dev_test"])} '
+              f'| {_n_text(Run(row, setting), line["n"])} '
+              f'| {_number(line["best_dev_test"])} '
               f'| {_number(line["paper"], ".2f")} | {_p_text(line)} '
               f'| {line["epochs_completed"]} | {line["hardware"]} '
               f'| {_wall(line["wall_time"])} |')
