@@ -473,8 +473,7 @@ def _embeddings(row: Row, setting: str) -> str:
 def _n_text(run: Run, n: str) -> str:
   """The table's *n*: ``'4 of 10'`` while a run trained in seed parts has only some
   parts published (``n`` counting seeds), else ``n`` as the report gives it."""
-  published = sum(len(part.part) for part in run.parts() if part.part and
-                  os.path.isdir(os.path.join(ROOT, part.record_dir)))
+  published = sum(len(part.part) for part in run.parts() if state(part) == 'published')
   if 0 < published < run.seeds and n == str(published):
     return f'{n} of {run.seeds}'
   return n

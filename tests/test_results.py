@@ -191,9 +191,11 @@ def test_a_parted_run_shows_how_many_of_its_seeds_are_in(monkeypatch, tmp_path):
   run = campaign.find_run('dlstm/sst2/w2v_static')  # parts 1-3, 4-6, 7-9, 10
   for part in ('seeds_1-3', 'seeds_10'):
     os.makedirs(tmp_path / run.record_dir / part)
+    (tmp_path / run.record_dir / part / 'results.json').write_text('{}')
   assert campaign._n_text(run, '4') == '4 of 10'
   for part in ('seeds_4-6', 'seeds_7-9'):
     os.makedirs(tmp_path / run.record_dir / part)
+    (tmp_path / run.record_dir / part / 'results.json').write_text('{}')
   assert campaign._n_text(run, '10') == '10'
   whole = campaign.find_run('clstm/sst2/random')  # one program: n as reported
   assert campaign._n_text(whole, '10') == '10'
