@@ -376,7 +376,8 @@ def make_vectors(names: Sequence[str]) -> int:
 
 def train(keys: Sequence[str], keep_going: bool) -> int:
   """Trains each run (each of its seed parts in turn), skipping what is published:
-  its checkpoints may be gone with an earlier machine, and its record stands."""
+  its checkpoints may be gone with an earlier machine, and its record stands. A run
+  stopped by a signal (its checkpoint saved) ends the campaign there: the user's stop."""
   failed = []
   for run in [part for k in keys for part in find_run(k).parts()]:
     if state(run) == 'published':
@@ -387,8 +388,14 @@ def train(keys: Sequence[str], keep_going: bool) -> int:
       print(f'{run.key}: {VECTORS[run.row.vectors].path} missing; run '
             f'`python results/campaign.py vectors {run.row.vectors}` first')
       failed.append(run.key)
-    elif _call(run.command()):
-      failed.append(run.key)
+    else:
+      code = _call(run.command())
+      if code > 128:  # stopped by a signal, its checkpoint saved: the user's stop
+        print(f'campaign: {run.key} stopped (signal {code - 128}); `python '
+              f'results/campaign.py train {run.key}` resumes it from its checkpoint')
+        return code
+      if code:
+        failed.append(run.key)
     if failed and not keep_going:
       break
   if failed:

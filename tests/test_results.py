@@ -186,6 +186,22 @@ def test_train_goes_through_the_parts_and_skips_what_is_published(tmp_path,
   assert campaign.train([second.key], keep_going=False) == 0 and len(called) == 1
 
 
+def test_a_stopped_run_ends_the_campaign_as_stopped_not_failed(tmp_path, monkeypatch,
+                                                                capsys):
+  """SIGTERM to a run saves its checkpoint (exit 128 + 15): the campaign stops there,
+  even with --keep_going, and says how to resume instead of calling it failed."""
+  monkeypatch.setattr(campaign, 'ROOT', str(tmp_path))
+  called = []
+  monkeypatch.setattr(campaign, '_call', lambda command: called.append(command) or 143)
+  first = campaign.find_run('dlstm/sst2/random').parts()[0]
+  assert campaign.train(['dlstm/sst2/random', 'dlstm/trec/random'],
+                        keep_going=True) == 143
+  out = capsys.readouterr().out
+  assert len(called) == 1 and 'failed' not in out
+  assert f'{first.key} stopped (signal 15)' in out
+  assert f'train {first.key}` resumes it' in out
+
+
 def test_a_parted_run_shows_how_many_of_its_seeds_are_in(monkeypatch, tmp_path):
   monkeypatch.setattr(campaign, 'ROOT', str(tmp_path))
   run = campaign.find_run('dlstm/sst2/w2v_static')  # parts 1-3, 4-6, 7-9, 10
