@@ -468,6 +468,13 @@ def _p_text(line: dict) -> str:
   return '<0.01' if float(p) < 0.005 else _number(p)
 
 
+def _ci_text(line) -> str:
+  """The bootstrap CI, or nothing where the report has none (under 3 seeds)."""
+  if not _number(line['ci95_low']):
+    return ''
+  return f'[{_number(line["ci95_low"])}, {_number(line["ci95_high"])}]'
+
+
 def _wall(seconds: str) -> str:
   from seedsweep.reports import render  # pylint: disable=g-import-not-at-top
   return render.wall_text(float(seconds)) if seconds else ''
@@ -516,7 +523,7 @@ def readme_section() -> str:
           lines.append(
               f'| {row.label} | {_embeddings(row, setting)} | {metric_label(metric)} '
               f'| {_number(line["mean"])} ± {_number(line["std"])} '
-              f'| [{_number(line["ci95_low"])}, {_number(line["ci95_high"])}] '
+              f'| {_ci_text(line)} '
               f'| {_n_text(Run(row, setting), line["n"])} '
               f'| {_number(line["best_dev_test"])} '
               f'| {_number(line["paper"], ".2f")} | {_p_text(line)} '
