@@ -468,7 +468,7 @@ def _p_text(line: dict) -> str:
   return '<0.01' if float(p) < 0.005 else _number(p)
 
 
-def _ci_text(line) -> str:
+def _ci_text(line: dict) -> str:
   """The bootstrap CI, or nothing where the report has none (under 3 seeds)."""
   if not _number(line['ci95_low']):
     return ''

@@ -202,6 +202,14 @@ def test_a_stopped_run_ends_the_campaign_as_stopped_not_failed(tmp_path, monkeyp
   assert f'train {first.key}` resumes it' in out
 
 
+def test_a_row_without_a_ci_shows_an_empty_cell_not_brackets():
+  """The report gives no bootstrap CI under 3 seeds (DLSTM ATIS, seeds 4-5 so far)."""
+  assert campaign._ci_text({'ci95_low': '', 'ci95_high': ''}) == ''
+  assert campaign._ci_text({'ci95_low': '82.131', 'ci95_high': '83.14'}) == (
+      '[82.13, 83.14]')
+  assert '[, ]' not in _readme_section()
+
+
 def test_a_parted_run_shows_how_many_of_its_seeds_are_in(monkeypatch, tmp_path):
   monkeypatch.setattr(campaign, 'ROOT', str(tmp_path))
   run = campaign.find_run('dlstm/sst2/w2v_static')  # parts 1-3, 4-6, 7-9, 10
