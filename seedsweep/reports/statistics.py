@@ -42,8 +42,8 @@ def welch_p(a: Sequence[float], b: Sequence[float]) -> Optional[float]:
     return None
   from scipy import stats  # pylint: disable=g-import-not-at-top
   # Two constant samples give nan, said as 'nan'. One constant sample (every seed
-  # the same accuracy, as DLSTM ATIS's random seeds 4-5) is a well-defined test,
-  # but scipy warns of precision loss in its variance, which is exactly 0.
+  # the same accuracy) is a well-defined test, but scipy warns of precision loss
+  # in its variance, which is exactly 0.
   with np.errstate(all='ignore'), warnings.catch_warnings():
     warnings.simplefilter('ignore', RuntimeWarning)
     return float(stats.ttest_ind(a, b, equal_var=False).pvalue)
