@@ -461,6 +461,13 @@ def _number(text: str, spec: str = '.2f') -> str:
   return format(float(text), spec) if text not in ('', None) else ''
 
 
+def _spread_text(line: dict) -> str:
+  """'mean ± std', or the mean alone for one seed (which has no spread)."""
+  if int(line['n']) == 1:
+    return _number(line['mean'])
+  return f'{_number(line["mean"])} ± {_number(line["std"])}'
+
+
 def _p_text(line: dict) -> str:
   p = line['p_value']
   if p in ('', 'ref'):
@@ -522,7 +529,7 @@ def readme_section() -> str:
         for metric, line in metrics.items():
           lines.append(
               f'| {row.label} | {_embeddings(row, setting)} | {metric_label(metric)} '
-              f'| {_number(line["mean"])} ± {_number(line["std"])} '
+              f'| {_spread_text(line)} '
               f'| {_ci_text(line)} '
               f'| {_n_text(Run(row, setting), line["n"])} '
               f'| {_number(line["best_dev_test"])} '

@@ -279,6 +279,13 @@ def test_report_files_are_deterministic_and_formatted(tmp_path):
   assert [line['index'] for line in lines] == ['', '0', '1', '2', '3']
 
 
+def test_a_one_seed_run_shows_its_mean_without_a_spread(tmp_path):
+  make_run(tmp_path, 'single', {'test_accuracy': [75.714], 'dev_accuracy': [76.7]})
+  reports.write_report(str(tmp_path), plots=False, echo=quiet)
+  text = (tmp_path / reports.REPORT_MD).read_text()
+  assert '| single | bilstm | test_accuracy | 75.71 |  | 75.71 | 75.71 | 1 |' in text
+
+
 def test_latex_is_written_on_request(tmp_path):
   root = _demo_root(tmp_path)
   files = reports.write_report(root, latex=True, plots=False, echo=quiet)['files']

@@ -210,6 +210,14 @@ def test_a_row_without_a_ci_shows_an_empty_cell_not_brackets():
   assert '[, ]' not in _readme_section()
 
 
+def test_a_one_seed_row_shows_its_mean_without_a_spread():
+  """One seed has no std; '± 0.00' would read as no variance (DC-Bi-LSTM MR, seed 1)."""
+  assert campaign._spread_text({'n': '1', 'mean': '75.714', 'std': '0.0'}) == '75.71'
+  assert campaign._spread_text({'n': '5', 'mean': '49.52', 'std': '0.751'}) == (
+      '49.52 ± 0.75')
+  assert '± 0.00 |' not in _readme_section()
+
+
 def test_a_parted_run_shows_how_many_of_its_seeds_are_in(monkeypatch, tmp_path):
   monkeypatch.setattr(campaign, 'ROOT', str(tmp_path))
   run = campaign.find_run('dlstm/sst2/w2v_static')  # parts 1-3, 4-6, 7-9, 10

@@ -45,8 +45,8 @@ def _csv_number(value) -> str:
 
 
 def _table_cells(row: dict, metric: str, entry: dict) -> List[str]:
-  spread = (f'{fmt(entry["mean"])} ± {fmt(entry["std"])}'
-            if entry['n'] else '')
+  spread = {0: '', 1: fmt(entry['mean'])}.get(   # one seed has no spread
+      entry['n'], f'{fmt(entry["mean"])} ± {fmt(entry["std"])}')
   ci = entry.get('ci95')
   return [row['run'], row['model'], row['point'], metric, spread,
           f'[{fmt(ci[0])}, {fmt(ci[1])}]' if ci else '', fmt(entry['min']),
