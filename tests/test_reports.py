@@ -281,9 +281,11 @@ def test_report_files_are_deterministic_and_formatted(tmp_path):
 
 def test_a_one_seed_run_shows_its_mean_without_a_spread(tmp_path):
   make_run(tmp_path, 'single', {'test_accuracy': [75.714], 'dev_accuracy': [76.7]})
-  reports.write_report(str(tmp_path), plots=False, echo=quiet)
+  reports.write_report(str(tmp_path), latex=True, plots=False, echo=quiet)
   text = (tmp_path / reports.REPORT_MD).read_text()
   assert '| single | bilstm | test_accuracy | 75.71 |  | 75.71 | 75.71 | 1 |' in text
+  tex = (tmp_path / reports.REPORT_TEX).read_text()
+  assert r'single & test\_accuracy & 75.71 & 75.71 &' in tex
 
 
 def test_latex_is_written_on_request(tmp_path):

@@ -44,9 +44,15 @@ def _csv_number(value) -> str:
   return str(value)
 
 
+def mean_spread(entry: dict, plus_minus: str) -> str:
+  """'mean ± std' over the seeds; the mean alone for one seed, which has no spread."""
+  if entry['n'] <= 1:
+    return fmt(entry['mean'])
+  return f'{fmt(entry["mean"])} {plus_minus} {fmt(entry["std"])}'
+
+
 def _table_cells(row: dict, metric: str, entry: dict) -> List[str]:
-  spread = {0: '', 1: fmt(entry['mean'])}.get(   # one seed has no spread
-      entry['n'], f'{fmt(entry["mean"])} ± {fmt(entry["std"])}')
+  spread = mean_spread(entry, '±')
   ci = entry.get('ci95')
   return [row['run'], row['model'], row['point'], metric, spread,
           f'[{fmt(ci[0])}, {fmt(ci[1])}]' if ci else '', fmt(entry['min']),
@@ -231,7 +237,7 @@ def render_latex(rows: Sequence[dict]) -> str:
                  rf'{latex_escape(collect.group_title(group))}}}}} \\')
     for r in members:
       for metric, e in r['metrics'].items():
-        spread = rf'{fmt(e["mean"])} $\pm$ {fmt(e["std"])}' if e['n'] else ''
+        spread = mean_spread(e, r'$\pm$')
         cells = [latex_escape(r['run'])] + [latex_escape(r['point'])] * keep_point + [
                  latex_escape(metric), spread, fmt(e['best_dev_test']),
                  fmt(e['paper']), fmt(e['diff'], '+.2f'),
