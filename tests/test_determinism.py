@@ -95,6 +95,43 @@ def test_record_names_what_decides_the_bits():
       f'cpu_threads: {DEFAULT_THREADS} -> 2']
 
 
+ZEN4_CPUINFO = """processor\t: 0
+vendor_id\t: AuthenticAMD
+cpu family\t: 25
+model\t\t: 17
+model name\t: AMD EPYC
+flags\t\t: fpu sse4_2 avx avx2 fma avx512f avx512vl
+"""
+
+
+def test_record_tells_cpu_generations_apart_under_one_model_name(tmp_path):
+  """Two AMD EPYC generations with the same SIMD flags gave the demo different bits:
+  the record must differ where the marketing name and the flags do not."""
+  old = tmp_path / 'zen4'
+  old.write_text(ZEN4_CPUINFO)
+  new = tmp_path / 'zen5'
+  new.write_text(ZEN4_CPUINFO.replace(': 25', ': 26').replace(': 17', ': 2'))
+  arm = tmp_path / 'arm'
+  arm.write_text('processor\t: 0\nFeatures\t: fp asimd sve\nCPU implementer\t: 0x41\n'
+                 'CPU architecture: 8\nCPU variant\t: 0x1\nCPU part\t: 0xd40\n')
+  model, arch, simd = provenance._cpuinfo(str(old))  # pylint: disable=protected-access
+  assert (model, arch) == ('AMD EPYC', 'AuthenticAMD cpu family 25 model 17')
+  assert simd == ['avx', 'avx2', 'avx512f', 'avx512vl', 'fma', 'sse4_2']
+  assert provenance._cpuinfo(str(new))[1:] == (  # pylint: disable=protected-access
+      'AuthenticAMD cpu family 26 model 2', simd)
+  assert provenance._cpuinfo(str(arm))[1:] == (  # pylint: disable=protected-access
+      'CPU implementer 0x41 CPU architecture 8 CPU part 0xd40', ['asimd', 'sve'])
+  record = provenance.determinism_record()
+  zen4 = dict(record, cpu_arch='AuthenticAMD cpu family 25 model 17')
+  zen5 = dict(record, cpu_arch='AuthenticAMD cpu family 26 model 2')
+  assert provenance.record_differences(zen4, zen5) == [
+      "cpu_arch: 'AuthenticAMD cpu family 25 model 17' -> "
+      "'AuthenticAMD cpu family 26 model 2'"]
+  before = {k: v for k, v in zen5.items() if k != 'cpu_arch'}  # an older record
+  assert provenance.record_differences(before, zen5) == [
+      "cpu_arch: (not recorded) -> 'AuthenticAMD cpu family 26 model 2'"]
+
+
 @pytest.fixture(scope='module')
 def trained(tmp_path_factory):
   """A finished two-epoch demo run (two checkpoints), via launch.py."""

@@ -50,21 +50,34 @@ SIMD_FLAGS = ('sse4_2', 'avx', 'avx2', 'fma', 'f16c', 'avx512f', 'avx512bw', 'av
               'amx_bf16', 'neon', 'asimd', 'sve')
 
 
-def _cpuinfo() -> Tuple[str, List[str]]:
-  """``(model name, SIMD flags)`` of this CPU (Linux /proc/cpuinfo; else platform)."""
-  model, flags = platform.processor() or platform.machine(), set()
+# /proc/cpuinfo fields that name a CPU's microarchitecture: x86 (vendor, family,
+# model) and ARM (implementer, architecture, part). XLA:CPU compiles for the host's
+# microarchitecture and its kernels dispatch on it, so two CPUs with one marketing
+# name and the same SIMD flags can round differently.
+ARCH_FIELDS = ('vendor_id', 'cpu family', 'model', 'CPU implementer', 'CPU architecture',
+               'CPU part')
+
+
+def _cpuinfo(path: str = '/proc/cpuinfo') -> Tuple[str, str, List[str]]:
+  """``(model name, microarchitecture, SIMD flags)`` of this CPU (Linux /proc/cpuinfo;
+  else platform). The microarchitecture reads e.g. 'AuthenticAMD cpu family 26 model 2'."""
+  model, flags, arch = platform.processor() or platform.machine(), set(), {}
   try:
-    with open('/proc/cpuinfo', encoding='utf-8', errors='replace') as f:
+    with open(path, encoding='utf-8', errors='replace') as f:
       for line in f:
         key, _, value = line.partition(':')
-        key = key.strip()
-        if key == 'model name' and value.strip():
-          model = value.strip()
+        key, value = key.strip(), value.strip()
+        if key == 'model name' and value:
+          model = value
         elif key in ('flags', 'Features'):
           flags.update(value.split())
+        elif key in ARCH_FIELDS and value:
+          arch.setdefault(key, value)
   except OSError:
     pass
-  return model, sorted(f for f in flags if f in SIMD_FLAGS)
+  named = ' '.join(f'{k} {arch[k]}' for k in ARCH_FIELDS[1:] if k in arch)
+  arch_text = ' '.join(filter(None, (arch.get('vendor_id'), named))) or platform.machine()
+  return model, arch_text, sorted(f for f in flags if f in SIMD_FLAGS)
 
 
 def determinism_record() -> dict:
@@ -77,14 +90,14 @@ def determinism_record() -> dict:
   import jaxlib  # pylint: disable=g-import-not-at-top
   from seedsweep.run import runtime  # pylint: disable=g-import-not-at-top
   device = jax.devices()[0]
-  model, simd = _cpuinfo()
+  model, arch, simd = _cpuinfo()
   return {
       'jax': jax.__version__, 'jaxlib': jaxlib.__version__,
       'jaxlib_git': getattr(getattr(jaxlib, 'version', None), '_git_hash', None),
       'backend': jax.default_backend(),
       'device_kind': device.device_kind,
       'platform_version': device.client.platform_version,  # GPU: CUDA/ROCm driver
-      'cpu_model': model, 'cpu_simd': simd,
+      'cpu_model': model, 'cpu_arch': arch, 'cpu_simd': simd,
       'usable_cores': runtime.usable_cores(),
       'cpu_threads': runtime.cpu_threads(),
       'xla_flags': os.environ.get('XLA_FLAGS', ''),
@@ -94,15 +107,19 @@ def determinism_record() -> dict:
 
 
 # The record fields that change a result's bits. usable_cores does not once the
-# thread pool is pinned (cpu_threads); cpu_model matters through cpu_simd only.
+# thread pool is pinned (cpu_threads). cpu_model is a marketing name ('AMD EPYC' covers
+# several generations, which gave the demo different bits under otherwise equal
+# records): cpu_arch names the microarchitecture.
 REPRODUCING = ('jax', 'jaxlib', 'backend', 'device_kind', 'platform_version',
-               'cpu_simd', 'cpu_threads', 'xla_flags', 'matmul_precision')
+               'cpu_arch', 'cpu_simd', 'cpu_threads', 'xla_flags', 'matmul_precision')
 
 
 def record_differences(recorded: dict, current: dict,
                        fields: Sequence[str] = REPRODUCING) -> List[str]:
   """``'field: recorded -> current'`` for each field that decides bits and differs."""
-  return [f'{k}: {recorded.get(k)!r} -> {current.get(k)!r}' for k in fields
+  def shown(record, k):
+    return repr(record[k]) if k in record else '(not recorded)'
+  return [f'{k}: {shown(recorded, k)} -> {shown(current, k)}' for k in fields
           if recorded.get(k) != current.get(k)]
 
 
