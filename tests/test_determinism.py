@@ -132,6 +132,29 @@ def test_record_tells_cpu_generations_apart_under_one_model_name(tmp_path):
       "cpu_arch: (not recorded) -> 'AuthenticAMD cpu family 26 model 2'"]
 
 
+def test_commit_is_dirty_only_when_code_differs(tmp_path):
+  """Uncommitted records and READMEs (a campaign publishes before its next part
+  starts) leave the commit clean; a changed or removed Python file marks it."""
+  def git(*args):
+    subprocess.run(['git', '-C', str(tmp_path), *args], check=True, capture_output=True)
+  git('init', '-q')
+  (tmp_path / 'model.py').write_text('WIDTH = 1\n')
+  (tmp_path / 'README.md').write_text('numbers\n')
+  git('add', '.')
+  git('-c', 'user.name=t', '-c', 'user.email=t@t', 'commit', '-qm', 'first')
+  head = subprocess.run(['git', '-C', str(tmp_path), 'rev-parse', 'HEAD'], check=True,
+                        capture_output=True, text=True).stdout.strip()
+  (tmp_path / 'README.md').write_text('new numbers\n')
+  (tmp_path / 'results.py.json').write_text('{}')  # untracked: never counts
+  assert provenance.git_commit(str(tmp_path)) == head
+  (tmp_path / 'model.py').write_text('WIDTH = 2\n')
+  assert provenance.git_commit(str(tmp_path)) == head + '+dirty'
+  git('checkout', '-q', 'model.py')
+  git('mv', 'model.py', 'model.txt')
+  assert provenance.git_commit(str(tmp_path)) == head + '+dirty'
+  assert provenance.git_commit(str(tmp_path / 'nowhere')) == ''
+
+
 @pytest.fixture(scope='module')
 def trained(tmp_path_factory):
   """A finished two-epoch demo run (two checkpoints), via launch.py."""

@@ -25,16 +25,24 @@ def library_versions() -> dict:
   return versions
 
 
-def git_commit() -> str:
-  """``HEAD`` of this checkout, with ``+dirty`` when files differ; '' without git."""
+def git_commit(root: str = REPO_ROOT) -> str:
+  """``HEAD`` of the checkout holding ``root``, with ``+dirty`` when a tracked Python
+  file (code, experiment configs, sweeps) differs from it; '' without git.
+
+  Other files (results records, reports, README) do not change what a run computes:
+  the campaign publishes a part's records before the next part starts, and those
+  uncommitted records must not mark the next part's code as modified.
+  """
   def git(*args):
-    return subprocess.run(['git', '-C', REPO_ROOT, *args], capture_output=True,
+    return subprocess.run(['git', '-C', root, *args], capture_output=True,
                           text=True, timeout=10, check=False)
   try:
     head = git('rev-parse', 'HEAD')
     if head.returncode != 0:
       return ''
-    dirty = git('status', '--porcelain', '--untracked-files=no').stdout.strip()
+    changed = git('status', '--porcelain', '--untracked-files=no').stdout.splitlines()
+    dirty = any(path.strip('"').endswith('.py')
+                for line in changed for path in line[3:].split(' -> '))
     return head.stdout.strip() + ('+dirty' if dirty else '')
   except (OSError, subprocess.SubprocessError):
     return ''
