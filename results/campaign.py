@@ -196,8 +196,8 @@ ROWS: Tuple[Row, ...] = (
         note='3 seeds a run, one at a time: 159k phrases an epoch, up to 100 epochs'),
     Row('dlstm', 'trec', 'TREC', 'experiments/dlstm_trec.py', 'imdb_sg_300d',
         modes=('static',), seeds=5, part_seeds=3, w2v_overrides=LOWER,
-        note='5 seeds a run, trained 3 + 2: 100 epochs with no dev set to stop on; 10 '
-             'seeds would take ~4.5 h a run (estimated from SST-2 by tokens)'),
+        note='5 seeds a run, trained 3 + 2: 100 epochs with no dev set to stop on, so '
+             'the model after epoch 100 is tested'),
     Row('dlstm', 'atis', 'ATIS intents', 'experiments/dlstm_atis.py', 'imdb_sg_300d',
         modes=('static',), seeds=5, part_seeds=3, w2v_overrides=LOWER,
         note='5 seeds a run, trained 3 + 2, as TREC'),
