@@ -145,7 +145,7 @@ def test_commit_is_dirty_only_when_code_differs(tmp_path):
   head = subprocess.run(['git', '-C', str(tmp_path), 'rev-parse', 'HEAD'], check=True,
                         capture_output=True, text=True).stdout.strip()
   (tmp_path / 'README.md').write_text('new numbers\n')
-  (tmp_path / 'results.py.json').write_text('{}')  # untracked: never counts
+  (tmp_path / 'scratch.py').write_text('x = 1\n')  # untracked: never counts
   assert provenance.git_commit(str(tmp_path)) == head
   (tmp_path / 'model.py').write_text('WIDTH = 2\n')
   assert provenance.git_commit(str(tmp_path)) == head + '+dirty'
