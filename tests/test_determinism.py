@@ -136,14 +136,14 @@ def test_commit_is_dirty_only_when_code_differs(tmp_path):
   """Uncommitted records and READMEs (a campaign publishes before its next part
   starts) leave the commit clean; a changed or removed Python file marks it."""
   def git(*args):
-    subprocess.run(['git', '-C', str(tmp_path), *args], check=True, capture_output=True)
+    return subprocess.run(['git', '-C', str(tmp_path), *args], check=True,
+                          capture_output=True, text=True).stdout.strip()
   git('init', '-q')
   (tmp_path / 'model.py').write_text('WIDTH = 1\n')
   (tmp_path / 'README.md').write_text('numbers\n')
   git('add', '.')
   git('-c', 'user.name=t', '-c', 'user.email=t@t', 'commit', '-qm', 'first')
-  head = subprocess.run(['git', '-C', str(tmp_path), 'rev-parse', 'HEAD'], check=True,
-                        capture_output=True, text=True).stdout.strip()
+  head = git('rev-parse', 'HEAD')
   (tmp_path / 'README.md').write_text('new numbers\n')
   (tmp_path / 'scratch.py').write_text('x = 1\n')  # untracked: never counts
   assert provenance.git_commit(str(tmp_path)) == head

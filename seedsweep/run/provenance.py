@@ -62,13 +62,14 @@ SIMD_FLAGS = ('sse4_2', 'avx', 'avx2', 'fma', 'f16c', 'avx512f', 'avx512bw', 'av
 # model) and ARM (implementer, architecture, part). XLA:CPU compiles for the host's
 # microarchitecture and its kernels dispatch on it, so two CPUs with one marketing
 # name and the same SIMD flags can round differently.
-ARCH_FIELDS = ('vendor_id', 'cpu family', 'model', 'CPU implementer', 'CPU architecture',
-               'CPU part')
+ARCH_FIELDS = ('vendor_id', 'cpu family', 'model',
+               'CPU implementer', 'CPU architecture', 'CPU part')
 
 
 def _cpuinfo(path: str = '/proc/cpuinfo') -> Tuple[str, str, List[str]]:
   """``(model name, microarchitecture, SIMD flags)`` of this CPU (Linux /proc/cpuinfo;
-  else platform). The microarchitecture reads e.g. 'AuthenticAMD cpu family 26 model 2'."""
+  else platform). The microarchitecture reads e.g.
+  'AuthenticAMD cpu family 26 model 2'."""
   model, flags, arch = platform.processor() or platform.machine(), set(), {}
   try:
     with open(path, encoding='utf-8', errors='replace') as f:
@@ -83,9 +84,10 @@ def _cpuinfo(path: str = '/proc/cpuinfo') -> Tuple[str, str, List[str]]:
           arch.setdefault(key, value)
   except OSError:
     pass
-  named = ' '.join(f'{k} {arch[k]}' for k in ARCH_FIELDS[1:] if k in arch)
-  arch_text = ' '.join(filter(None, (arch.get('vendor_id'), named))) or platform.machine()
-  return model, arch_text, sorted(f for f in flags if f in SIMD_FLAGS)
+  arch_text = ' '.join(arch[k] if k == 'vendor_id' else f'{k} {arch[k]}'
+                       for k in ARCH_FIELDS if k in arch)
+  simd = sorted(f for f in flags if f in SIMD_FLAGS)
+  return model, arch_text or platform.machine(), simd
 
 
 def determinism_record() -> dict:
