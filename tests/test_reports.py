@@ -114,6 +114,11 @@ def test_each_table_says_what_produced_its_runs(tmp_path):
       ('imdb_w2v_300d.txt, fine-tuned', 'cpu: AMD EPYC, 2 cores', 11120.4)]
   assert collect.hardware_text({'backend': 'gpu', 'device_kind': 'NVIDIA H100'}) == (
       'gpu: NVIDIA H100')
+  # Two CPU generations under one model name differ in the column too.
+  zen5 = {'backend': 'cpu', 'cpu_model': 'AMD EPYC', 'usable_cores': 2,
+          'cpu_arch': 'AuthenticAMD cpu family 26 model 2'}
+  assert collect.hardware_text(zen5) == (
+      'cpu: AMD EPYC (AuthenticAMD cpu family 26 model 2), 2 cores')
   assert render.wall_text(754) == '12 min 34 s'
 
 

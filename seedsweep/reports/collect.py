@@ -30,8 +30,9 @@ A *row* (what :func:`build_rows` returns, one per run) is a dict::
   epochs_completed, wall_time, selection   as in results.json (None when absent)
   embeddings   the word vectors it started from: 'random', or the vectors file's
                name with 'static' or 'fine-tuned' (config ``data.vectors``)
-  hardware     where it ran, from its determinism record: 'cpu: MODEL, N cores' or
-               'gpu: DEVICE KIND' ('' when the run has no record)
+  hardware     where it ran, from its determinism record: 'cpu: MODEL (ARCH), N cores'
+               (ARCH the microarchitecture, when recorded) or 'gpu: DEVICE KIND'
+               ('' when the run has no record)
   stack_point  the point's label for a point of a stacked run (config.stack), else ''
   variance     the paper metric's seed variance by source for a factorial seed design
                (config.seed_design; statistics.variance_components), else None
@@ -273,8 +274,9 @@ def hardware_text(determinism: Optional[dict]) -> str:
   if not determinism:
     return ''
   if determinism.get('backend') == 'cpu':
-    cores = determinism.get('usable_cores')
-    return f'cpu: {determinism.get("cpu_model")}' + (f', {cores} cores' if cores else '')
+    cores, arch = determinism.get('usable_cores'), determinism.get('cpu_arch')
+    return (f'cpu: {determinism.get("cpu_model")}' + (f' ({arch})' if arch else '')
+            + (f', {cores} cores' if cores else ''))
   return f'{determinism.get("backend")}: {determinism.get("device_kind")}'
 
 
