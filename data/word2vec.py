@@ -45,8 +45,8 @@ lower-cases its words sets ``config.data.vectors.lowercase=True``. ``--min_count
 instead of 83 %, but 98.6 % of its tokens instead of 97.7 %, from a file 1.7x larger).
 ``--max_documents=N`` trains on the first N documents only (tests, trials).
 
-Determinism: the same corpus, flags, library versions and machine give the same file
-byte for byte, in any process (any ``PYTHONHASHSEED``): one worker thread, the seed
+Determinism: the same corpus, flags, library versions and BLAS kernel give the same
+file byte for byte, in any process (any ``PYTHONHASHSEED``): one worker thread, the seed
 for every random draw, a fixed string hash (crc32) for gensim's ``hashfxn``, sentences
 in corpus order, words in gensim's order (decreasing count; among equal counts the
 word first seen later comes first), values written as ``%.6g``. Training
@@ -54,11 +54,17 @@ algorithm: ``--algorithm`` (CBOW by default, or skip-gram), otherwise gensim's d
 fixed in GENSIM_SETTINGS (5 negative samples, down-sampling 1e-3, learning rate 0.025
 -> 0.0001); sentences longer than gensim's
 10,000-token batch are cut into pieces of that length (gensim would drop the rest).
+gensim's training loop calls BLAS (scipy's OpenBLAS), which picks its kernels by CPU
+(OpenBLAS's "core": Haswell, SkylakeX, ...), and kernels round differently: the same
+command gives other bytes on a CPU whose core differs (OPENBLAS_CORETYPE forces
+one; measured on a 3,000-review corpus: Haswell = Zen, SkylakeX = Cooperlake,
+Sandybridge and Prescott each differ). The record names the core.
 
 Files: the vectors file is written to a temporary file beside ``--out`` and renamed, so
 an error never leaves half a file; ``FILE.json`` beside it records the corpus (name,
 documents, tokens, the source file's sha256), every hyperparameter, the library
-versions, the wall time and the vectors file's sha256.
+versions, the BLAS libraries and their cores, the wall time and the vectors file's
+sha256.
 """
 import argparse
 import collections
@@ -81,7 +87,7 @@ from seedsweep.errors import UserError
 
 CORPORA = ('imdb', 'imdb_train')
 TOKENS = ('imdb', 'ptb')
-INSTALL = "pip install 'seedsweep[word2vec]' (or pip install gensim)"
+INSTALL = "pip install 'seedsweep[word2vec]' (or pip install gensim threadpoolctl)"
 VALUE_FORMAT = '%.6g'
 # gensim's cython routines take at most this many tokens of a sentence (and of a job).
 MAX_SENTENCE_TOKENS = 10000
@@ -249,6 +255,21 @@ def _gensim():
   return gensim, word2vec
 
 
+def blas_record() -> List[Dict[str, str]]:
+  """The BLAS libraries this process has loaded (gensim's through scipy among
+  them): library, version and the core (kernel set) each picked for this CPU, which
+  decides the vectors' bits (module docstring, Determinism)."""
+  try:
+    import threadpoolctl  # pylint: disable=g-import-not-at-top
+  except ImportError:
+    raise UserError(f'recording the BLAS kernel needs threadpoolctl: {INSTALL}'
+                    ) from None
+  return [{'library': info.get('prefix', ''), 'api': info.get('internal_api', ''),
+           'version': info.get('version') or '',
+           'core': info.get('architecture') or ''}
+          for info in threadpoolctl.threadpool_info() if info.get('user_api') == 'blas']
+
+
 def check_hyperparameters(dim: int, window: int, min_count: int, epochs: int,
                           seed: int, algorithm: str = DEFAULTS['algorithm']) -> None:
   if algorithm not in ALGORITHMS:
@@ -401,6 +422,7 @@ def train_file(corpus: str, out: str, *, dim: int = DEFAULTS['dim'],
                     '(0 = every document)')
   check_out(out)
   gensim, _ = _gensim()
+  blas = blas_record()
   source = corpus_source(corpus, data_root)
   sentences = corpus_sentences(corpus, tokens=tokens, lowercase=lowercase,
                                data_root=data_root, max_documents=max_documents)
@@ -432,6 +454,7 @@ def train_file(corpus: str, out: str, *, dim: int = DEFAULTS['dim'],
       },
       'versions': {'gensim': gensim.__version__, 'numpy': np.__version__,
                    'python': platform.python_version()},
+      'blas': blas,
       'seconds': {'read': round(read_s, 2), 'train': round(train_s, 2),
                   'total': round(time.perf_counter() - start, 2)},
   }

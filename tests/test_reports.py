@@ -476,6 +476,34 @@ def test_seeds_trained_in_parts_make_one_row(tmp_path):
   assert (tmp_path / 'plots' / f'{plots.slug("w2v")}.curves.png').exists()
 
 
+def test_seed_parts_that_read_different_vectors_are_named_in_a_warning(tmp_path):
+  """Parts of one run whose records name different vector bytes (one path, written
+  again on another CPU) still make one row, and the report says which part read
+  which file; other rows (random: no vectors) are not compared with them."""
+  def set_vectors(name, digest):
+    path = tmp_path / name / outputs.RESULTS
+    results = json.loads(path.read_text())
+    results['provenance'] = {'data': {'checksums': {'train': 'ab' * 32},
+                                      'vectors': {'sha256': digest}}}
+    path.write_text(json.dumps(results))
+  make_run(tmp_path, 'w2v/seeds_1-3', {'test_accuracy': [85.0, 86.0, 87.0]})
+  make_run(tmp_path, 'w2v/seeds_4-5', {'test_accuracy': [84.0, 88.0]}, seeds=[4, 5])
+  make_run(tmp_path, 'random', {'test_accuracy': [80.0, 81.0]})
+  set_vectors('w2v/seeds_1-3', '41f6a163' * 8)
+  set_vectors('w2v/seeds_4-5', '41f6a163' * 8)
+  messages = []
+  reports.write_report(str(tmp_path), plots=False, echo=messages.append)
+  assert 'different vectors' not in (tmp_path / reports.REPORT_MD).read_text()
+  set_vectors('w2v/seeds_4-5', 'a7ff9f1e' * 8)
+  result = reports.write_report(str(tmp_path), plots=False, echo=messages.append)
+  assert [r['run'] for r in result['rows']] == ['random', 'w2v']
+  line = ('w2v: its seed parts read different vectors files: w2v/seeds_1-3 sha256 '
+          '41f6a16341f6, w2v/seeds_4-5 sha256 a7ff9f1ea7ff')
+  assert f'- {line}' in (tmp_path / reports.REPORT_MD).read_text()
+  assert any(m.endswith(line) for m in messages)
+  assert not any('data train' in m for m in messages)
+
+
 @pytest.mark.parametrize('second, reason', [
     (dict(seeds=[3, 4]), r'seed 3 is in two of its seed parts \(w2v/seeds_1-3, '
                          r'w2v/seeds_3-4\)'),

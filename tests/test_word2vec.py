@@ -100,6 +100,9 @@ def test_the_file_reads_back_with_its_words_dim_and_record(corpus, tmp_path):
   assert record['hyperparameters']['workers'] == 1
   assert record['corpus']['source_sha256'] == vectors_sha(corpus)
   assert record['sha256'] == vectors_sha(out)
+  # The BLAS gensim's loop runs on, and the core it picked: it decides the bits.
+  assert record['blas'] and all(b['library'] and b['version'] for b in record['blas'])
+  assert all(b['core'] for b in record['blas'] if b['api'] == 'openblas')
   assert json.load(open(out + '.json')) == record
   assert sorted(os.listdir(tmp_path)) == ['vectors.txt', 'vectors.txt.json']
 
@@ -154,7 +157,8 @@ def test_bad_input_is_one_line_naming_the_flag(flags, message, corpus, tmp_path,
 def test_without_gensim_the_error_says_what_to_install(corpus, monkeypatch):
   monkeypatch.setitem(sys.modules, 'gensim', None)  # `import gensim` raises ImportError
   with pytest.raises(UserError, match=r"^training word vectors needs gensim: pip "
-                     r"install 'seedsweep\[word2vec\]' \(or pip install gensim\)$"):
+                     r"install 'seedsweep\[word2vec\]' \(or pip install gensim "
+                     r"threadpoolctl\)$"):
     word2vec.train_vectors([['a', 'b']], min_count=1)
 
 

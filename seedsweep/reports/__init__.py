@@ -51,7 +51,7 @@ def write_report(root: str, latex: bool = False, plots: bool = True,
     raise UserError(f'--output={out} is a file; expected a folder for the report')
   os.makedirs(out, exist_ok=True)
   for group, members in collect.grouped(rows):
-    for w in collect.record_warnings(members):
+    for w in collect.record_warnings(members) + collect.input_warnings(members):
       echo(f'warning: {collect.group_title(group)}: {w}')
   files, links = [], {}
   if plots:

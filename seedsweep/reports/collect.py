@@ -269,6 +269,18 @@ def embeddings_text(config: dict) -> str:
   return f'{os.path.basename(path)}, {"static" if vectors.get("static") else "fine-tuned"}'
 
 
+def input_digests(results: dict) -> Dict[str, str]:
+  """The sha256 of each input file a run read, by what it is ('vectors', 'data
+  train', ...), from its record; {} for a record without them."""
+  data = (results.get('provenance') or {}).get('data') or {}
+  digests = {f'data {split}': digest
+             for split, digest in sorted((data.get('checksums') or {}).items())}
+  vectors = (data.get('vectors') or {}).get('sha256')
+  if vectors:
+    digests['vectors'] = vectors
+  return digests
+
+
 def hardware_text(determinism: Optional[dict]) -> str:
   """The machine of a determinism record, in words ('' without one)."""
   if not determinism:
@@ -308,7 +320,7 @@ def _row(run_dir: str, name: str, config: dict, results: dict, point: dict,
       'metric': metric, 'seeds': seeds, 'values': values, 'metrics': metrics,
       'epochs_completed': results.get('epochs_completed'),
       'wall_time': results.get('wall_time'), 'selection': results.get('selection'),
-      'determinism': determinism,
+      'determinism': determinism, 'inputs': input_digests(results),
       'embeddings': embeddings_text(config),
       'hardware': hardware_text(determinism), 'parts': [],
   }
@@ -416,6 +428,23 @@ def record_warnings(members: Sequence[dict]) -> List[str]:
       diff = provenance_lib.record_differences(first['determinism'], r['determinism'])
       if diff:
         warnings.append(f'{r["run"]} differs from {first["run"]}: ' + '; '.join(diff))
+  return warnings
+
+
+def input_warnings(members: Sequence[dict]) -> List[str]:
+  """One line per merged row whose seed parts read different bytes for one input
+  (the same vectors path, say, written again on another machine): its seeds are
+  not one experiment bit for bit."""
+  warnings = []
+  for row in members:
+    parts = row['parts']
+    for key in sorted({k for p in parts for k in p['inputs']}):
+      digests = {p['run']: p['inputs'].get(key) for p in parts}
+      if len(set(digests.values())) > 1:
+        warnings.append(
+            f'{row["run"]}: its seed parts read different {key} files: '
+            + ', '.join(f'{run} sha256 {(d or "not recorded")[:12]}'
+                        for run, d in digests.items()))
   return warnings
 
 

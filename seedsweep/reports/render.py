@@ -120,6 +120,11 @@ def render_markdown(rows: Sequence[dict], skipped: Sequence[Tuple[str, str]],
       lines += ['', '**Warning:** the rows of this table were produced under different '
                 'determinism records, so their numbers are not comparable bit for bit:',
                 ''] + [f'- {_md_cell(w)}' for w in warnings]
+    warnings = collect.input_warnings(members)
+    if warnings:
+      lines += ['', '**Warning:** a row below merges seed parts that read different '
+                'input files, so its seeds are not one experiment bit for bit:',
+                ''] + [f'- {_md_cell(w)}' for w in warnings]
     plot_lines = [f'- {_md_cell(owner)}: '
                   + ', '.join(f'[{text}]({path})' for text, path in links[owner])
                   for owner in _link_owners(members) if owner in links]
