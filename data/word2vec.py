@@ -58,7 +58,11 @@ gensim's training loop calls BLAS (scipy's OpenBLAS), which picks its kernels by
 (OpenBLAS's "core": Haswell, SkylakeX, ...), and kernels round differently: the same
 command gives other bytes on a CPU whose core differs (OPENBLAS_CORETYPE forces
 one; measured on a 3,000-review corpus: Haswell = Zen, SkylakeX = Cooperlake,
-Sandybridge and Prescott each differ). The record names the core.
+Sandybridge and Prescott each differ). The record names the core. ``--blas_core=NAME``
+makes scipy's OpenBLAS run that core (OPENBLAS_CORETYPE, set before gensim loads
+it; the CPU must have its instructions: SkylakeX needs AVX-512, Haswell AVX2), so
+the same command gives the same bytes on CPUs whose own choice differs; a core that
+does not take effect is an error before training.
 
 Files: the vectors file is written to a temporary file beside ``--out`` and renamed, so
 an error never leaves half a file; ``FILE.json`` beside it records the corpus (name,
@@ -255,6 +259,27 @@ def _gensim():
   return gensim, word2vec
 
 
+def pin_blas_core(core: str) -> None:
+  """``--blas_core``: OpenBLAS reads OPENBLAS_CORETYPE when it loads, so this must
+  run before gensim imports scipy's BLAS in this process ('' leaves OpenBLAS's own
+  choice)."""
+  if not core:
+    return
+  if not core.isalnum():
+    raise UserError(f'--blas_core={core!r}; expected an OpenBLAS core name such as '
+                    'Haswell or SkylakeX')
+  os.environ['OPENBLAS_CORETYPE'] = core
+
+
+def check_blas_core(core: str, blas: Sequence[Dict[str, str]]) -> None:
+  """A UserError unless an OpenBLAS library of ``blas`` (blas_record) runs ``core``."""
+  cores = [b['core'] for b in blas if b['api'] == 'openblas']
+  if core and core.lower() not in (c.lower() for c in cores):
+    raise UserError(f'--blas_core={core}: OpenBLAS runs core {", ".join(cores) or "?"}'
+                    '; expected the named core (one this CPU has the instructions '
+                    'for, set before BLAS is loaded: a fresh process)')
+
+
 def blas_record() -> List[Dict[str, str]]:
   """The BLAS libraries this process has loaded (gensim's through scipy among
   them): library, version and the core (kernel set) each picked for this CPU, which
@@ -265,6 +290,7 @@ def blas_record() -> List[Dict[str, str]]:
     raise UserError(f'recording the BLAS kernel needs threadpoolctl: {INSTALL}'
                     ) from None
   return [{'library': info.get('prefix', ''), 'api': info.get('internal_api', ''),
+           'file': os.path.basename(info.get('filepath') or ''),
            'version': info.get('version') or '',
            'core': info.get('architecture') or ''}
           for info in threadpoolctl.threadpool_info() if info.get('user_api') == 'blas']
@@ -412,17 +438,19 @@ def train_file(corpus: str, out: str, *, dim: int = DEFAULTS['dim'],
                tokens: str = DEFAULTS['tokens'], lowercase: bool = DEFAULTS['lowercase'],
                algorithm: str = DEFAULTS['algorithm'],
                data_root: Optional[str] = None, max_documents: int = 0,
-               progress=None) -> Dict:
+               blas_core: str = '', progress=None) -> Dict:
   """Reads ``corpus``, trains, writes ``out`` and ``out + '.json'``; returns the
-  record written to the JSON file."""
+  record written to the JSON file. ``blas_core``: module docstring, Determinism."""
   start = time.perf_counter()
   check_hyperparameters(dim, window, min_count, epochs, seed, algorithm)
   if not isinstance(max_documents, int) or max_documents < 0:
     raise UserError(f'--max_documents={max_documents}; expected an integer >= 0 '
                     '(0 = every document)')
   check_out(out)
+  pin_blas_core(blas_core)
   gensim, _ = _gensim()
   blas = blas_record()
+  check_blas_core(blas_core, blas)
   source = corpus_source(corpus, data_root)
   sentences = corpus_sentences(corpus, tokens=tokens, lowercase=lowercase,
                                data_root=data_root, max_documents=max_documents)
@@ -454,7 +482,7 @@ def train_file(corpus: str, out: str, *, dim: int = DEFAULTS['dim'],
       },
       'versions': {'gensim': gensim.__version__, 'numpy': np.__version__,
                    'python': platform.python_version()},
-      'blas': blas,
+      'blas': blas, 'blas_core': blas_core,
       'seconds': {'read': round(read_s, 2), 'train': round(train_s, 2),
                   'total': round(time.perf_counter() - start, 2)},
   }
@@ -501,13 +529,18 @@ def main(argv=None) -> int:
   parser.add_argument('--max_documents', type=int, default=0,
                       help='the first N documents only (0 = all)')
   parser.add_argument('--data_dir', help='raw data root (overrides $SEEDSWEEP_DATA)')
+  parser.add_argument('--blas_core', default='',
+                      help="OpenBLAS's kernels for this CPU core (e.g. Haswell, "
+                      "SkylakeX) instead of its own choice: the same bytes on other "
+                      "CPUs ('' = its own choice)")
   args = parser.parse_args(argv)
   try:
     record = train_file(args.corpus, args.out, dim=args.dim, window=args.window,
                         min_count=args.min_count, epochs=args.epochs, seed=args.seed,
                         tokens=args.tokens, lowercase=args.lowercase,
                         algorithm=args.algorithm, data_root=args.data_dir,
-                        max_documents=args.max_documents, progress=sys.stderr)
+                        max_documents=args.max_documents,
+                        blas_core=args.blas_core, progress=sys.stderr)
   except UserError as e:
     print(f'error: {e}', file=sys.stderr)
     return 1

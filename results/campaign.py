@@ -55,8 +55,12 @@ BEGIN, END = '<!-- campaign:begin -->', '<!-- campaign:end -->'
 # --- word vectors ------------------------------------------------------------------
 
 # One recipe for every file (chosen in WORKSPACE_NOTES.md, "Word vectors"): gensim
-# skip-gram, 10 passes; the other settings are word2vec's defaults.
-WORD2VEC = dict(algorithm='skipgram', epochs=10, window=5, min_count=5, seed=1)
+# skip-gram, 10 passes; the other settings are word2vec's defaults. OpenBLAS's
+# SkylakeX kernels (AVX-512), the core the machines of the first campaign sessions
+# picked themselves, so a file written again on another CPU (Zen 5's OpenBLAS picks
+# Haswell) has the bytes the published records name.
+WORD2VEC = dict(algorithm='skipgram', epochs=10, window=5, min_count=5, seed=1,
+                blas_core='SkylakeX')
 
 
 @dataclasses.dataclass(frozen=True)

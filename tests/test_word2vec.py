@@ -61,6 +61,25 @@ def test_same_seed_same_file_in_processes_with_other_hash_seeds(algorithm, corpu
   assert record['hyperparameters']['sg'] == (algorithm == 'skipgram')
 
 
+def test_blas_core_pins_the_kernels_and_a_core_that_does_not_take_is_an_error(
+    corpus, tmp_path):
+  """--blas_core=Haswell (AVX2, which any machine this runs on has): scipy's OpenBLAS
+  runs that core, whatever this CPU's own choice, and the record says so; a name
+  OpenBLAS does not run is a one-line error before training, with no file."""
+  flags = [f'--corpus={corpus}', '--dim=16', '--window=3', '--min_count=2',
+           '--epochs=1']
+  done = cli(*flags, '--blas_core=Haswell', f'--out={tmp_path / "h.txt"}')
+  assert done.returncode == 0, done.stderr
+  record = json.loads((tmp_path / 'h.txt.json').read_text())
+  assert record['blas_core'] == 'Haswell'
+  assert 'Haswell' in [b['core'] for b in record['blas'] if b['api'] == 'openblas']
+  done = cli(*flags, '--blas_core=Pentium9', f'--out={tmp_path / "p.txt"}')
+  assert done.returncode == 1
+  assert re.fullmatch(r'error: --blas_core=Pentium9: OpenBLAS runs core \S.*; expected '
+                      r'the named core .*\n', done.stderr), done.stderr
+  assert not (tmp_path / 'p.txt').exists()
+
+
 def test_skipgram_and_cbow_give_other_vectors(corpus):
   sentences = word2vec.corpus_sentences(corpus)
   words1, m1 = word2vec.train_vectors(sentences, algorithm='cbow', **SMALL)
@@ -140,6 +159,8 @@ def test_ptb_tokens_split_clitics_as_sst_does():
     (['--out={tmp}/no/such/dir/v.txt'], '--out=.*/no/such/dir/v.txt: the directory '
      '.*/no/such/dir does not exist'),
     (['--out={tmp}'], '--out=.* is a directory'),
+    (['--blas_core=sky lake'], "--blas_core='sky lake'; expected an OpenBLAS core "
+     'name such as Haswell or SkylakeX'),
 ])
 def test_bad_input_is_one_line_naming_the_flag(flags, message, corpus, tmp_path, capsys):
   (tmp_path / 'blank.txt').write_text('\n  \n\n')
