@@ -122,8 +122,9 @@ def render_markdown(rows: Sequence[dict], skipped: Sequence[Tuple[str, str]],
                 ''] + [f'- {_md_cell(w)}' for w in warnings]
     warnings = collect.input_warnings(members)
     if warnings:
-      lines += ['', '**Warning:** a row of this table merges seed parts that read different '
-                'input files, so its seeds are not one experiment bit for bit:',
+      lines += ['', '**Warning:** a row of this table merges seed parts that read '
+                'different input files, so its seeds are not one experiment bit for '
+                'bit:',
                 ''] + [f'- {_md_cell(w)}' for w in warnings]
     plot_lines = [f'- {_md_cell(owner)}: '
                   + ', '.join(f'[{text}]({path})' for text, path in links[owner])
