@@ -115,17 +115,13 @@ def render_markdown(rows: Sequence[dict], skipped: Sequence[Tuple[str, str]],
     lines += run_lines(members)
     for r in members:
       lines += variance_lines(r)
-    warnings = collect.record_warnings(members)
-    if warnings:
-      lines += ['', '**Warning:** the rows of this table were produced under different '
-                'determinism records, so their numbers are not comparable bit for bit:',
-                ''] + [f'- {_md_cell(w)}' for w in warnings]
-    warnings = collect.input_warnings(members)
-    if warnings:
-      lines += ['', '**Warning:** a row of this table merges seed parts that read '
-                'different input files, so its seeds are not one experiment bit for '
-                'bit:',
-                ''] + [f'- {_md_cell(w)}' for w in warnings]
+    lines += warning_lines(
+        'the rows of this table were produced under different determinism records, '
+        'so their numbers are not comparable bit for bit',
+        collect.record_warnings(members))
+    lines += warning_lines(
+        'a row of this table merges seed parts that read different input files, so '
+        'its seeds are not one experiment bit for bit', collect.input_warnings(members))
     plot_lines = [f'- {_md_cell(owner)}: '
                   + ', '.join(f'[{text}]({path})' for text, path in links[owner])
                   for owner in _link_owners(members) if owner in links]
@@ -149,6 +145,13 @@ def wall_text(seconds) -> str:
   if hours:
     return f'{hours} h {minutes:02d} min'
   return f'{minutes} min {secs:02d} s' if minutes else f'{secs} s'
+
+
+def warning_lines(heading: str, warnings: Sequence[str]) -> List[str]:
+  """A '**Warning:** heading:' paragraph with one bullet a warning ([] for none)."""
+  if not warnings:
+    return []
+  return ['', f'**Warning:** {heading}:', ''] + [f'- {_md_cell(w)}' for w in warnings]
 
 
 def run_lines(members: Sequence[dict]) -> List[str]:
