@@ -75,3 +75,28 @@ def test_vectors_of_another_dimension_are_refused(tmp_path, monkeypatch):
   write_glove(tmp_path / 'v.txt', 7)
   with pytest.raises(UserError, match='embed_dim=32 but the vectors'):
     experiment.build(vector_config(tmp_path / 'v.txt', True))
+
+
+@pytest.mark.parametrize('stop_at_step', [3, 95 + 3])  # in epoch 1; in epoch 2
+def test_a_run_whose_vectors_file_changed_is_not_resumed(tmp_path, monkeypatch,
+                                                         stop_at_step):
+  """A stopped run resumed after its vectors file changed would mix two inputs in
+  one seed's numbers: refused, naming the file, until the file it began with is back."""
+  from seedsweep.errors import Stopped  # pylint: disable=g-import-not-at-top
+  from seedsweep.run import faults, loop  # pylint: disable=g-import-not-at-top
+  monkeypatch.setenv('SEEDSWEEP_CACHE', str(tmp_path / 'cache'))
+  path, workdir = tmp_path / 'v.txt', str(tmp_path / 'run')
+  write_glove(path, 32)
+  config = vector_config(path, static=True)
+  quiet = lambda *_: None
+  monkeypatch.setenv(faults.ENV, f'step:{stop_at_step}@TERM')
+  with pytest.raises(Stopped):
+    loop.train(config, workdir, echo=quiet)
+  monkeypatch.delenv(faults.ENV)
+  original = path.read_bytes()
+  path.write_bytes(original + b'unseenword' + b' 0.5' * 32 + b'\n')  # other bytes
+  with pytest.raises(UserError, match=r'cannot resume: .* vectors .*v\.txt hold now '
+                                      r'\(vectors: \w{12}\.\.\. -> \w{12}\.\.\.\)'):
+    loop.train(config, workdir, echo=quiet)
+  path.write_bytes(original)
+  assert loop.train(config, workdir, echo=quiet)['epochs_completed'] == 2

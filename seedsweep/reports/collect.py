@@ -269,18 +269,6 @@ def embeddings_text(config: dict) -> str:
   return f'{os.path.basename(path)}, {"static" if vectors.get("static") else "fine-tuned"}'
 
 
-def input_digests(results: dict) -> Dict[str, str]:
-  """The sha256 of each input file a run read, by what it is ('vectors', 'data
-  train', ...), from its record; {} for a record without them."""
-  data = (results.get('provenance') or {}).get('data') or {}
-  digests = {f'data {split}': digest
-             for split, digest in sorted((data.get('checksums') or {}).items())}
-  vectors = (data.get('vectors') or {}).get('sha256')
-  if vectors:
-    digests['vectors'] = vectors
-  return digests
-
-
 def hardware_text(determinism: Optional[dict]) -> str:
   """The machine of a determinism record, in words ('' without one)."""
   if not determinism:
@@ -320,7 +308,8 @@ def _row(run_dir: str, name: str, config: dict, results: dict, point: dict,
       'metric': metric, 'seeds': seeds, 'values': values, 'metrics': metrics,
       'epochs_completed': results.get('epochs_completed'),
       'wall_time': results.get('wall_time'), 'selection': results.get('selection'),
-      'determinism': determinism, 'inputs': input_digests(results),
+      'determinism': determinism, 'inputs': provenance_lib.input_digests(
+          (results.get('provenance') or {}).get('data')),
       'embeddings': embeddings_text(config),
       'hardware': hardware_text(determinism), 'parts': [],
   }

@@ -21,6 +21,7 @@ from seedsweep.run import checkpoints as ckpt_lib
 from seedsweep.run import experiment as experiment_lib
 from seedsweep.run import faults
 from seedsweep.run import outputs
+from seedsweep.run import provenance as provenance_lib
 from seedsweep.run import runtime
 from seedsweep.run import stop_signals
 from seedsweep.run import timing
@@ -108,6 +109,26 @@ def epoch_summary(epoch, num_epochs, rows) -> str:
   return '\n'.join(lines)
 
 
+def check_same_inputs(workdir: str, meta: dict, exp) -> None:
+  """Refuses to resume a run whose checkpoint (its ``meta``) was trained on other
+  input bytes (word vectors, dataset splits) than this build reads: resuming would
+  mix two inputs in one seed's numbers. A checkpoint that recorded none passes."""
+  changed = provenance_lib.input_changes(meta.get('data'), exp.provenance['data'])
+  if changed:
+    raise UserError(
+        f'{workdir}: cannot resume: its checkpoint was trained on other input bytes '
+        f'than {describe_inputs(exp.provenance["data"])} hold now ('
+        + '; '.join(changed) + '); put back the files it started with, or use '
+        'another --workdir')
+
+
+def describe_inputs(data: dict) -> str:
+  """The inputs of a run's ``data`` provenance, in words: 'dataset subj and
+  vectors FILE'."""
+  vectors = (data.get('vectors') or {}).get('path')
+  return f'dataset {data.get("name")}' + (f' and vectors {vectors}' if vectors else '')
+
+
 @dataclasses.dataclass
 class Resume:
   """Where a run starts: after ``epoch`` completed epochs, at ``position`` of the
@@ -136,8 +157,8 @@ def restore_latest(ckpts, state, echo):
 
 def restore_interrupted(interrupted, state, members: int, epoch: int, echo):
   """The mid-epoch checkpoint of epoch ``epoch + 1`` a stop signal left, as
-  ``(state, Resume)``; ``None`` if there is none, or an older one (superseded by a
-  later epoch checkpoint; the finished run removes it)."""
+  ``(state, Resume, meta)``; ``None`` if there is none, or an older one (superseded
+  by a later epoch checkpoint; the finished run removes it)."""
   steps = interrupted.steps() if interrupted else []
   if not steps:
     return None
@@ -151,7 +172,7 @@ def restore_interrupted(interrupted, state, members: int, epoch: int, echo):
   if meta.get('epoch') != epoch + 1:  # superseded by a later epoch's checkpoint
     return None
   return tree['state'], Resume(epoch, int(meta['position']), tree['loss_sum'],
-                               float(meta.get('elapsed', 0.0)))
+                               float(meta.get('elapsed', 0.0))), meta
 
 
 def train(config, workdir: str, echo=print) -> dict:
@@ -226,10 +247,12 @@ def _train_locked(config, workdir: str, echo) -> dict:
     resume = Resume()
     if latest:
       state, meta, latest = restore_latest(ckpts, state, echo)
+      check_same_inputs(workdir, meta, exp)
       resume = Resume(latest, elapsed=float(meta.get('elapsed', 0.0)))
     found = restore_interrupted(interrupted, state, len(exp.members), latest, echo)
     if found:
-      state, resume = found
+      state, resume, meta = found
+      check_same_inputs(workdir, meta, exp)
     if resume.epoch or resume.position:
       where = (f' at step {resume.position} of epoch {resume.epoch + 1}'
                if resume.position else '')
@@ -269,7 +292,8 @@ def _train_locked(config, workdir: str, echo) -> dict:
               workdir, max_to_keep=1, folder=ckpt_lib.INTERRUPTED)
           interrupted.save((epoch - 1) * steps + position,
                            {'state': state, 'loss_sum': loss_sum},
-                           {'epoch': epoch, 'position': position, 'elapsed': wall})
+                           {'epoch': epoch, 'position': position, 'elapsed': wall,
+                            'data': exp.provenance['data']})
           raise _stopped(stop, workdir, f'at step {position}/{steps} of epoch {epoch}')
         with timer('eval'):
           evals = exp.evaluate_all(state.params)

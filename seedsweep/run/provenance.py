@@ -5,7 +5,7 @@ import os
 import platform
 import re
 import subprocess
-from typing import List, Sequence, Tuple
+from typing import Dict, List, Optional, Sequence, Tuple
 
 import jax
 import numpy as np
@@ -131,6 +131,26 @@ def record_differences(recorded: dict, current: dict,
     return repr(record[k]) if k in record else '(not recorded)'
   return [f'{k}: {shown(recorded, k)} -> {shown(current, k)}' for k in fields
           if recorded.get(k) != current.get(k)]
+
+
+def input_digests(data: Optional[dict]) -> Dict[str, str]:
+  """The sha256 of each input a run read, by what it is ('vectors', 'data train',
+  ...), from the ``data`` part of its provenance; {} without one."""
+  data = data or {}
+  digests = {f'data {split}': digest
+             for split, digest in sorted((data.get('checksums') or {}).items())}
+  vectors = (data.get('vectors') or {}).get('sha256')
+  if vectors:
+    digests['vectors'] = vectors
+  return digests
+
+
+def input_changes(recorded: Optional[dict], current: Optional[dict]) -> List[str]:
+  """``'what: recorded -> current'`` (sha256 prefixes) for each input of a run's
+  ``data`` provenance that ``recorded`` names and whose bytes differ now."""
+  before, now = input_digests(recorded), input_digests(current)
+  return [f'{k}: {v[:12]}... -> {now[k][:12] if k in now else "(none)"}...'
+          for k, v in before.items() if now.get(k) != v]
 
 
 def fingerprint(text: str) -> str:
