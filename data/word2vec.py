@@ -272,18 +272,31 @@ def pin_blas_core(core: str) -> None:
 
 
 def check_blas_core(core: str, blas: Sequence[Dict[str, str]]) -> None:
-  """A UserError unless an OpenBLAS library of ``blas`` (blas_record) runs ``core``."""
-  cores = [b['core'] for b in blas if b['api'] == 'openblas']
-  if core and core.lower() not in (c.lower() for c in cores):
+  """A UserError unless the OpenBLAS gensim's loop calls runs ``core``: scipy's own
+  copy where scipy ships one (numpy's, loaded earlier, may run another core), else
+  every OpenBLAS of ``blas`` (blas_record)."""
+  if not core:
+    return
+  openblas = [b for b in blas if b['api'] == 'openblas']
+  checked = [b for b in openblas if _ships_with_scipy(b)] or openblas
+  cores = [b['core'] for b in checked]
+  if not cores or any(c.lower() != core.lower() for c in cores):
     raise UserError(f'--blas_core={core}: OpenBLAS runs core {", ".join(cores) or "?"}'
                     '; expected the named core (one this CPU has the instructions '
                     'for, set before BLAS is loaded: a fresh process)')
 
 
+def _ships_with_scipy(library: Dict[str, str]) -> bool:
+  """Whether a blas_record entry lies in scipy's folders (scipy.libs, the
+  scipy_openblas32 package): the copy gensim calls through scipy.linalg."""
+  return any(part.startswith('scipy') for part in library.get('folder', '').split('/'))
+
+
 def blas_record() -> List[Dict[str, str]]:
   """The BLAS libraries this process has loaded (gensim's through scipy among
-  them): library, version and the core (kernel set) each picked for this CPU, which
-  decides the vectors' bits (module docstring, Determinism)."""
+  them): library, version, the folder it lies in (its last two parts) and the core
+  (kernel set) each picked for this CPU, which decides the vectors' bits (module
+  docstring, Determinism)."""
   try:
     import threadpoolctl  # pylint: disable=g-import-not-at-top
   except ImportError:
@@ -291,9 +304,16 @@ def blas_record() -> List[Dict[str, str]]:
                     ) from None
   return [{'library': info.get('prefix', ''), 'api': info.get('internal_api', ''),
            'file': os.path.basename(info.get('filepath') or ''),
+           'folder': _last_folders(info.get('filepath') or ''),
            'version': info.get('version') or '',
            'core': info.get('architecture') or ''}
           for info in threadpoolctl.threadpool_info() if info.get('user_api') == 'blas']
+
+
+def _last_folders(path: str, parts: int = 2) -> str:
+  """'site-packages/scipy.libs' of '/.../site-packages/scipy.libs/libx.so'."""
+  folders = os.path.dirname(path).replace(os.sep, '/').split('/')
+  return '/'.join(folders[-parts:])
 
 
 def check_hyperparameters(dim: int, window: int, min_count: int, epochs: int,

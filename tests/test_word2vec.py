@@ -3,6 +3,7 @@ data/vectors.py reads, PTB tokens, the corpus rule, one-line errors."""
 import hashlib
 import json
 import os
+import platform
 import re
 import subprocess
 import sys
@@ -61,23 +62,40 @@ def test_same_seed_same_file_in_processes_with_other_hash_seeds(algorithm, corpu
   assert record['hyperparameters']['sg'] == (algorithm == 'skipgram')
 
 
+@pytest.mark.skipif(platform.machine().lower() not in ('x86_64', 'amd64'),
+                    reason='OpenBLAS x86-64 core names')
 def test_blas_core_pins_the_kernels_and_a_core_that_does_not_take_is_an_error(
     corpus, tmp_path):
-  """--blas_core=Haswell (AVX2, which any machine this runs on has): scipy's OpenBLAS
-  runs that core, whatever this CPU's own choice, and the record says so; a name
-  OpenBLAS does not run is a one-line error before training, with no file."""
+  """--blas_core=Sandybridge (AVX, which any x86-64 machine this runs on has, and
+  no machine's own choice here): scipy's OpenBLAS, the one gensim calls, runs that
+  core and the record says so; a name OpenBLAS does not run is a one-line error
+  before training, with no file."""
   flags = [f'--corpus={corpus}', '--dim=16', '--window=3', '--min_count=2',
            '--epochs=1']
-  done = cli(*flags, '--blas_core=Haswell', f'--out={tmp_path / "h.txt"}')
+  done = cli(*flags, '--blas_core=Sandybridge', f'--out={tmp_path / "s.txt"}')
   assert done.returncode == 0, done.stderr
-  record = json.loads((tmp_path / 'h.txt.json').read_text())
-  assert record['blas_core'] == 'Haswell'
-  assert 'Haswell' in [b['core'] for b in record['blas'] if b['api'] == 'openblas']
+  record = json.loads((tmp_path / 's.txt.json').read_text())
+  assert record['blas_core'] == 'Sandybridge'
+  assert [b['core'] for b in record['blas'] if 'scipy' in b['folder']] == ['Sandybridge']
   done = cli(*flags, '--blas_core=Pentium9', f'--out={tmp_path / "p.txt"}')
   assert done.returncode == 1
   assert re.fullmatch(r'error: --blas_core=Pentium9: OpenBLAS runs core \S.*; expected '
                       r'the named core .*\n', done.stderr), done.stderr
   assert not (tmp_path / 'p.txt').exists()
+
+
+def test_the_blas_core_check_reads_scipys_openblas_not_numpys():
+  """numpy's OpenBLAS loads before the pin and keeps this CPU's own core: running the
+  named core there proves nothing about the copy gensim calls."""
+  numpy_copy = {'api': 'openblas', 'folder': 'site-packages/numpy.libs', 'core': 'Haswell'}
+  scipy_copy = {'api': 'openblas', 'folder': 'site-packages/scipy.libs', 'core': 'Zen'}
+  with pytest.raises(UserError, match='--blas_core=Haswell: OpenBLAS runs core Zen;'):
+    word2vec.check_blas_core('Haswell', [numpy_copy, scipy_copy])
+  word2vec.check_blas_core('zen', [numpy_copy, scipy_copy])
+  shared = {'api': 'openblas', 'folder': 'envs/lib', 'core': 'Haswell'}  # conda: one copy
+  word2vec.check_blas_core('Haswell', [shared])
+  with pytest.raises(UserError, match='runs core \\?; expected'):
+    word2vec.check_blas_core('Haswell', [{'api': 'mkl', 'folder': 'lib', 'core': ''}])
 
 
 def test_skipgram_and_cbow_give_other_vectors(corpus):
