@@ -100,3 +100,21 @@ def test_a_run_whose_vectors_file_changed_is_not_resumed(tmp_path, monkeypatch,
     loop.train(config, workdir, echo=quiet)
   path.write_bytes(original)
   assert loop.train(config, workdir, echo=quiet)['epochs_completed'] == 2
+
+
+def test_a_finished_run_is_not_re_evaluated_on_another_vectors_file(tmp_path,
+                                                                   monkeypatch):
+  """--mode=eval after the vectors file changed would write a record naming inputs
+  the parameters were not trained on: refused, results.json left as it was."""
+  from seedsweep.run import loop  # pylint: disable=g-import-not-at-top
+  monkeypatch.setenv('SEEDSWEEP_CACHE', str(tmp_path / 'cache'))
+  path, workdir = tmp_path / 'v.txt', tmp_path / 'run'
+  write_glove(path, 32)
+  config = vector_config(path, static=True)
+  config.train.num_epochs = 1
+  loop.train(config, str(workdir), echo=lambda *_: None)
+  results = (workdir / 'results.json').read_bytes()
+  path.write_bytes(path.read_bytes() + b'unseenword' + b' 0.5' * 32 + b'\n')
+  with pytest.raises(UserError, match=r'cannot re-evaluate: .* vectors .*v\.txt'):
+    loop.evaluate(config, str(workdir), echo=lambda *_: None)
+  assert (workdir / 'results.json').read_bytes() == results

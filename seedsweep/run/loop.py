@@ -109,14 +109,15 @@ def epoch_summary(epoch, num_epochs, rows) -> str:
   return '\n'.join(lines)
 
 
-def check_same_inputs(workdir: str, meta: dict, exp) -> None:
-  """Refuses to resume a run whose checkpoint (its ``meta``) was trained on other
-  input bytes (word vectors, dataset splits) than this build reads: resuming would
-  mix two inputs in one seed's numbers. A checkpoint that recorded none passes."""
+def check_same_inputs(workdir: str, meta: dict, exp, doing: str = 'resume') -> None:
+  """Refuses to resume (or re-evaluate) a run whose checkpoint (its ``meta``) was
+  trained on other input bytes (word vectors, dataset splits) than this build reads:
+  that would mix two inputs in one seed's numbers, or record inputs the parameters
+  were not trained on. A checkpoint that recorded none passes."""
   changed = provenance_lib.input_changes(meta.get('data'), exp.provenance['data'])
   if changed:
     raise UserError(
-        f'{workdir}: cannot resume: its checkpoint was trained on other input bytes '
+        f'{workdir}: cannot {doing}: its checkpoint was trained on other input bytes '
         f'than {describe_inputs(exp.provenance["data"])} hold now ('
         + '; '.join(changed) + '); put back the files it started with, or use '
         'another --workdir')
@@ -390,6 +391,7 @@ def _evaluate_locked(config, workdir: str, echo) -> dict:
     if not latest:
       raise UserError(f'{ckpts.directory} holds no checkpoint to evaluate')
     state, meta = ckpt_lib.restore_train_state(ckpts, latest, exp.init_state())
+    check_same_inputs(workdir, meta, exp, doing='re-evaluate')
     record_program(exp, state, meta)
     results = exp.results(state, latest)
     results['wall_time'] = meta.get('elapsed')
