@@ -1,11 +1,15 @@
 """Pretrained vectors in experiments: loaded for the vocabulary, static or fine-tuned."""
+import collections
+
 import jax
 import numpy as np
 import pytest
 
-from seedsweep.errors import UserError
+from seedsweep.errors import Stopped, UserError
 from seedsweep.run import describe
 from seedsweep.run import experiment
+from seedsweep.run import faults
+from seedsweep.run import loop
 from tests.conftest import small_config
 
 WORDS = ('the', 'film', 'movie', 'not')
@@ -77,20 +81,21 @@ def test_vectors_of_another_dimension_are_refused(tmp_path, monkeypatch):
     experiment.build(vector_config(tmp_path / 'v.txt', True))
 
 
-@pytest.mark.parametrize('stop_at_step', [3, 95 + 3])  # in epoch 1; in epoch 2
+# This config has 94 steps an epoch: a stop in epoch 1, and one in epoch 2 (after the
+# epoch-1 checkpoint, so both kinds of checkpoint are checked).
+@pytest.mark.parametrize('stop_at_step, epoch', [(3, 1), (94 + 3, 2)])
 def test_a_run_whose_vectors_file_changed_is_not_resumed(tmp_path, monkeypatch,
-                                                         stop_at_step):
+                                                         stop_at_step, epoch):
   """A stopped run resumed after its vectors file changed would mix two inputs in
   one seed's numbers: refused, naming the file, until the file it began with is back."""
-  from seedsweep.errors import Stopped  # pylint: disable=g-import-not-at-top
-  from seedsweep.run import faults, loop  # pylint: disable=g-import-not-at-top
   monkeypatch.setenv('SEEDSWEEP_CACHE', str(tmp_path / 'cache'))
   path, workdir = tmp_path / 'v.txt', str(tmp_path / 'run')
   write_glove(path, 32)
   config = vector_config(path, static=True)
   quiet = lambda *_: None
+  monkeypatch.setattr(faults, '_reached', collections.Counter())  # count from 0 here
   monkeypatch.setenv(faults.ENV, f'step:{stop_at_step}@TERM')
-  with pytest.raises(Stopped):
+  with pytest.raises(Stopped, match=f'at step 3/94 of epoch {epoch}'):
     loop.train(config, workdir, echo=quiet)
   monkeypatch.delenv(faults.ENV)
   original = path.read_bytes()
@@ -106,7 +111,6 @@ def test_a_finished_run_is_not_re_evaluated_on_another_vectors_file(tmp_path,
                                                                    monkeypatch):
   """--mode=eval after the vectors file changed would write a record naming inputs
   the parameters were not trained on: refused, results.json left as it was."""
-  from seedsweep.run import loop  # pylint: disable=g-import-not-at-top
   monkeypatch.setenv('SEEDSWEEP_CACHE', str(tmp_path / 'cache'))
   path, workdir = tmp_path / 'v.txt', tmp_path / 'run'
   write_glove(path, 32)

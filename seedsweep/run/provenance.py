@@ -149,7 +149,9 @@ def input_changes(recorded: Optional[dict], current: Optional[dict]) -> List[str
   """``'what: recorded -> current'`` (sha256 prefixes) for each input of a run's
   ``data`` provenance that ``recorded`` names and whose bytes differ now."""
   before, now = input_digests(recorded), input_digests(current)
-  return [f'{k}: {v[:12]}... -> {now[k][:12] if k in now else "(none)"}...'
+  def short(digest):
+    return f'{digest[:12]}...' if digest else '(none)'
+  return [f'{k}: {short(v)} -> {short(now.get(k))}'
           for k, v in before.items() if now.get(k) != v]
 
 
