@@ -61,8 +61,9 @@ one; measured on a 3,000-review corpus: Haswell = Zen, SkylakeX = Cooperlake,
 Sandybridge and Prescott each differ). The record names the core. ``--blas_core=NAME``
 makes scipy's OpenBLAS run that core (OPENBLAS_CORETYPE, set before gensim loads
 it; the CPU must have its instructions: SkylakeX needs AVX-512, Haswell AVX2), so
-the same command gives the same bytes on CPUs whose own choice differs; a core that
-does not take effect is an error before training.
+the same command gives the same bytes on CPUs whose own choice differs; a core whose
+instructions the CPU lacks (CORE_INSTRUCTIONS against /proc/cpuinfo), or one that
+does not take effect, is an error before training.
 
 Files: the vectors file is written to a temporary file beside ``--out`` and renamed, so
 an error never leaves half a file; ``FILE.json`` beside it records the corpus (name,
@@ -100,6 +101,15 @@ DEFAULTS = dict(dim=300, window=5, min_count=5, epochs=5, seed=1, tokens='ptb',
                 lowercase=True, algorithm='cbow')
 # --algorithm: word2vec's two architectures (gensim's ``sg`` 0 / 1).
 ALGORITHMS = {'cbow': 0, 'skipgram': 1}
+# The instruction sets (as /proc/cpuinfo names them) that OpenBLAS's x86-64 cores
+# need: a forced core is loaded whether or not the CPU has them (pin_blas_core).
+_AVX512 = ('avx512f', 'avx512cd', 'avx512bw', 'avx512dq', 'avx512vl')
+CORE_INSTRUCTIONS = {
+    'sandybridge': ('avx',), 'bulldozer': ('avx',), 'piledriver': ('avx', 'fma'),
+    'steamroller': ('avx', 'fma'), 'excavator': ('avx', 'avx2', 'fma'),
+    'haswell': ('avx2', 'fma'), 'zen': ('avx2', 'fma'), 'skylakex': _AVX512,
+    'cooperlake': _AVX512 + ('avx512_bf16',),
+}
 # gensim's own defaults, fixed here so that a gensim release cannot change them
 # silently, and recorded in FILE.json: negative sampling, one worker thread.
 GENSIM_SETTINGS = dict(hs=0, negative=5, ns_exponent=0.75, cbow_mean=1,
@@ -262,13 +272,45 @@ def _gensim():
 def pin_blas_core(core: str) -> None:
   """``--blas_core``: OpenBLAS reads OPENBLAS_CORETYPE when it loads, so this must
   run before gensim imports scipy's BLAS in this process ('' leaves OpenBLAS's own
-  choice)."""
+  choice). OpenBLAS loads a forced core without asking the CPU, so a core whose
+  instructions this CPU lacks is refused here, not left to die on an illegal
+  instruction in gensim's loop."""
   if not core:
     return
   if not core.isalnum():
     raise UserError(f'--blas_core={core!r}; expected an OpenBLAS core name such as '
                     'Haswell or SkylakeX')
+  check_cpu_runs_core(core, cpu_flags())
   os.environ['OPENBLAS_CORETYPE'] = core
+
+
+def cpu_flags(path: str = '/proc/cpuinfo') -> Optional[frozenset]:
+  """The instruction-set flags of this CPU (Linux x86: the first 'flags' line of
+  /proc/cpuinfo), or None where they cannot be read (another OS or architecture)."""
+  try:
+    with open(path, encoding='utf-8', errors='replace') as f:
+      for line in f:
+        name, _, value = line.partition(':')
+        if name.strip() == 'flags':
+          return frozenset(value.split())
+  except OSError:
+    pass
+  return None
+
+
+def check_cpu_runs_core(core: str, flags: Optional[frozenset]) -> None:
+  """A UserError when this CPU lacks an instruction set OpenBLAS's ``core`` kernels
+  use (CORE_INSTRUCTIONS); cores not listed there, or unknown flags (None), are left
+  to check_blas_core after loading."""
+  needed = CORE_INSTRUCTIONS.get(core.lower())
+  if flags is None or needed is None:
+    return
+  missing = [flag for flag in needed if flag not in flags]
+  if missing:
+    raise UserError(f'--blas_core={core}: this CPU lacks {", ".join(missing)} '
+                    '(/proc/cpuinfo flags), which that core\'s kernels use; expected '
+                    'a core this CPU runs, or no --blas_core (the vectors then come '
+                    'out as this CPU\'s own core rounds them, and the record says so)')
 
 
 def check_blas_core(core: str, blas: Sequence[Dict[str, str]]) -> None:

@@ -98,6 +98,50 @@ def test_the_blas_core_check_reads_scipys_openblas_not_numpys():
     word2vec.check_blas_core('Haswell', [{'api': 'mkl', 'folder': 'lib', 'core': ''}])
 
 
+def test_a_core_whose_instructions_the_cpu_lacks_is_refused_before_loading(
+    corpus, tmp_path, monkeypatch, capsys):
+  """OpenBLAS loads a forced core without asking the CPU, and its kernels would stop
+  the process on an illegal instruction inside gensim's loop: on a CPU without
+  AVX-512, --blas_core=SkylakeX (the campaign's recipe) is a one-line error naming
+  what is missing, before OPENBLAS_CORETYPE is set or a file is written."""
+  monkeypatch.delenv('OPENBLAS_CORETYPE', raising=False)
+  monkeypatch.setattr(word2vec, 'cpu_flags', lambda: frozenset({'sse2', 'avx', 'avx2',
+                                                                 'fma'}))
+  out = tmp_path / 'v.txt'
+  assert word2vec.main([f'--corpus={corpus}', f'--out={out}', '--dim=8',
+                        '--blas_core=SkylakeX']) == 1
+  assert capsys.readouterr().err == (
+      'error: --blas_core=SkylakeX: this CPU lacks avx512f, avx512cd, avx512bw, '
+      "avx512dq, avx512vl (/proc/cpuinfo flags), which that core's kernels use; "
+      'expected a core this CPU runs, or no --blas_core (the vectors then come out '
+      "as this CPU's own core rounds them, and the record says so)\n")
+  assert 'OPENBLAS_CORETYPE' not in os.environ
+  assert not out.exists() and not list(tmp_path.iterdir())
+
+
+def test_the_cpu_check_knows_the_cores_and_reads_cpuinfo(tmp_path):
+  avx2 = frozenset({'avx', 'avx2', 'fma'})
+  word2vec.check_cpu_runs_core('Haswell', avx2)
+  word2vec.check_cpu_runs_core('skylakex', avx2 | set(word2vec.CORE_INSTRUCTIONS[
+      'skylakex']))
+  with pytest.raises(UserError, match='lacks avx512_bf16 '):
+    word2vec.check_cpu_runs_core('Cooperlake', avx2 | set(word2vec.CORE_INSTRUCTIONS[
+        'skylakex']))
+  with pytest.raises(UserError, match='lacks avx2, fma '):
+    word2vec.check_cpu_runs_core('Zen', frozenset({'avx'}))
+  # Flags unknown (another OS or architecture) or a core not listed: left to the
+  # check after loading (check_blas_core).
+  word2vec.check_cpu_runs_core('SkylakeX', None)
+  word2vec.check_cpu_runs_core('Prescott', frozenset())
+  cpuinfo = tmp_path / 'cpuinfo'
+  cpuinfo.write_text('processor\t: 0\nflags\t\t: fpu sse2 avx2\n\nprocessor\t: 1\n'
+                     'flags\t\t: fpu\n')
+  assert word2vec.cpu_flags(str(cpuinfo)) == {'fpu', 'sse2', 'avx2'}
+  cpuinfo.write_text('processor\t: 0\nFeatures\t: fp asimd\n')  # aarch64
+  assert word2vec.cpu_flags(str(cpuinfo)) is None
+  assert word2vec.cpu_flags(str(tmp_path / 'none')) is None
+
+
 def test_skipgram_and_cbow_give_other_vectors(corpus):
   sentences = word2vec.corpus_sentences(corpus)
   words1, m1 = word2vec.train_vectors(sentences, algorithm='cbow', **SMALL)
