@@ -32,6 +32,10 @@ def vector_config(path, static):
   return config
 
 
+def not_reached(*_):
+  raise AssertionError('a refused resume built the train state (and compiled) first')
+
+
 def _train(config, steps=3):
   exp = experiment.build(config)
   state = jax.tree.map(np.asarray, exp.init_state())
@@ -100,9 +104,11 @@ def test_a_run_whose_vectors_file_changed_is_not_resumed(tmp_path, monkeypatch,
   monkeypatch.delenv(faults.ENV)
   original = path.read_bytes()
   path.write_bytes(original + b'unseenword' + b' 0.5' * 32 + b'\n')  # other bytes
-  with pytest.raises(UserError, match=r'cannot resume: .* vectors .*v\.txt hold now '
-                                      r'\(vectors: \w{12}\.\.\. -> \w{12}\.\.\.\)'):
-    loop.train(config, workdir, echo=quiet)
+  with monkeypatch.context() as refused:  # before the state is built and compiled
+    refused.setattr(experiment.Experiment, 'init_state', not_reached)
+    with pytest.raises(UserError, match=r'cannot resume: .* vectors .*v\.txt hold now '
+                                        r'\(vectors: \w{12}\.\.\. -> \w{12}\.\.\.\)'):
+      loop.train(config, workdir, echo=quiet)
   path.write_bytes(original)
   assert loop.train(config, workdir, echo=quiet)['epochs_completed'] == 2
 
@@ -119,6 +125,7 @@ def test_a_finished_run_is_not_re_evaluated_on_another_vectors_file(tmp_path,
   loop.train(config, str(workdir), echo=lambda *_: None)
   results = (workdir / 'results.json').read_bytes()
   path.write_bytes(path.read_bytes() + b'unseenword' + b' 0.5' * 32 + b'\n')
+  monkeypatch.setattr(experiment.Experiment, 'init_state', not_reached)
   with pytest.raises(UserError, match=r'cannot re-evaluate: .* vectors .*v\.txt'):
     loop.evaluate(config, str(workdir), echo=lambda *_: None)
   assert (workdir / 'results.json').read_bytes() == results

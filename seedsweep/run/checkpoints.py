@@ -152,14 +152,7 @@ class Checkpoints:
     :class:`OlderFormat` if it predates fingerprints and does not fit ``target``
     (``older``: ``target`` is the tree such a checkpoint holds)."""
     where = os.path.join(self.directory, str(step))
-    try:
-      meta = self.manager.restore(step, args=ocp.args.Composite(
-          meta=ocp.args.JsonRestore())).meta
-    except Exception as e:  # orbax raises many types for unreadable checkpoints
-      raise CorruptCheckpoint(f'cannot read the checkpoint {where} ({_first_line(e)})'
-                              '; expected one this config wrote') from e
-    if not isinstance(meta, dict):
-      raise CorruptCheckpoint(f'{where}: its meta record is not a JSON object')
+    meta = self._read_meta(step)
     recorded = meta.get(FINGERPRINT)  # absent in checkpoints made before it existed
     try:
       tree = self.manager.restore(step, args=ocp.args.Composite(
@@ -173,6 +166,26 @@ class Checkpoints:
       raise CorruptCheckpoint(f'{where}: the restored arrays are not the bits that '
                               f'were saved (fingerprint {recorded} expected)')
     return tree, meta
+
+  def meta(self, step: int) -> Optional[dict]:
+    """The JSON record of ``step`` alone, without its arrays (cheap: no train state
+    is needed to read it); None if it cannot be read (``restore`` reports why)."""
+    try:
+      return self._read_meta(step)
+    except CorruptCheckpoint:
+      return None
+
+  def _read_meta(self, step: int) -> dict:
+    where = os.path.join(self.directory, str(step))
+    try:
+      meta = self.manager.restore(step, args=ocp.args.Composite(
+          meta=ocp.args.JsonRestore())).meta
+    except Exception as e:  # orbax raises many types for unreadable checkpoints
+      raise CorruptCheckpoint(f'cannot read the checkpoint {where} ({_first_line(e)})'
+                              '; expected one this config wrote') from e
+    if not isinstance(meta, dict):
+      raise CorruptCheckpoint(f'{where}: its meta record is not a JSON object')
+    return meta
 
   def discard(self, step: int) -> str:
     """Moves checkpoint ``step`` to ``workdir/corrupt_checkpoints/`` (kept for a

@@ -123,6 +123,23 @@ def check_same_inputs(workdir: str, meta: dict, exp, doing: str = 'resume') -> N
         'another --workdir')
 
 
+def check_saved_inputs(workdir: str, exp, ckpts, interrupted=None,
+                       doing: str = 'resume') -> None:
+  """check_same_inputs on the meta records alone of the checkpoints a resume would
+  read (the newest epoch checkpoint, and the stop signal's mid-epoch one of the epoch
+  after it), before the train state is built and the step compiled: a refusal costs
+  no compilation. A record that cannot be read is left to the restore to report."""
+  latest = ckpts.latest_epoch() or 0
+  metas = [ckpts.meta(latest)] if latest else []
+  steps = interrupted.steps() if interrupted else []
+  if steps:
+    meta = interrupted.meta(steps[-1])
+    metas.append(meta if meta and meta.get('epoch') == latest + 1 else None)
+  for meta in metas:
+    if meta:
+      check_same_inputs(workdir, meta, exp, doing)
+
+
 def describe_inputs(data: dict) -> str:
   """The inputs of a run's ``data`` provenance, in words: 'dataset subj and
   vectors FILE'."""
@@ -237,6 +254,7 @@ def _train_locked(config, workdir: str, echo) -> dict:
     timer = timing.Timer()
     with timer('build'):
       exp = experiment_lib.build(config)
+    check_saved_inputs(workdir, exp, ckpts, interrupted)
     faults.reached('build')
     primary = hosts.is_primary()  # under jax.distributed only process 0 writes files
     if not known and primary:
@@ -390,6 +408,7 @@ def _evaluate_locked(config, workdir: str, echo) -> dict:
     latest = ckpts.latest_epoch()
     if not latest:
       raise UserError(f'{ckpts.directory} holds no checkpoint to evaluate')
+    check_saved_inputs(workdir, exp, ckpts, doing='re-evaluate')
     state, meta = ckpt_lib.restore_train_state(ckpts, latest, exp.init_state())
     check_same_inputs(workdir, meta, exp, doing='re-evaluate')
     record_program(exp, state, meta)
