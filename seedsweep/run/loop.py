@@ -134,7 +134,8 @@ def check_saved_inputs(workdir: str, exp, ckpts, interrupted=None,
   steps = interrupted.steps() if interrupted else []
   if steps:
     meta = interrupted.meta(steps[-1])
-    metas.append(meta if meta and meta.get('epoch') == latest + 1 else None)
+    if meta and meta.get('epoch') == latest + 1:  # not superseded by a later epoch
+      metas.append(meta)
   for meta in metas:
     if meta:
       check_same_inputs(workdir, meta, exp, doing)
@@ -408,9 +409,8 @@ def _evaluate_locked(config, workdir: str, echo) -> dict:
     latest = ckpts.latest_epoch()
     if not latest:
       raise UserError(f'{ckpts.directory} holds no checkpoint to evaluate')
-    check_saved_inputs(workdir, exp, ckpts, doing='re-evaluate')
+    check_saved_inputs(workdir, exp, ckpts, doing='re-evaluate')  # latest's meta
     state, meta = ckpt_lib.restore_train_state(ckpts, latest, exp.init_state())
-    check_same_inputs(workdir, meta, exp, doing='re-evaluate')
     record_program(exp, state, meta)
     results = exp.results(state, latest)
     results['wall_time'] = meta.get('elapsed')
