@@ -6,6 +6,7 @@ published in the README.
   python results/campaign.py list                # every run: state, seeds, command,
                                                  # and how far a started one is
   python results/campaign.py train RUN [RUN...]  # e.g. dclstm/sst2/w2v_static
+  python results/campaign.py train --again RUN   # a published run trained afresh
   python results/campaign.py readme              # the README section alone
   python results/campaign.py publish             # records, reports, README section
 
@@ -40,6 +41,7 @@ import dataclasses
 import os
 import subprocess
 import sys
+import time
 from typing import Dict, List, Optional, Sequence, Tuple
 
 from seedsweep import files
@@ -47,6 +49,7 @@ from seedsweep import files
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 RUNS = os.path.join('runs', 'campaign')      # relative to ROOT
 VECTORS_DIR = os.path.join('runs', 'vectors')
+DISCARDED = os.path.join('runs', 'discarded')  # run folders set aside by --again
 RESULTS = 'results'
 RECORD_FILES = ('config.json', 'results.json', 'metrics.jsonl')
 README = 'README.md'
@@ -378,15 +381,49 @@ def make_vectors(names: Sequence[str]) -> int:
   return 0
 
 
-def train(keys: Sequence[str], keep_going: bool) -> int:
+def _same_file(a: str, b: str) -> bool:
+  with open(a, 'rb') as f, open(b, 'rb') as g:
+    return f.read() == g.read()
+
+
+def set_aside(run: Run) -> bool:
+  """Readies a published run to be trained afresh; False when it needs no training.
+
+  The run folder that produced the record moves to ``runs/discarded/`` (renamed,
+  never deleted), so the run's command starts over; a folder without results, a new
+  run under way, is left for the command to resume. A finished new run that is not
+  published yet is left alone: ``publish`` puts its record in place of the old one,
+  which stands until then."""
+  workdir = os.path.join(ROOT, run.workdir)
+  results = os.path.join(workdir, 'results.json')
+  if not os.path.exists(results):
+    return True
+  if not _same_file(results, os.path.join(ROOT, run.record_dir, 'results.json')):
+    print(f'{run.key}: trained again and finished; `python results/campaign.py '
+          'publish` replaces its record')
+    return False
+  stamp = time.strftime('%Y%m%d-%H%M%S', time.gmtime())
+  target = os.path.join(ROOT, DISCARDED, run.key.replace('/', '__') + '.' + stamp)
+  os.makedirs(os.path.dirname(target), exist_ok=True)
+  os.rename(workdir, target)
+  print(f'{run.key}: its published run folder moved to {os.path.relpath(target, ROOT)}')
+  return True
+
+
+def train(keys: Sequence[str], keep_going: bool, again: bool = False) -> int:
   """Trains each run (each of its seed parts in turn), skipping what is published:
-  its checkpoints may be gone with an earlier machine, and its record stands. A run
-  stopped by a signal (its checkpoint saved) ends the campaign there: the user's stop."""
+  its checkpoints may be gone with an earlier machine, and its record stands; with
+  ``again``, a published run trains afresh (``set_aside``) and its record stands
+  until ``publish`` replaces it. A run stopped by a signal (its checkpoint saved)
+  ends the campaign there: the user's stop."""
   failed = []
   for run in [part for k in keys for part in find_run(k).parts()]:
-    if state(run) == 'published':
-      print(f'{run.key}: published in {run.record_dir}; delete that folder to train '
-            'it again')
+    published = state(run) == 'published'
+    if published and not again:
+      print(f'{run.key}: published in {run.record_dir}; `python results/campaign.py '
+            f'train --again {run.key}` trains it afresh')
+    elif published and not set_aside(run):
+      pass  # trained again and finished: `publish` is what it waits for
     elif run.setting != 'random' and not os.path.exists(
         os.path.join(ROOT, VECTORS[run.row.vectors].path)):
       print(f'{run.key}: {VECTORS[run.row.vectors].path} missing; run '
@@ -396,7 +433,8 @@ def train(keys: Sequence[str], keep_going: bool) -> int:
       code = _call(run.command())
       if code > 128:  # stopped by a signal, its checkpoint saved: the user's stop
         print(f'campaign: {run.key} stopped (signal {code - 128}); `python '
-              f'results/campaign.py train {run.key}` resumes it from its checkpoint')
+              f'results/campaign.py train {"--again " * again}{run.key}` resumes it '
+              'from its checkpoint')
         return code
       if code:
         failed.append(run.key)
@@ -573,6 +611,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                         help='paper/row/setting, e.g. dclstm/sst2/w2v_static')
   training.add_argument('--keep_going', action='store_true',
                         help='go on with the next run after a failure')
+  training.add_argument('--again', action='store_true',
+                        help='train published runs afresh: their run folders move to '
+                        f'{DISCARDED}/, their records stand until `publish`')
   sub.add_parser('publish', help='records, reports and the README section')
   sub.add_parser('readme', help='the README section only, from the reports')
   args = parser.parse_args(argv)
@@ -581,7 +622,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
   if args.command == 'vectors':
     return make_vectors(args.names)
   if args.command == 'train':
-    return train(args.runs, args.keep_going)
+    return train(args.runs, args.keep_going, args.again)
   if args.command == 'publish':
     return publish()
   write_readme()

@@ -186,6 +186,55 @@ def test_train_goes_through_the_parts_and_skips_what_is_published(tmp_path,
   assert campaign.train([second.key], keep_going=False) == 0 and len(called) == 1
 
 
+
+def test_again_trains_a_published_run_afresh_and_its_record_stands_until_publish(
+    tmp_path, monkeypatch, capsys):
+  """``train --again``: the published run's folder is set aside (renamed, not
+  deleted) and the command trains afresh; a rerun under way resumes rather than being
+  set aside; a finished rerun waits for ``publish``, which replaces the record."""
+  monkeypatch.setattr(campaign, 'ROOT', str(tmp_path))
+  called = []
+  monkeypatch.setattr(campaign, '_call', lambda command: called.append(command) or 0)
+  run = campaign.find_run('clstm/trec/random')
+  workdir, record = tmp_path / run.workdir, tmp_path / run.record_dir
+  for folder, name in ((workdir, 'old'), (record, 'old')):
+    folder.mkdir(parents=True)
+    for file in campaign.RECORD_FILES:
+      (folder / file).write_text(name)
+  (workdir / 'checkpoints').mkdir()
+  assert campaign.train([run.key], keep_going=False) == 0 and not called
+  assert f'train --again {run.key}` trains it afresh' in capsys.readouterr().out
+
+  assert campaign.train([run.key], keep_going=False, again=True) == 0
+  assert [c[4] for c in called] == [f'--workdir={run.workdir}']
+  [aside] = (tmp_path / campaign.DISCARDED).iterdir()
+  assert aside.name.startswith('clstm__trec__random.')
+  assert (aside / 'checkpoints').is_dir() and not workdir.exists()
+  assert (record / 'results.json').read_text() == 'old'
+
+  workdir.mkdir()  # the new run, stopped before its end: resumed, not set aside
+  (workdir / 'config.json').write_text('new')
+  assert campaign.train([run.key], keep_going=False, again=True) == 0
+  assert len(called) == 2 and len(list((tmp_path / campaign.DISCARDED).iterdir())) == 1
+
+  for file in campaign.RECORD_FILES:  # the new run finished
+    (workdir / file).write_text('new')
+  capsys.readouterr()
+  assert campaign.train([run.key], keep_going=False, again=True) == 0
+  assert len(called) == 2 and 'publish` replaces its record' in capsys.readouterr().out
+  assert campaign.copy_records(run)
+  assert (record / 'results.json').read_text() == 'new'
+
+
+def test_a_stopped_rerun_says_to_resume_it_with_again(tmp_path, monkeypatch, capsys):
+  monkeypatch.setattr(campaign, 'ROOT', str(tmp_path))
+  monkeypatch.setattr(campaign, '_call', lambda command: 143)
+  run = campaign.find_run('clstm/trec/random')
+  (tmp_path / run.record_dir).mkdir(parents=True)
+  (tmp_path / run.record_dir / 'results.json').write_text('{}')
+  assert campaign.train([run.key], keep_going=False, again=True) == 143
+  assert f'train --again {run.key}` resumes it' in capsys.readouterr().out
+
 def test_a_stopped_run_ends_the_campaign_as_stopped_not_failed(tmp_path, monkeypatch,
                                                                 capsys):
   """SIGTERM to a run saves its checkpoint (exit 128 + 15): the campaign stops there,
