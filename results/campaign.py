@@ -38,6 +38,7 @@ import argparse
 import ast
 import csv
 import dataclasses
+import filecmp
 import os
 import subprocess
 import sys
@@ -381,11 +382,6 @@ def make_vectors(names: Sequence[str]) -> int:
   return 0
 
 
-def _same_file(a: str, b: str) -> bool:
-  with open(a, 'rb') as f, open(b, 'rb') as g:
-    return f.read() == g.read()
-
-
 def set_aside(run: Run) -> bool:
   """Readies a published run to be trained afresh; False when it needs no training.
 
@@ -398,7 +394,8 @@ def set_aside(run: Run) -> bool:
   results = os.path.join(workdir, 'results.json')
   if not os.path.exists(results):
     return True
-  if not _same_file(results, os.path.join(ROOT, run.record_dir, 'results.json')):
+  if not filecmp.cmp(results, os.path.join(ROOT, run.record_dir, 'results.json'),
+                     shallow=False):
     print(f'{run.key}: trained again and finished; `python results/campaign.py '
           'publish` replaces its record')
     return False
@@ -423,7 +420,7 @@ def train(keys: Sequence[str], keep_going: bool, again: bool = False) -> int:
       print(f'{run.key}: published in {run.record_dir}; `python results/campaign.py '
             f'train --again {run.key}` trains it afresh')
     elif published and not set_aside(run):
-      pass  # trained again and finished: `publish` is what it waits for
+      pass  # trained again and finished: it waits for `publish`, not for training
     elif run.setting != 'random' and not os.path.exists(
         os.path.join(ROOT, VECTORS[run.row.vectors].path)):
       print(f'{run.key}: {VECTORS[run.row.vectors].path} missing; run '
@@ -432,9 +429,10 @@ def train(keys: Sequence[str], keep_going: bool, again: bool = False) -> int:
     else:
       code = _call(run.command())
       if code > 128:  # stopped by a signal, its checkpoint saved: the user's stop
+        flag = '--again ' if again else ''
         print(f'campaign: {run.key} stopped (signal {code - 128}); `python '
-              f'results/campaign.py train {"--again " * again}{run.key}` resumes it '
-              'from its checkpoint')
+              f'results/campaign.py train {flag}{run.key}` resumes it from its '
+              'checkpoint')
         return code
       if code:
         failed.append(run.key)

@@ -186,7 +186,6 @@ def test_train_goes_through_the_parts_and_skips_what_is_published(tmp_path,
   assert campaign.train([second.key], keep_going=False) == 0 and len(called) == 1
 
 
-
 def test_again_trains_a_published_run_afresh_and_its_record_stands_until_publish(
     tmp_path, monkeypatch, capsys):
   """``train --again``: the published run's folder is set aside (renamed, not
@@ -234,6 +233,7 @@ def test_a_stopped_rerun_says_to_resume_it_with_again(tmp_path, monkeypatch, cap
   (tmp_path / run.record_dir / 'results.json').write_text('{}')
   assert campaign.train([run.key], keep_going=False, again=True) == 143
   assert f'train --again {run.key}` resumes it' in capsys.readouterr().out
+
 
 def test_a_stopped_run_ends_the_campaign_as_stopped_not_failed(tmp_path, monkeypatch,
                                                                 capsys):
