@@ -85,6 +85,23 @@ def test_a_bad_thread_count_is_refused_by_name(bad):
     runtime.pin_for(config)
 
 
+@pytest.mark.parametrize('backend, flags, warned', [
+    ('cpu', '', False),
+    ('gpu', '', True),
+    ('gpu', '--xla_gpu_deterministic_ops=false', True),
+    ('gpu', '--xla_gpu_deterministic_ops_x=true', True),
+    ('gpu', '--xla_gpu_exclude_nondeterministic_ops=true', True),
+    ('gpu', '--xla_gpu_deterministic_ops=true', False),
+    ('gpu', '--xla_dump_to=/tmp/x --xla_gpu_deterministic_ops', False),
+    ('rocm', '--xla_gpu_deterministic_ops=1 --xla_dump_to=/tmp/x', False),
+])
+def test_a_gpu_run_without_the_deterministic_flag_is_warned(backend, flags, warned):
+  warning = runtime.gpu_determinism_warning(backend, flags)
+  assert (warning is not None) == warned
+  if warned:
+    assert f'XLA_FLAGS={runtime.GPU_DETERMINISM_FLAG}' in warning
+
+
 def test_record_names_what_decides_the_bits():
   record = provenance.determinism_record()
   for field in provenance.REPRODUCING + ('cpu_model', 'usable_cores', 'glibc_tunables'):

@@ -257,6 +257,10 @@ def _train_locked(config, workdir: str, echo) -> dict:
       exp = experiment_lib.build(config)
     check_saved_inputs(workdir, exp, ckpts, interrupted)
     faults.reached('build')
+    warning = runtime.gpu_determinism_warning(jax.default_backend(),
+                                              os.environ.get('XLA_FLAGS', ''))
+    if warning:
+      echo(warning)
     primary = hosts.is_primary()  # under jax.distributed only process 0 writes files
     if not known and primary:
       outputs.write_json(os.path.join(workdir, outputs.CONFIG),

@@ -4,7 +4,9 @@ Cheap to import (jax is imported only when a function needs it): launch.py reads
 :data:`GLIBC_TUNABLES` before it re-executes itself.
 """
 import os
+import re
 import sys
+from typing import Optional
 
 # XLA:CPU allocates large per-step buffers; glibc's default malloc returns them to the
 # kernel and faults them in again (a fifth of CPU time in the kernel). These settings
@@ -110,3 +112,20 @@ def pin_for(config) -> None:
                     f'(4 = the default, the same numbers on every machine; 0 = the '
                     f'usable cores)')
   pin_cpu_threads(threads)
+
+
+# XLA:GPU's switch for run-to-run identical numbers: with it, a seed trained in two
+# processes on an H100 gave the same parameters to the bit after every epoch
+# (WORKSPACE_NOTES.md, determinism policy, "On a GPU").
+GPU_DETERMINISM_FLAG = '--xla_gpu_deterministic_ops=true'
+_GPU_FLAG_SET = re.compile(r'(^|\s)--xla_gpu_deterministic_ops(=(true|1))?(\s|$)')
+
+
+def gpu_determinism_warning(backend: str, xla_flags: str) -> Optional[str]:
+  """The line a run on ``backend`` prints when ``xla_flags`` (the XLA_FLAGS it started
+  with) leaves XLA:GPU free to vary its numbers from run to run; None when not."""
+  if backend not in ('gpu', 'cuda', 'rocm') or _GPU_FLAG_SET.search(xla_flags):
+    return None
+  return (f'warning: training on {backend} without XLA_FLAGS={GPU_DETERMINISM_FLAG}: '
+          "a seed's numbers may differ from one run to the next (README, "
+          '"The same numbers on any machine")')
