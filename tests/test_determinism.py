@@ -14,12 +14,14 @@ from seedsweep.errors import UserError
 from seedsweep import reports
 from seedsweep.run import checkpoints as ckpt_lib
 from seedsweep.run import outputs
+from seedsweep.run import loop
 from seedsweep.run import provenance
 from seedsweep.run import runtime
 from tests import determinism_probe
 from tests.conftest import DEFAULT_THREADS
 from tests.conftest import REPO
 from tests.conftest import run_launch
+from tests.conftest import small_config
 from tests.conftest import user_environment
 from tests.test_reports import make_run
 from tests.test_reports import quiet
@@ -100,6 +102,16 @@ def test_a_gpu_run_without_the_deterministic_flag_is_warned(backend, flags, warn
   assert (warning is not None) == warned
   if warned:
     assert f'XLA_FLAGS={runtime.GPU_DETERMINISM_FLAG}' in warning
+
+
+def test_a_run_prints_the_gpu_warning_with_its_backend_and_flags(tmp_path, monkeypatch):
+  # The CPU client already runs, so the variable is only read here, never applied.
+  monkeypatch.setenv('XLA_FLAGS', '--xla_dump_to=/nonexistent')
+  seen, lines = [], []
+  monkeypatch.setattr(runtime, 'gpu_determinism_warning',
+                      lambda *args: seen.append(args) or 'warning: probe')
+  loop.train(small_config(seeds=(1,), epochs=1), str(tmp_path), echo=lines.append)
+  assert seen == [('cpu', '--xla_dump_to=/nonexistent')] and 'warning: probe' in lines
 
 
 def test_record_names_what_decides_the_bits():
