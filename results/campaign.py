@@ -201,7 +201,8 @@ ROWS: Tuple[Row, ...] = (
     Row('dlstm', 'sst1_phrases', 'SST-1 (+phrases)',
         'experiments/dlstm_sst.py:fine,phrases', 'imdb_sg_300d', modes=('static',), seeds=3,
         part_seeds=1, w2v_overrides=LOWER,
-        note='3 seeds a run, one at a time: 159k phrases an epoch, up to 100 epochs'),
+        note='3 seeds a run, one at a time: 159k phrases an epoch, up to 100 epochs; '
+             'random embeddings on a lent H100 (the three seeds side by side)'),
     Row('dlstm', 'trec', 'TREC', 'experiments/dlstm_trec.py', 'imdb_sg_300d',
         modes=('static',), seeds=5, part_seeds=3, w2v_overrides=LOWER,
         note='5 seeds a run, trained 3 + 2: 100 epochs with no dev set to stop on, so '
