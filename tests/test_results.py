@@ -114,7 +114,8 @@ def test_a_run_command_gives_its_overrides_as_flags():
   assert '--config.data.vectors.lowercase=True' in flags
   clstm = campaign.find_run('clstm/sst2/random').command()
   assert not any(flag.startswith('--config.seeds=') for flag in clstm)  # ten: default
-  assert '--config.seeds=(1,2,3)' in campaign.find_run('mtlstm/imdb/random').command()
+  assert '--config.seeds=(1,2,3)' in campaign.find_run(
+      'mtlstm/imdb/random/seeds_1-3').command()
   assert '--config.optimizer.embedding_update=rows' in clstm
   with pytest.raises(SystemExit, match="no run 'dlstm/sst2/w2v'"):
     campaign.find_run('dlstm/sst2/w2v')
