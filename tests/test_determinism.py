@@ -13,8 +13,8 @@ from seedsweep.config import checks as config_checks
 from seedsweep.errors import UserError
 from seedsweep import reports
 from seedsweep.run import checkpoints as ckpt_lib
-from seedsweep.run import outputs
 from seedsweep.run import loop
+from seedsweep.run import outputs
 from seedsweep.run import provenance
 from seedsweep.run import runtime
 from tests import determinism_probe
