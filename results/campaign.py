@@ -183,8 +183,8 @@ ROWS: Tuple[Row, ...] = (
         modes=BOTH),
     Row('mtlstm', 'imdb', 'IMDB', 'experiments/mtlstm_imdb.py', 'imdbtrain_sg_100d',
         part_seeds=3, overrides=ROWS_UPDATE,
-        note='trained 3 seeds at a time (25k reviews of ~300 tokens: 31 min for 3 on '
-             '2 CPU cores); ' + ROWS_NOTE),
+        note='trained in parts of 3 seeds and one of 1 (25k reviews of ~300 tokens: '
+             '31 min for 3 on the older 2-core EPYC, 15-18 min on Zen 5); ' + ROWS_NOTE),
     # DLSTM: cased text, static vectors looked up lower-cased.
     Row('dlstm', 'sst2', 'SST-2 (sentences)', 'experiments/dlstm_sst.py:binary',
         'imdb_sg_300d', modes=('static',), seeds=5, w2v_seeds=10, part_seeds=3,
