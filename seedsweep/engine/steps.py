@@ -7,6 +7,9 @@ train step, :class:`StepAt` (which batch). How the seed axis is mapped is a conf
 choice (``config.train.seed_parallel``):
 
 * ``vmap``: one batched program (the form for GPUs/TPUs and for sharding over devices);
+  groups of two or more share its batched kernels, and a lone member runs as a pair
+  (:func:`_lone_member_as_pair`), so a seed's numbers are bitwise the same alone and
+  in any group on the CPU;
 * ``map``: ``jax.lax.map`` over seeds inside the same jit, each seed's step run with
   the shapes of a single-seed run, so a seed's numbers are bitwise the same alone and
   in any group (the CPU default; benchmarks/seed_parallel.py compares the forms).
@@ -116,11 +119,13 @@ class Steps:
     self.plan, self.mode, self.patience = plan, mode, patience
     self.tag_tables = tag_tables  # (prefix, kind) of each slot tag: slot F1 in eval
     self.epoch_orders = jax.jit(self._epoch_orders)
-    self.train_step = jax.jit(self._train_step, static_argnames=('length',),
-                              donate_argnums=(0,))
-    self.eval_batch = jax.jit(self._eval_batch, static_argnames=('length', 'n_splits'))
-    self.predict_batch = jax.jit(self._predict_batch)
-    self.select_best = jax.jit(self._select_best, donate_argnums=(0,))
+    paired = _lone_member_as_pair if mode == 'vmap' else lambda fn, _: fn
+    self.train_step = paired(jax.jit(self._train_step, static_argnames=('length',),
+                                     donate_argnums=(0,)), (0, 1, 2))
+    self.eval_batch = paired(jax.jit(self._eval_batch,
+                                     static_argnames=('length', 'n_splits')), (0, 1))
+    self.predict_batch = paired(jax.jit(self._predict_batch), (0, 1))
+    self.select_best = paired(jax.jit(self._select_best, donate_argnums=(0,)), (0, 1))
 
   @staticmethod
   def _loss_fn(learner: Learner, batch, dropout_key):
@@ -282,6 +287,51 @@ class Steps:
     function of (seed, view, epoch)."""
     return jax.vmap(lambda s, v: self.plan.seed_order(rngs.data_key(s, epoch), v))(
         data.streams[:, rngs.DATA], data.views)
+
+
+def _lone_member_as_pair(jitted: Callable, member_args: Sequence[int]) -> Callable:
+  """``jitted`` (a vmapped step) that runs a lone member as a pair, itself twice.
+
+  XLA compiles a vmapped batch of one member to unbatched kernels, whose rounding
+  differs from the batched kernels that every group of two or more shares; as a
+  pair, a seed alone gets the bits it has in any group (WORKSPACE_NOTES.md,
+  determinism policy), for twice a one-member step's arithmetic. The pair is made
+  at the call, outside the compiled program: pairing inside it changes XLA's fusion
+  around the step and with it the last bits. ``member_args``: the positions of the
+  arguments with a members axis (:func:`_pair_members`); every output has one.
+  ``.lower`` lowers the program that runs (provenance's program fingerprint).
+  """
+  def lone(args) -> bool:
+    return _members(args[member_args[0]]) == 1
+
+  def paired(args):
+    return [_pair_members(a) if i in member_args else a for i, a in enumerate(args)]
+
+  def call(*args, **kwargs):
+    if not lone(args):
+      return jitted(*args, **kwargs)
+    return jax.tree.map(lambda x: x[:1], jitted(*paired(args), **kwargs))
+
+  call.lower = lambda *args, **kwargs: jitted.lower(
+      *(paired(args) if lone(args) else args), **kwargs)
+  return call
+
+
+def _members(x) -> int:
+  """The members axis' length of a state, parameters or ``[members]`` array."""
+  return jax.tree.leaves(x.streams if isinstance(x, DeviceData) else x)[0].shape[0]
+
+
+def _pair_members(x):
+  """``x`` with each members axis repeated: ``[1, ...]`` -> ``[2, ...]``. A
+  :class:`DeviceData`'s data arrays and a :class:`StepAt`'s position are shared."""
+  twice = lambda t: jax.tree.map(lambda a: jnp.concatenate([a, a]), t)
+  if isinstance(x, DeviceData):
+    return dataclasses.replace(x, streams=twice(x.streams), views=twice(x.views),
+                               hparams=twice(x.hparams))
+  if isinstance(x, StepAt):
+    return x.replace(orders=twice(x.orders))
+  return twice(x)
 
 
 def _keep_where(take, new, old):
