@@ -39,7 +39,9 @@ def measure(config, form: str, steps: int) -> float:
   from seedsweep.run import experiment  # pylint: disable=g-import-not-at-top
   runtime.enable_compilation_cache()
   config.data.num_buckets = 1  # one padded length: the forms see identical shapes
-  config.train.seed_parallel = 'map' if form == 'map' else 'vmap'
+  # per_seed: a one-seed step under `map` is the plain single-seed program (under
+  # `vmap` a lone seed runs as a pair, engine/steps.py, for the bits of a group).
+  config.train.seed_parallel = 'vmap' if form == 'vmap' else 'map'
   seed_groups = ([(s,) for s in config.seeds] if form == 'per_seed'
                  else [tuple(config.seeds)])
   runs = []
