@@ -295,7 +295,8 @@ def _lone_member_as_pair(jitted: Callable, member_args: Sequence[int]) -> Callab
   XLA compiles a vmapped batch of one member to unbatched kernels, whose rounding
   differs from the batched kernels that every group of two or more shares; as a
   pair, a seed alone gets the bits it has in any group (WORKSPACE_NOTES.md,
-  determinism policy), for twice a one-member step's arithmetic. The pair is made
+  determinism policy), for twice a one-member step's arithmetic and memory (and a
+  copy of the state in and out a call). The pair is made
   at the call, outside the compiled program: pairing inside it changes XLA's fusion
   around the step and with it the last bits. ``member_args``: the positions of the
   arguments with a members axis (:func:`_pair_members`); every output has one.
@@ -310,7 +311,7 @@ def _lone_member_as_pair(jitted: Callable, member_args: Sequence[int]) -> Callab
   def call(*args, **kwargs):
     if not lone(args):
       return jitted(*args, **kwargs)
-    return jax.tree.map(lambda x: x[:1], jitted(*paired(args), **kwargs))
+    return _first_member(jitted(*paired(args), **kwargs))
 
   call.lower = lambda *args, **kwargs: jitted.lower(
       *(paired(args) if lone(args) else args), **kwargs)
@@ -322,16 +323,20 @@ def _members(x) -> int:
   return jax.tree.leaves(x.streams if isinstance(x, DeviceData) else x)[0].shape[0]
 
 
+# One dispatch for a whole state, not one a leaf (copies: no arithmetic, no rounding).
+_twice = jax.jit(lambda t: jax.tree.map(lambda a: jnp.concatenate([a, a]), t))
+_first_member = jax.jit(lambda t: jax.tree.map(lambda a: a[:1], t))
+
+
 def _pair_members(x):
   """``x`` with each members axis repeated: ``[1, ...]`` -> ``[2, ...]``. A
   :class:`DeviceData`'s data arrays and a :class:`StepAt`'s position are shared."""
-  twice = lambda t: jax.tree.map(lambda a: jnp.concatenate([a, a]), t)
   if isinstance(x, DeviceData):
-    return dataclasses.replace(x, streams=twice(x.streams), views=twice(x.views),
-                               hparams=twice(x.hparams))
+    streams, views, hparams = _twice((x.streams, x.views, x.hparams))
+    return dataclasses.replace(x, streams=streams, views=views, hparams=hparams)
   if isinstance(x, StepAt):
-    return x.replace(orders=twice(x.orders))
-  return twice(x)
+    return x.replace(orders=_twice(x.orders))
+  return _twice(x)
 
 
 def _keep_where(take, new, old):
