@@ -296,9 +296,9 @@ def _lone_member_as_pair(jitted: Callable, member_args: Sequence[int]) -> Callab
   differs from the batched kernels that every group of two or more shares; as a
   pair, a seed alone gets the bits it has in any group (WORKSPACE_NOTES.md,
   determinism policy), for twice a one-member step's arithmetic and memory (and a
-  copy of the state in and out a call). The pair is made
-  at the call, outside the compiled program: pairing inside it changes XLA's fusion
-  around the step and with it the last bits. ``member_args``: the positions of the
+  copy of the state in and out a call). The pair is made at the call, outside the
+  compiled program: pairing inside it changes XLA's fusion around the step and with
+  it the last bits. ``member_args``: the positions of the
   arguments with a members axis (:func:`_pair_members`); every output has one.
   ``.lower`` lowers the program that runs (provenance's program fingerprint).
   """
