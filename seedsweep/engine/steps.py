@@ -114,12 +114,14 @@ class Steps:
   """The compiled functions of one experiment (learner, batch plan, seed mapping)."""
 
   def __init__(self, learner: Learner, plan: pipeline.TrainPlan, mode: str,
-               patience: int = 0, tag_tables: Optional[tuple] = None):
+               patience: int = 0, tag_tables: Optional[tuple] = None,
+               lone: bool = False):
     self.learner = learner
     self.plan, self.mode, self.patience = plan, mode, patience
     self.tag_tables = tag_tables  # (prefix, kind) of each slot tag: slot F1 in eval
     self.epoch_orders = jax.jit(self._epoch_orders)
-    paired = _lone_member_as_pair if mode == 'vmap' else lambda fn, _: fn
+    # lone: one member, which under vmap runs as a pair (_lone_member_as_pair).
+    paired = _lone_member_as_pair if mode == 'vmap' and lone else lambda fn, _: fn
     self.train_step = paired(jax.jit(self._train_step, static_argnames=('length',),
                                      donate_argnums=(0,)), (0, 1, 2))
     self.eval_batch = paired(jax.jit(self._eval_batch,
@@ -298,29 +300,18 @@ def _lone_member_as_pair(jitted: Callable, member_args: Sequence[int]) -> Callab
   determinism policy), for twice a one-member step's arithmetic and memory (and a
   copy of the state in and out a call). The pair is made at the call, outside the
   compiled program: pairing inside it changes XLA's fusion around the step and with
-  it the last bits. ``member_args``: the positions of the
-  arguments with a members axis (:func:`_pair_members`); every output has one.
-  ``.lower`` lowers the program that runs (provenance's program fingerprint).
+  it the last bits. ``member_args``: the positions of the arguments with a members
+  axis (:func:`_pair_members`); every output has one. ``.lower`` lowers the program
+  that runs (provenance's program fingerprint).
   """
-  def lone(args) -> bool:
-    return _members(args[member_args[0]]) == 1
-
   def paired(args):
     return [_pair_members(a) if i in member_args else a for i, a in enumerate(args)]
 
   def call(*args, **kwargs):
-    if not lone(args):
-      return jitted(*args, **kwargs)
     return _first_member(jitted(*paired(args), **kwargs))
 
-  call.lower = lambda *args, **kwargs: jitted.lower(
-      *(paired(args) if lone(args) else args), **kwargs)
+  call.lower = lambda *args, **kwargs: jitted.lower(*paired(args), **kwargs)
   return call
-
-
-def _members(x) -> int:
-  """The members axis' length of a state, parameters or ``[members]`` array."""
-  return jax.tree.leaves(x.streams if isinstance(x, DeviceData) else x)[0].shape[0]
 
 
 # One dispatch for a whole state, not one a leaf (copies: no arithmetic, no rounding).

@@ -304,7 +304,7 @@ def build(config) -> 'Experiment':
   learner = make_learner(config, data, hparams)
   tag_tables = conlleval.tag_tables(data.tag_names) if data.tag_names else None
   steps = steps_lib.Steps(learner, schedule.plan, placement.mode,
-                          config.train.patience, tag_tables)
+                          config.train.patience, tag_tables, lone=len(members) == 1)
   return Experiment(config, data, members, placement,
                     put_on_device(data, members, placement, hparams), schedule, learner,
                     steps)
