@@ -134,14 +134,18 @@ class Row:
   overrides: Tuple[str, ...] = ()      # more --config.X=V flags, every run of the row
   w2v_overrides: Tuple[str, ...] = ()  # more flags for the runs with vectors
   note: str = ''                 # what differs, or why a run is missing
+  random: bool = True            # a random-embedding run (False: an ablation row
+                                 # run with the vectors only)
 
   @property
   def key(self) -> str:
     return f'{self.paper}/{self.name}'
 
   def settings(self) -> Tuple[str, ...]:
-    """Run names: 'random', then 'w2v_static' / 'w2v_fine-tuned' per mode."""
-    return ('random',) + tuple(f'w2v_{m}' for m in self.modes if self.vectors)
+    """Run names: 'random' (unless ``random`` is off), then 'w2v_static' /
+    'w2v_fine-tuned' per mode."""
+    return (('random',) if self.random else ()) + tuple(
+        f'w2v_{m}' for m in self.modes if self.vectors)
 
 
 BOTH = ('fine-tuned', 'static')
@@ -158,6 +162,11 @@ ROWS: Tuple[Row, ...] = (
         modes=('static',)),
     Row('dclstm', 'sst1', 'SST-1', 'experiments/dclstm_sst.py:fine', 'imdb_sg_300d',
         modes=('static',)),
+    # MODELS.md §3.2's ablation: SST-1 trained on phrases too (159k an epoch).
+    Row('dclstm', 'sst1_phrases', 'SST-1 (+phrases)', 'experiments/dclstm_sst.py:fine,phrases',
+        'imdb_sg_300d', modes=('static',), seeds=3, part_seeds=1, random=False,
+        note='the ablation MODELS.md §3.2 names (phrases + sentences, tested on '
+             'sentences): static vectors only, 3 seeds, one at a time'),
     Row('dclstm', 'trec', 'TREC', 'experiments/dclstm_trec.py', 'imdb_sg_300d',
         modes=('static',)),
     Row('dclstm', 'mr', 'MR (10-fold CV)', 'experiments/dclstm_mr.py',

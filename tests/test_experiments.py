@@ -73,6 +73,7 @@ def test_quick_variant_trains_end_to_end_on_real_data(name, arg, tmp_path):
     ('dclstm_sst', '', 'sst/binary', 89.7), ('dclstm_sst', 'fine', 'sst/fine', 51.9),
     ('dclstm_sst', 'binary,bilstm300', 'sst/binary', 87.2),
     ('dclstm_sst', 'fine,bilstm100', 'sst/fine', 48.5),
+    ('dclstm_sst', 'fine,phrases', 'sst/fine_phrases', 51.9),
     ('dclstm_mr', '', 'mr', 82.8), ('dclstm_subj', '', 'subj', 94.5),
     ('dclstm_trec', '', 'trec/coarse', 95.6),
     ('clstm_sst', '', 'sst/binary_phrases', 87.8),

@@ -283,3 +283,15 @@ def test_a_parted_run_shows_how_many_of_its_seeds_are_in(monkeypatch, tmp_path):
   assert campaign._n_text(run, '10') == '10'
   whole = campaign.find_run('clstm/sst2/random')  # one program: n as reported
   assert campaign._n_text(whole, '10') == '10'
+
+
+def test_an_ablation_row_without_random_embeddings_has_no_random_run():
+  """MODELS.md §3.2's phrases ablation for DC-Bi-LSTM runs with the vectors only."""
+  row = campaign.ROWS_BY_KEY['dclstm/sst1_phrases']
+  assert row.settings() == ('w2v_static',)
+  with pytest.raises(SystemExit, match="no run 'dclstm/sst1_phrases/random'"):
+    campaign.find_run('dclstm/sst1_phrases/random')
+  dclstm = campaign.readme_section().split('\n### ')[0]  # the paper's own table
+  assert dclstm.startswith('### DC-Bi-LSTM') and '| SST-1 (+phrases) |' in dclstm
+  assert '| SST-1 (+phrases) | random |' not in dclstm
+  assert campaign.ROWS_BY_KEY['dclstm/sst1'].settings() == ('random', 'w2v_static')
