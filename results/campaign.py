@@ -166,7 +166,7 @@ ROWS: Tuple[Row, ...] = (
     Row('dclstm', 'sst1_phrases', 'SST-1 (+phrases)', 'experiments/dclstm_sst.py:fine,phrases',
         'imdb_sg_300d', modes=('static',), part_seeds=1, random=False,
         note='the ablation MODELS.md §3.2 names (phrases + sentences, tested on '
-             'sentences): static vectors only, a seed at a time (30-55 min a seed on '
+             'sentences): static vectors only, a seed at a time (30-65 min a seed on '
              '2 cores)'),
     Row('dclstm', 'trec', 'TREC', 'experiments/dclstm_trec.py', 'imdb_sg_300d',
         modes=('static',)),
