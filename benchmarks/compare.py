@@ -3,6 +3,7 @@ r"""Side by side: the ten-seed program against ten separate runs, in one command
   python benchmarks/compare.py                      # everything, 1 and 2 cores
   python benchmarks/compare.py --cores=2 --parts=whole
   python benchmarks/compare.py --cores=1 --parts=updates
+  python benchmarks/compare.py --cores=2 --parts=numerics,seed_parallel
   python benchmarks/compare.py --quick              # a smoke test (CI): tiny settings
 
 Three parts, every contestant run in its own process, alternating, on the same cores
@@ -20,10 +21,12 @@ Three parts, every contestant run in its own process, alternating, on the same c
   evaluation, with all ten seeds and with one seed; sentences/s per seed, the matmul
   FLOPs of a step (counted from its jaxpr) as a fraction of the matmul peak measured
   in the same run, peak memory.
-* ``updates``: the embedding table's update (``config.optimizer.embedding_update``)
-  per model whose optimiser allows ``'rows'`` (C-LSTM, MT-LSTM, DLSTM, joint), ten
-  seeds, the same in-process probe: ``'dense'`` against ``'rows'``, two rounds in
-  alternation, seconds a train step (the faster round of each) and their ratio.
+* ``updates``, ``numerics``, ``seed_parallel``: one config field at two values, ten
+  seeds, the same in-process probe, two rounds in alternation, seconds a train step
+  (the faster round of each) and their ratio: the embedding table's update
+  (``'dense'`` against ``'rows'``, per model whose optimiser allows ``'rows'``),
+  ``config.runtime.numerics`` (the CPU's own against portable) and
+  ``config.train.seed_parallel`` (``map`` against ``vmap``) for every model.
 
 Writes ``--out/compare_<date>.json`` (every number) and ``.md`` (the tables the README
 shows) and prints the Markdown. Ratios are what to read: absolute times move with the
@@ -193,6 +196,7 @@ def probe(config_name: str, seeds, steps: int, peak_seconds: float = 2.0,
   # seed's program run ten times.
   return {'config': config_name, 'members': members, 'build_s': build,
           'embedding_update': config.optimizer.embedding_update,
+          'numerics': runtime.numerics(), 'seed_parallel': exp.placement.mode,
           'compile_s': compile_s, 'train_step_s': train_s / steps,
           'train_seed_sentences_per_s': members * steps * batch / train_s,
           'eval_s': eval_s, 'eval_seed_sentences_per_s': members * eval_rows / eval_s,
@@ -322,24 +326,35 @@ def models_part(names, cores, steps, seeds, tmp, quick=False, caches=None):
 
 # Models whose optimiser allows embedding_update='rows' (and whose table trains).
 UPDATE_MODELS = ('clstm', 'mtlstm', 'dlstm', 'joint')
-UPDATES = ('dense', 'rows')
+# The A/B parts: part -> (config field, its two values, the models it is measured on
+# (None: every model), what the table is about).
+AB_PARTS = {
+    'updates': ('optimizer.embedding_update', ('dense', 'rows'), UPDATE_MODELS,
+                "The embedding table's update"),
+    'numerics': ('runtime.numerics', ('native', 'portable'), None,
+                 'Portable numerics against the CPU\'s own'),
+    'seed_parallel': ('train.seed_parallel', ('map', 'vmap'), None,
+                      'The seed-parallel form'),
+}
 
 
-def updates_part(names, cores, steps, seeds, tmp, quick=False, caches=None):
-  """``{model: {update: probe}}``, the faster of two alternating rounds each (one
-  round when ``quick``)."""
+def ab_part(part, names, cores, steps, seeds, tmp, quick=False, caches=None):
+  """``{model: {value: probe}}`` of an :data:`AB_PARTS` part, the faster of two
+  alternating rounds each (one round when ``quick``); each value has its own cache."""
+  field, values, _, _ = AB_PARTS[part]
   out = {}
   for name in names:
     config_name = QUICK_CONFIG if quick else MODELS[name][0]
     for _ in range(1 if quick else 2):
-      for update in UPDATES:
+      for value in values:
         result = run_probe(config_name, seeds, steps, cores,
-                           caches or os.path.join(tmp, 'cache_updates'), quick,
-                           [f'optimizer.embedding_update={update}'] +
-                           (['optimizer.name=adagrad'] if quick else []))
-        best = out.setdefault(name, {}).get(update)
+                           caches or os.path.join(tmp, f'cache_{value}'), quick,
+                           [f'{field}={value}'] +
+                           (['optimizer.name=adagrad'] if quick and part == 'updates'
+                            else []))
+        best = out.setdefault(name, {}).get(value)
         if best is None or result['train_step_s'] < best['train_step_s']:
-          out[name][update] = result
+          out[name][value] = result
   return out
 
 
@@ -386,19 +401,22 @@ def markdown(report) -> str:
             f"{100 * many['fraction_of_peak']:.0f} % | "
             f"{many['peak_rss_mib']:.0f} / {one['peak_rss_mib']:.0f} |")
       lines.append('')
-    if 'updates' in part:
-      lines += [f'**The embedding table\'s update, {n} seeds, in-process probe, {cores} '
-                f'core(s)** (seconds a train step, the faster of two alternating rounds '
-                f'of {report["steps"]} steps)', '',
-                '| model | dense | rows | speed-up | compile s (dense / rows) |',
+    for name_of_part, (field, values, _, title) in AB_PARTS.items():
+      if name_of_part not in part:
+        continue
+      a, b = values
+      lines += [f'**{title} (`{field}`), {n} seeds, in-process probe, {cores} core(s)** '
+                f'(seconds a train step, the faster of two alternating rounds of '
+                f'{report["steps"]} steps)', '',
+                f'| model | {a} | {b} | {a} / {b} | compile s ({a} / {b}) |',
                 '| --- | ---: | ---: | ---: | ---: |']
-      for name, probes in part['updates'].items():
-        dense, rows = probes['dense'], probes['rows']
+      for name, probes in part[name_of_part].items():
+        pa, pb = probes[a], probes[b]
         lines.append(
-            f"| {dense['config'] if report['quick'] else MODELS[name][1]} | "
-            f"{dense['train_step_s']:.3f} | {rows['train_step_s']:.3f} | "
-            f"{dense['train_step_s'] / rows['train_step_s']:.2f}x | "
-            f"{dense['compile_s']:.1f} / {rows['compile_s']:.1f} |")
+            f"| {pa['config'] if report['quick'] else MODELS[name][1]} | "
+            f"{pa['train_step_s']:.3f} | {pb['train_step_s']:.3f} | "
+            f"{pa['train_step_s'] / pb['train_step_s']:.2f}x | "
+            f"{pa['compile_s']:.1f} / {pb['compile_s']:.1f} |")
       lines.append('')
   return '\n'.join(lines)
 
@@ -432,7 +450,7 @@ def torch_available() -> bool:
 def main(argv=None):
   parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
   parser.add_argument('--parts', default='whole,models',
-                      help='whole,models,updates')
+                      help='whole,models,' + ','.join(AB_PARTS))
   parser.add_argument('--cores', default='1,2', help='core counts, e.g. 1,2')
   parser.add_argument('--epochs', type=int, default=1)
   parser.add_argument('--steps', type=int, default=10, help='models: timed steps')
@@ -488,10 +506,13 @@ def main(argv=None):
         part['models'] = models_part(names, cores, steps, seeds,
                                      os.path.join(tmp, f'models{n}'), args.quick,
                                      shared)
-      if 'updates' in args.parts:
-        part['updates'] = updates_part(
-            ['bilstm'] if args.quick else [m for m in names if m in UPDATE_MODELS],
-            cores, steps, seeds, os.path.join(tmp, f'updates{n}'), args.quick, shared)
+      for name_of_part, (_, _, models, _) in AB_PARTS.items():
+        if name_of_part in args.parts.split(','):
+          which = ['bilstm'] if args.quick else [m for m in names
+                                                 if models is None or m in models]
+          part[name_of_part] = ab_part(name_of_part, which, cores, steps, seeds,
+                                       os.path.join(tmp, f'{name_of_part}{n}'),
+                                       args.quick, shared)
   text = markdown(report)
   os.makedirs(args.out, exist_ok=True)
   tag = '_'.join([report['date'], args.parts.replace(',', '+'),

@@ -63,7 +63,9 @@ makes scipy's OpenBLAS run that core (OPENBLAS_CORETYPE, set before gensim loads
 it; the CPU must have its instructions: SkylakeX needs AVX-512, Haswell AVX2), so
 the same command gives the same bytes on CPUs whose own choice differs; a core whose
 instructions the CPU lacks (CORE_INSTRUCTIONS against /proc/cpuinfo), or one that
-does not take effect, is an error before training.
+does not take effect, is an error before training. The default, ``portable``, is
+Haswell on every x86-64 CPU with AVX2 and FMA (PORTABLE_CORE); ``native`` takes
+OpenBLAS's own choice.
 
 Files: the vectors file is written to a temporary file beside ``--out`` and renamed, so
 an error never leaves half a file; ``FILE.json`` beside it records the corpus (name,
@@ -269,6 +271,26 @@ def _gensim():
   return gensim, word2vec
 
 
+# --blas_core=portable (the default): OpenBLAS's Haswell kernels (AVX2 and FMA), which
+# every x86-64 CPU since Intel's Haswell and AMD's Zen runs, so the same command gives
+# the same bytes on all of them (checked 2026-11-28: a Sapphire Rapids gave the bytes
+# a Zen 5 gave with its own choice, Haswell). Elsewhere OpenBLAS's own choice.
+PORTABLE_CORE = 'Haswell'
+
+
+def resolve_blas_core(core: str, flags: Optional[frozenset]) -> str:
+  """The OpenBLAS core ``--blas_core`` names: 'portable' -> PORTABLE_CORE where this
+  CPU runs it (else '', OpenBLAS's own choice), 'native' -> '', a name as it is."""
+  if core == 'native':
+    return ''
+  if core != 'portable':
+    return core
+  needed = CORE_INSTRUCTIONS[PORTABLE_CORE.lower()]
+  x86 = platform.machine().lower() in ('x86_64', 'amd64')
+  runs = x86 and flags is not None and all(f in flags for f in needed)
+  return PORTABLE_CORE if runs else ''
+
+
 def pin_blas_core(core: str) -> None:
   """``--blas_core``: OpenBLAS reads OPENBLAS_CORETYPE when it loads, so this must
   run before gensim imports scipy's BLAS in this process ('' leaves OpenBLAS's own
@@ -309,8 +331,9 @@ def check_cpu_runs_core(core: str, flags: Optional[frozenset]) -> None:
   if missing:
     raise UserError(f'--blas_core={core}: this CPU lacks {", ".join(missing)} '
                     '(/proc/cpuinfo flags), which that core\'s kernels use; expected '
-                    'a core this CPU runs, or no --blas_core (the vectors then come '
-                    'out as this CPU\'s own core rounds them, and the record says so)')
+                    'a core this CPU runs: --blas_core=portable (the default: the same '
+                    'bytes on every CPU with AVX2 and FMA) or native (this CPU\'s own '
+                    'choice, and the record says so)')
 
 
 def check_blas_core(core: str, blas: Sequence[Dict[str, str]]) -> None:
@@ -500,9 +523,10 @@ def train_file(corpus: str, out: str, *, dim: int = DEFAULTS['dim'],
                tokens: str = DEFAULTS['tokens'], lowercase: bool = DEFAULTS['lowercase'],
                algorithm: str = DEFAULTS['algorithm'],
                data_root: Optional[str] = None, max_documents: int = 0,
-               blas_core: str = '', progress=None) -> Dict:
+               blas_core: str = 'portable', progress=None) -> Dict:
   """Reads ``corpus``, trains, writes ``out`` and ``out + '.json'``; returns the
   record written to the JSON file. ``blas_core``: module docstring, Determinism."""
+  requested, blas_core = blas_core, resolve_blas_core(blas_core, cpu_flags())
   start = time.perf_counter()
   check_hyperparameters(dim, window, min_count, epochs, seed, algorithm)
   if not isinstance(max_documents, int) or max_documents < 0:
@@ -544,7 +568,7 @@ def train_file(corpus: str, out: str, *, dim: int = DEFAULTS['dim'],
       },
       'versions': {'gensim': gensim.__version__, 'numpy': np.__version__,
                    'python': platform.python_version()},
-      'blas': blas, 'blas_core': blas_core,
+      'blas': blas, 'blas_core': blas_core, 'blas_core_requested': requested,
       'seconds': {'read': round(read_s, 2), 'train': round(train_s, 2),
                   'total': round(time.perf_counter() - start, 2)},
   }
@@ -591,10 +615,11 @@ def main(argv=None) -> int:
   parser.add_argument('--max_documents', type=int, default=0,
                       help='the first N documents only (0 = all)')
   parser.add_argument('--data_dir', help='raw data root (overrides $SEEDSWEEP_DATA)')
-  parser.add_argument('--blas_core', default='',
-                      help="OpenBLAS's kernels for this CPU core (e.g. Haswell, "
-                      "SkylakeX) instead of its own choice: the same bytes on other "
-                      "CPUs ('' = its own choice)")
+  parser.add_argument('--blas_core', default='portable',
+                      help="OpenBLAS's kernels: 'portable' (Haswell's, the same bytes "
+                      "on every x86-64 CPU with AVX2 and FMA; elsewhere OpenBLAS's "
+                      "own choice), 'native' (OpenBLAS's choice for this CPU) or a "
+                      "core's name (e.g. SkylakeX, which needs AVX-512)")
   args = parser.parse_args(argv)
   try:
     record = train_file(args.corpus, args.out, dim=args.dim, window=args.window,

@@ -59,12 +59,14 @@ BEGIN, END = '<!-- campaign:begin -->', '<!-- campaign:end -->'
 # --- word vectors ------------------------------------------------------------------
 
 # One recipe for every file (chosen in WORKSPACE_NOTES.md, "Word vectors"): gensim
-# skip-gram, 10 passes; the other settings are word2vec's defaults. OpenBLAS's
-# SkylakeX kernels (AVX-512), the core the machines of the first campaign sessions
-# picked themselves, so a file written again on another CPU (Zen 5's OpenBLAS picks
-# Haswell) has the bytes the published records name.
-WORD2VEC = dict(algorithm='skipgram', epochs=10, window=5, min_count=5, seed=1,
-                blas_core='SkylakeX')
+# skip-gram, 10 passes; the other settings are word2vec's defaults. OpenBLAS's kernels
+# are the file's own (Vectors.blas_core): 'portable' (Haswell's: the same bytes on
+# every CPU with AVX2 and FMA) for files made since 2026-11-28; SkylakeX (AVX-512:
+# only such a CPU rebuilds them), the core the machines of the first campaign sessions
+# picked themselves, for the files the published records of those sessions name.
+WORD2VEC = dict(algorithm='skipgram', epochs=10, window=5, min_count=5, seed=1)
+AVX512_CORE = 'SkylakeX'
+
 
 
 @dataclasses.dataclass(frozen=True)
@@ -74,6 +76,7 @@ class Vectors:
   corpus: str
   dim: int
   tokens: str  # 'ptb' (SST, TREC, ATIS) or 'imdb' (MR, Subj, IMDB: clitics attached)
+  blas_core: str = 'portable'  # data/word2vec.py --blas_core
 
   @property
   def path(self) -> str:
@@ -81,17 +84,17 @@ class Vectors:
 
   def command(self) -> List[str]:
     flags = dict(WORD2VEC, corpus=self.corpus, dim=self.dim, tokens=self.tokens,
-                 out=self.path)
+                 blas_core=self.blas_core, out=self.path)
     return [sys.executable, '-m', 'seedsweep.data.word2vec'] + [
         f'--{k}={v}' for k, v in flags.items()]
 
 
 VECTORS = {v.name: v for v in (
-    Vectors('imdb_sg_300d', 'imdb', 300, 'ptb'),
+    Vectors('imdb_sg_300d', 'imdb', 300, 'ptb', AVX512_CORE),
     Vectors('imdb_sg_100d', 'imdb', 100, 'ptb'),
-    Vectors('imdb_sg_300d_imdbtok', 'imdb', 300, 'imdb'),
+    Vectors('imdb_sg_300d_imdbtok', 'imdb', 300, 'imdb', AVX512_CORE),
     # An IMDB row must never see its test reviews: the training reviews only.
-    Vectors('imdbtrain_sg_100d', 'imdb_train', 100, 'imdb'),
+    Vectors('imdbtrain_sg_100d', 'imdb_train', 100, 'imdb', AVX512_CORE),
 )}
 
 # --- rows --------------------------------------------------------------------------

@@ -3,7 +3,8 @@ r"""The ``seedsweep`` command (also ``python -m seedsweep`` and, in a checkout,
 
 Modes: ``train`` (default; resumes from W's checkpoints), ``eval`` (re-evaluates the
 checkpoints, rewrites results.json), ``verify`` (re-runs the first ``--verify_epochs``
-epochs and compares them bit for bit with what W recorded; exit status 1 if not),
+epochs and compares them bit for bit with what W recorded; exit status 1 if not;
+``--statistical``: trains the seeds again and compares the scores as distributions),
 ``describe`` (config and parameter table; ``--json`` for JSON), ``report`` (the
 tables and plots of every run under W), ``commands`` (one command line per sweep
 point), ``predict`` (the run in W labels the texts of ``--input``: TSV, text or
@@ -47,6 +48,17 @@ _DISTRIBUTED = flags.DEFINE_bool(
 _VERIFY_EPOCHS = flags.DEFINE_integer(
     'verify_epochs', 1, 'verify: re-run this many first epochs and compare them bitwise '
     'with what the workdir recorded.')
+_STATISTICAL = flags.DEFINE_bool(
+    'statistical', False, 'verify: train the recorded seeds again to the end and compare '
+    'their scores as distributions (equivalence test and almost stochastic order), '
+    'where bits cannot match (another backend, another jax, native numerics of '
+    'another CPU); exit status 1 if they differ.')
+_REPRODUCE_INTO = flags.DEFINE_string(
+    'reproduce_into', '', 'verify --statistical: where the seeds train again (default '
+    'WORKDIR.reproduction; the same command resumes it).')
+_MARGIN = flags.DEFINE_float(
+    'margin', None, 'verify --statistical: the equivalence margin in points of the '
+    "metric (default: the smallest the seed counts resolve from the record's spread).")
 _INPUT = flags.DEFINE_string(
     'input', None, 'predict: the texts, one per line (TSV: the first field, or the '
     '`text`/`sentence` column a header row names) or JSONL with a "text" field.')
@@ -128,6 +140,11 @@ def run_mode(mode: str) -> None:
     loop.train(config, workdir)
   elif mode == 'predict':
     predict(config, workdir)
+  elif mode == 'verify' and _STATISTICAL.value:
+    from seedsweep.reports import reproduction  # pylint: disable=g-import-not-at-top
+    if not reproduction.reproduce(config, workdir, _REPRODUCE_INTO.value,
+                                  _MARGIN.value)['reproduced']:
+      sys.exit(1)
   elif mode == 'verify':
     from seedsweep.run import verify  # pylint: disable=g-import-not-at-top
     if not verify.verify(config, workdir, _VERIFY_EPOCHS.value)['reproduced']:

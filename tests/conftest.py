@@ -22,6 +22,9 @@ runtime.enable_compilation_cache()
 # client, so that tests computing before they build an Experiment share its pool.
 DEFAULT_THREADS = demo.get_config().runtime.cpu_threads
 runtime.pin_cpu_threads(DEFAULT_THREADS)
+# And the configs' numerics (portable: XLA_FLAGS gains the flags of runtime.py).
+DEFAULT_NUMERICS = demo.get_config().runtime.numerics
+runtime.pin_numerics(DEFAULT_NUMERICS)
 
 
 def small_config(seeds=(1, 2), epochs=2, **train):
@@ -58,9 +61,13 @@ def run_launch(*args, env=None, timeout=600):
 
 
 def user_environment() -> dict:
-  """This process's environment without the thread pool it pinned for itself
-  (``NPROC``): what a user's shell gives a child."""
-  return {k: v for k, v in os.environ.items() if k != runtime.THREADS_VARIABLE}
+  """This process's environment without the thread pool and the numerics it pinned
+  for itself (``NPROC``, XLA_FLAGS' additions): what a user's shell gives a child."""
+  env = {k: v for k, v in os.environ.items()
+         if k not in (runtime.THREADS_VARIABLE, 'XLA_FLAGS')}
+  if runtime.user_xla_flags():
+    env['XLA_FLAGS'] = runtime.user_xla_flags()
+  return env
 
 
 def run_steps(config, n_steps):

@@ -2,13 +2,17 @@
 its dev and test metrics, for every model's quick config.
 
 Run in a child process by tests/test_determinism.py, once per core count:
-``python -m tests.determinism_probe STEPS CONFIG...``.
+``python -m tests.determinism_probe STEPS [KEY=VALUE...] [CONFIG...]``, where
+``KEY=VALUE`` sets a config field of every config (``runtime.numerics=native``,
+``train.seed_parallel=vmap``). Run on two CPUs (or under an emulated one, WORKSPACE_NOTES:
+"Portable numerics"), it compares their bits.
 """
 import json
 import os
 import sys
 
 from seedsweep.config import base
+from seedsweep.config import keys
 from seedsweep.run import provenance
 from seedsweep.run import runtime
 from tests.conftest import run_steps  # pins the thread pool, as the configs do
@@ -21,11 +25,11 @@ CONFIGS = ('experiments/bilstm.py:trec/coarse,quick', 'experiments/dclstm_trec.p
            'experiments/dlstm_trec.py:quick', 'experiments/joint_trec.py:quick')
 
 
-def probe(spec: str, steps: int) -> dict:
+def probe(spec: str, steps: int, settings=None) -> dict:
   # The shapes of tests/test_experiments.py (shared programs). Unpinned, four of
   # these six (all but MT-LSTM and the joint model) give other bits on 1 and 2 cores
   # with them (2026-11-23).
-  config = tiny_shapes(base.load_config(spec))
+  config = tiny_shapes(keys.with_values(base.load_config(spec), settings or {}, 'probe'))
   exp, state = run_steps(config, steps)
   evals = exp.evaluate_all(state.params)
   return {'params': exp.params_fingerprints(state.params),
@@ -33,10 +37,20 @@ def probe(spec: str, steps: int) -> dict:
 
 
 def main(argv):
-  steps, specs = int(argv[1]), argv[2:] or CONFIGS
-  out = {'usable_cores': runtime.usable_cores(), 'cpu_threads': runtime.cpu_threads()}
-  out.update({spec: probe(spec, steps) for spec in specs})
+  steps = int(argv[1])
+  settings = dict(_setting(a) for a in argv[2:] if '=' in a)
+  specs = [a for a in argv[2:] if '=' not in a] or CONFIGS
+  if 'runtime.numerics' in settings:  # before JAX starts (conftest pinned the default)
+    runtime.pin_numerics(settings['runtime.numerics'])
+  out = {'usable_cores': runtime.usable_cores(), 'cpu_threads': runtime.cpu_threads(),
+         'numerics': runtime.numerics(), 'settings': settings}
+  out.update({spec: probe(spec, steps, settings) for spec in specs})
   print(json.dumps(out))
+
+
+def _setting(text: str):
+  key, _, value = text.partition('=')
+  return key, value
 
 
 if __name__ == '__main__':

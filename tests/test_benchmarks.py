@@ -6,6 +6,7 @@ import sys
 
 import pytest
 
+from benchmarks import compare
 from tests.conftest import REPO
 
 pytestmark = pytest.mark.slow  # end-to-end: `pytest -m "not slow"` skips it
@@ -32,15 +33,17 @@ def test_compare_quick_writes_its_tables(tmp_path):
   assert (tmp_path / name.replace('.json', '.md')).read_text().count('|') > 20
 
 
-def test_compare_updates_part_sets_each_update_in_its_probe(tmp_path):
+@pytest.mark.parametrize('part, field', [('updates', 'embedding_update'),
+                                         ('numerics', 'numerics')])
+def test_compare_ab_part_sets_each_value_in_its_probe(part, field, tmp_path):
   proc = subprocess.run([sys.executable, os.path.join(REPO, 'benchmarks', 'compare.py'),
-                         '--quick', '--cores=1', '--parts=updates', f'--out={tmp_path}'],
+                         '--quick', '--cores=1', f'--parts={part}', f'--out={tmp_path}'],
                         cwd=REPO, capture_output=True, text=True, timeout=900,
                         check=False)
   assert proc.returncode == 0, proc.stderr[-3000:]
   [name] = [n for n in os.listdir(tmp_path) if n.endswith('.json')]
-  probes = json.load(open(tmp_path / name))['parts']['1']['updates']['bilstm']
-  assert {u: p['embedding_update'] for u, p in probes.items()} == {'dense': 'dense',
-                                                                  'rows': 'rows'}
+  probes = json.load(open(tmp_path / name))['parts']['1'][part]['bilstm']
+  values = compare.AB_PARTS[part][1]
+  assert {v: p[field] for v, p in probes.items()} == {v: v for v in values}
   assert all(p['train_step_s'] > 0 and p['members'] == 2 for p in probes.values())
-  assert 'speed-up' in (tmp_path / name.replace('.json', '.md')).read_text()
+  assert f'{values[0]} / {values[1]}' in (tmp_path / name.replace('.json', '.md')).read_text()

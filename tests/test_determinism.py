@@ -63,7 +63,8 @@ def test_every_model_gives_the_same_bits_on_one_core_and_on_all(half):
   every = _probe(set(cores), {'NPROC': '3'}, specs)
   assert (one['usable_cores'], every['usable_cores']) == (1, len(cores))
   assert one.pop('cpu_threads') == every.pop('cpu_threads') == DEFAULT_THREADS
-  del one['usable_cores'], every['usable_cores']
+  for key in ('usable_cores', 'numerics', 'settings'):
+    del one[key], every[key]
   assert sorted(one) == sorted(specs)
   for spec in one:
     assert one[spec] == every[spec], spec
@@ -150,15 +151,35 @@ def test_record_tells_cpu_generations_apart_under_one_model_name(tmp_path):
       'AuthenticAMD cpu family 26 model 2', simd)
   assert provenance._cpuinfo(str(arm))[1:] == (  # pylint: disable=protected-access
       'CPU implementer 0x41 CPU architecture 8 CPU part 0xd40', ['asimd', 'sve'])
-  record = provenance.determinism_record()
+  record = dict(provenance.determinism_record(), numerics='native')
   zen4 = dict(record, cpu_arch='AuthenticAMD cpu family 25 model 17')
   zen5 = dict(record, cpu_arch='AuthenticAMD cpu family 26 model 2')
   assert provenance.record_differences(zen4, zen5) == [
       "cpu_arch: 'AuthenticAMD cpu family 25 model 17' -> "
       "'AuthenticAMD cpu family 26 model 2'"]
-  before = {k: v for k, v in zen5.items() if k != 'cpu_arch'}  # an older record
-  assert provenance.record_differences(before, zen5) == [
+  before = {k: v for k, v in zen5.items() if k not in ('cpu_arch', 'numerics')}
+  assert provenance.record_differences(before, zen5) == [  # an older record
       "cpu_arch: (not recorded) -> 'AuthenticAMD cpu family 26 model 2'"]
+
+
+def test_portable_records_compare_the_instruction_set_class_only():
+  """Under portable numerics two CPU generations (and AVX2 against AVX-512) promise
+  the same bits; a CPU without FMA, or a record of native numerics, does not."""
+  record = dict(provenance.determinism_record(), numerics='portable',
+                cpu_isa='x86-64 AVX2 FMA')
+  zen3 = dict(record, cpu_arch='AuthenticAMD cpu family 25 model 1',
+              cpu_simd=['avx', 'avx2', 'fma'])
+  sapphire = dict(record, cpu_arch='GenuineIntel cpu family 6 model 143',
+                  cpu_simd=['avx', 'avx2', 'avx512f', 'amx_tile', 'fma'])
+  assert provenance.record_differences(zen3, sapphire) == []
+  old = dict(sapphire, cpu_isa=provenance.cpu_isa(['avx', 'avx2'], 'x86_64'))
+  assert provenance.record_differences(zen3, old) == [
+      "cpu_isa: 'x86-64 AVX2 FMA' -> 'x86-64 without FMA'"]
+  assert provenance.record_differences(dict(zen3, numerics='native'), sapphire)[:2] == [
+      "numerics: 'native' -> 'portable'",
+      "cpu_arch: 'AuthenticAMD cpu family 25 model 1' -> 'GenuineIntel cpu family 6 "
+      "model 143'"]
+  assert provenance.cpu_isa(['asimd'], 'aarch64') == 'aarch64'
 
 
 def test_commit_is_dirty_only_when_code_differs(tmp_path):
@@ -228,7 +249,9 @@ def test_verify_names_the_changed_environment(trained):
   proc = _verify(trained, env={'XLA_FLAGS': '--xla_cpu_experimental_ynn_fusion_type='})
   assert proc.returncode == 1, proc.stdout + proc.stderr
   assert 'NOT reproduced' in proc.stdout and 'params_sha256 recorded' in proc.stdout
-  assert "xla_flags: '' -> '--xla_cpu_experimental_ynn_fusion_type='" in proc.stdout
+  pinned = ' '.join(f'{flag}={value}' for flag, value in runtime.portable_flags())
+  assert (f"xla_flags: '{pinned}' -> '--xla_cpu_experimental_ynn_fusion_type= "
+          f"{pinned}'") in proc.stdout
 
 
 def test_verify_finds_a_changed_checkpoint(trained, tmp_path):
@@ -278,3 +301,33 @@ def test_report_warns_when_a_table_mixes_records(tmp_path):
   assert '- c differs from a: cpu_threads: 1 -> 0' in text
   assert 'b differs' not in text
   assert any('c differs from a' in e for e in echoed)
+
+
+@pytest.mark.slow
+def test_a_run_continued_elsewhere_records_which_epochs_each_machine_trained(tmp_path):
+  """Native numerics, epoch 1 under other dot kernels (as another CPU would give),
+  epoch 2 here: the record says which machine trained which epochs, and verify
+  checks what this machine can reproduce and explains the rest."""
+  workdir = str(tmp_path / 'run')
+  args = ('--config=experiments/demo.py:quick', f'--workdir={workdir}',
+          "--config.seeds=(3,5)", '--config.train.progress=False',
+          '--config.runtime.numerics=native')
+  elsewhere = {'XLA_FLAGS': '--xla_cpu_experimental_ynn_fusion_type='}
+  proc = run_launch(*args, env=dict(elsewhere, SEEDSWEEP_FAULT='metrics_row:2@TERM'))
+  assert proc.returncode == 128 + 15, proc.stderr  # stopped after epoch 1
+  proc = run_launch(*args)
+  assert proc.returncode == 0, proc.stderr
+  machines = outputs.read_json(os.path.join(workdir, outputs.RESULTS))[
+      'provenance']['machines']
+  assert [(m['from_epoch'], m['determinism']['xla_flags']) for m in machines] == [
+      (1, elsewhere['XLA_FLAGS']), (2, '')]
+
+  there = run_launch(*args, '--mode=verify', '--verify_epochs=2', env=elsewhere)
+  assert there.returncode == 0, there.stdout + there.stderr
+  assert 'reproduced: epochs 1..1 of 2 members bitwise' in there.stdout
+  assert ('not checked here: epochs 2..2 were trained on' in there.stdout
+          and "xla_flags: '' -> '--xla_cpu_experimental_ynn_fusion_type='" in there.stdout)
+  here = run_launch(*args, '--mode=verify', '--verify_epochs=2')
+  assert here.returncode == 1, here.stdout + here.stderr
+  assert 'NOT reproduced' in here.stdout
+  assert 'expected: epochs 1..1 were trained on' in here.stdout

@@ -84,6 +84,18 @@ def test_blas_core_pins_the_kernels_and_a_core_that_does_not_take_is_an_error(
   assert not (tmp_path / 'p.txt').exists()
 
 
+def test_the_portable_core_is_haswell_wherever_avx2_and_fma_are(monkeypatch):
+  monkeypatch.setattr(word2vec.platform, 'machine', lambda: 'x86_64')
+  avx2 = frozenset({'avx', 'avx2', 'fma'})
+  assert word2vec.resolve_blas_core('portable', avx2) == 'Haswell'
+  assert word2vec.resolve_blas_core('portable', avx2 | {'avx512f'}) == 'Haswell'
+  assert word2vec.resolve_blas_core('portable', frozenset({'avx'})) == ''
+  assert word2vec.resolve_blas_core('native', avx2) == ''
+  assert word2vec.resolve_blas_core('SkylakeX', avx2) == 'SkylakeX'
+  monkeypatch.setattr(word2vec.platform, 'machine', lambda: 'aarch64')
+  assert word2vec.resolve_blas_core('portable', None) == ''
+
+
 def test_the_blas_core_check_reads_scipys_openblas_not_numpys():
   """numpy's OpenBLAS loads before the pin and keeps this CPU's own core: running the
   named core there proves nothing about the copy gensim calls."""
@@ -113,8 +125,9 @@ def test_a_core_whose_instructions_the_cpu_lacks_is_refused_before_loading(
   assert capsys.readouterr().err == (
       'error: --blas_core=SkylakeX: this CPU lacks avx512f, avx512cd, avx512bw, '
       "avx512dq, avx512vl (/proc/cpuinfo flags), which that core's kernels use; "
-      'expected a core this CPU runs, or no --blas_core (the vectors then come out '
-      "as this CPU's own core rounds them, and the record says so)\n")
+      'expected a core this CPU runs: --blas_core=portable (the default: the same '
+      "bytes on every CPU with AVX2 and FMA) or native (this CPU's own choice, and the "
+      'record says so)\n')
   assert 'OPENBLAS_CORETYPE' not in os.environ
   assert not out.exists() and not list(tmp_path.iterdir())
 

@@ -69,10 +69,11 @@ def get_base_config() -> ml_collections.ConfigDict:
   config.optimizer.clip_value = 0.0        # 0 = off
   # The word-embedding table's update: 'dense', 'rows' (only the batch's rows: the
   # dense optimiser up to rounding for sgd without momentum, adagrad, adadelta and
-  # rmsprop without momentum; 2.5-3x faster C-LSTM and MT-LSTM steps on a CPU) or
-  # 'lazy' (any optimizer; untouched rows keep their moments: not dense Adam/RMSprop).
+  # rmsprop without momentum; 2.5-3x faster C-LSTM and MT-LSTM steps on a CPU),
+  # 'lazy' (any optimizer; untouched rows keep their moments: not dense Adam/RMSprop)
+  # or 'auto' ('rows' where it is exact, else 'dense').
   # seedsweep/engine/embedding_rows.py.
-  config.optimizer.embedding_update = 'dense'
+  config.optimizer.embedding_update = 'auto'
 
   config.l2 = ml_collections.ConfigDict()
   config.l2.coef = 0.0            # loss += coef * sum ||W||^2 over ...
@@ -117,6 +118,10 @@ def get_base_config() -> ml_collections.ConfigDict:
   # usable cores: numbers then depend on the machine). WORKSPACE_NOTES, determinism.
   config.runtime = ml_collections.ConfigDict()
   config.runtime.cpu_threads = 4
+  # 'portable': the same bits on every x86-64 CPU with AVX2 and FMA (XLA and its kernels
+  # pinned to arithmetic that does not follow the CPU); 'native': XLA's choices for
+  # this CPU, numbers of this CPU family only. WORKSPACE_NOTES, determinism.
+  config.runtime.numerics = 'portable'
 
   # Where runs are also logged (none changes a number; seedsweep/run/tracking.py).
   # TensorBoard's HParams tab always gets each finished run (workdir/tensorboard/hparams).

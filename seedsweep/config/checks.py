@@ -18,8 +18,10 @@ NON_SEMANTIC = ('train.progress', 'data.tfds_dir', 'train.nan_policy')
 # Sections that change no number: where runs are logged, what scheduler jobs ask for.
 NON_SEMANTIC_SECTIONS = ('log.', 'launch.')
 # Keys added after runs were made, with the value those runs had in effect (a run made
-# before the thread pool was pinned used the machine's cores: 0).
+# before the thread pool was pinned used the machine's cores: 0; before portable
+# numerics, the machine's own).
 ADDED = {'optimizer.embedding_update': 'dense', 'runtime.cpu_threads': 0,
+         'runtime.numerics': 'native',
          'data.files.text_column': '', 'data.files.label_column': '',
          'train.nan_policy': 'freeze', 'log.mlflow': False, 'log.mlflow_uri': '',
          'log.mlflow_experiment': 'seedsweep', 'stack.fields': (), 'stack.points': (),

@@ -37,7 +37,7 @@ import optax
 from seedsweep.config import checks as config_checks
 from seedsweep.errors import UserError
 
-UPDATES = ('dense', 'rows', 'lazy')
+UPDATES = ('auto', 'dense', 'rows', 'lazy')
 # The optimisers 'rows' is exact for -> the config field of the factor by which a
 # zero gradient scales a row's optimiser state (None: it leaves the state as it is).
 EXACT_FOR = {'sgd': None, 'adagrad': None, 'rmsprop': 'decay', 'adadelta': 'rho'}
@@ -46,9 +46,12 @@ TABLE = ('embedding', 'embedding')  # the table's path in the params
 
 
 def check(opt_config, l2_mask, static: bool) -> str:
-  """The validated ``embedding_update`` of ``opt_config``; UserError otherwise."""
+  """The validated ``embedding_update`` of ``opt_config`` ('auto' resolved: 'rows'
+  where it is exact, else 'dense'); UserError otherwise."""
   mode = opt_config.embedding_update
   config_checks.one_of('optimizer.embedding_update', mode, UPDATES)
+  if mode == 'auto':
+    return 'rows' if _rows_exact(opt_config, l2_mask, static) else 'dense'
   if mode == 'dense':
     return mode
   if static:
@@ -60,8 +63,7 @@ def check(opt_config, l2_mask, static: bool) -> str:
                     'matches the embedding table: its L2 gradient touches every row; '
                     "use 'dense' or leave the table out of config.l2.params")
   name, momentum = opt_config.name, opt_config.momentum
-  if mode == 'rows' and (name not in EXACT_FOR or
-                         (name in WITH_MOMENTUM and momentum)):
+  if mode == 'rows' and not _rows_exact(opt_config, l2_mask, static):
     raise UserError(
         f"config.optimizer.embedding_update='rows' is exact only for "
         f'{tuple(EXACT_FOR)} ({" and ".join(WITH_MOMENTUM)} without momentum), not '
@@ -69,6 +71,13 @@ def check(opt_config, l2_mask, static: bool) -> str:
         + "; use 'lazy' (rows' moments change only when the row is used: a different "
           "optimiser) or 'dense'")
   return mode
+
+
+def _rows_exact(opt_config, l2_mask, static: bool) -> bool:
+  """Whether 'rows' equals the dense update up to rounding for this config."""
+  name, momentum = opt_config.name, opt_config.momentum
+  return (not static and not l2_mask.get(TABLE[0], {}).get(TABLE[1])
+          and name in EXACT_FOR and not (name in WITH_MOMENTUM and momentum))
 
 
 def decay_factor(opt_config) -> Optional[float]:

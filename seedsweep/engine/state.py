@@ -6,6 +6,7 @@ import flax
 import jax
 import jax.numpy as jnp
 
+from seedsweep.engine import portable as portable_lib
 from seedsweep.engine import rngs
 
 
@@ -59,7 +60,8 @@ def with_pretrained(params, table, use):
   return {**params, 'embedding': {**params['embedding'], 'embedding': new}}
 
 
-def create_train_state(model, tx, seeds, views=None, tables=None) -> TrainState:
+def create_train_state(model, tx, seeds, views=None, tables=None,
+                       portable: bool = False) -> TrainState:
   """Initial state of every seed, stacked on a leading ``[seeds]`` axis.
 
   One jitted program initialises the seeds one after another (``lax.map``), each
@@ -70,7 +72,9 @@ def create_train_state(model, tx, seeds, views=None, tables=None) -> TrainState:
   matters. tests/test_models.py keeps this path honest.
 
   ``tables``, if given, is ``(table [views, vocab, d], use [views, vocab])`` of
-  pretrained vectors; member ``i`` takes the rows of view ``views[i]``.
+  pretrained vectors; member ``i`` takes the rows of view ``views[i]``. ``portable``:
+  the program in the form of :func:`seedsweep.engine.portable.make_portable` (an
+  orthogonal initialiser's QR without LAPACK).
   """
   def create(seeds, views, tables):
     def one(args):
@@ -90,4 +94,5 @@ def create_train_state(model, tx, seeds, views=None, tables=None) -> TrainState:
 
   seeds = jnp.asarray(seeds, jnp.int32)
   views = jnp.zeros_like(seeds) if views is None else jnp.asarray(views, jnp.int32)
-  return jax.jit(create)(seeds, views, tables)
+  form = portable_lib.make_portable if portable else lambda fn: fn
+  return jax.jit(form(create))(seeds, views, tables)

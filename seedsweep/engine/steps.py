@@ -30,6 +30,7 @@ from seedsweep.data import pipeline
 from seedsweep.engine import embedding_rows
 from seedsweep.engine import objectives
 from seedsweep.engine import optimizers
+from seedsweep.engine import portable as portable_lib
 from seedsweep.engine import rngs
 from seedsweep.engine.state import TrainState
 
@@ -115,18 +116,20 @@ class Steps:
 
   def __init__(self, learner: Learner, plan: pipeline.TrainPlan, mode: str,
                patience: int = 0, tag_tables: Optional[tuple] = None,
-               lone: bool = False):
+               lone: bool = False, portable: bool = False):
     self.learner = learner
     self.plan, self.mode, self.patience = plan, mode, patience
     self.tag_tables = tag_tables  # (prefix, kind) of each slot tag: slot F1 in eval
     self.epoch_orders = jax.jit(self._epoch_orders)
     # lone: one member, which under vmap runs as a pair (_lone_member_as_pair).
     paired = _lone_member_as_pair if mode == 'vmap' and lone else lambda fn, _: fn
-    self.train_step = paired(jax.jit(self._train_step, static_argnames=('length',),
+    # portable: the programs' dots and QRs in forms computed alike on every CPU.
+    form = portable_lib.make_portable if portable else lambda fn: fn
+    self.train_step = paired(jax.jit(form(self._train_step), static_argnames=('length',),
                                      donate_argnums=(0,)), (0, 1, 2))
-    self.eval_batch = paired(jax.jit(self._eval_batch,
+    self.eval_batch = paired(jax.jit(form(self._eval_batch),
                                      static_argnames=('length', 'n_splits')), (0, 1))
-    self.predict_batch = paired(jax.jit(self._predict_batch), (0, 1))
+    self.predict_batch = paired(jax.jit(form(self._predict_batch)), (0, 1))
     self.select_best = paired(jax.jit(self._select_best, donate_argnums=(0,)), (0, 1))
 
   @staticmethod

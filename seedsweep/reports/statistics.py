@@ -49,6 +49,55 @@ def welch_p(a: Sequence[float], b: Sequence[float]) -> Optional[float]:
     return float(stats.ttest_ind(a, b, equal_var=False).pvalue)
 
 
+def tost_p(a: Sequence[float], b: Sequence[float], margin: float) -> Optional[float]:
+  """Two one-sided Welch t-tests of equivalence: the p-value of "the means differ by
+  at least ``margin``" (the larger of the two one-sided p's; small: equivalent within
+  +-``margin``). None when a side has < 2 values or both sides are constant."""
+  from scipy import stats  # pylint: disable=g-import-not-at-top
+  a, b = np.asarray(a, np.float64), np.asarray(b, np.float64)
+  if len(a) < 2 or len(b) < 2:
+    return None
+  va, vb = a.var(ddof=1) / len(a), b.var(ddof=1) / len(b)
+  se = np.sqrt(va + vb)
+  diff = a.mean() - b.mean()
+  if se == 0:
+    return None if abs(diff) >= margin else 0.0
+  df = (va + vb) ** 2 / (va ** 2 / (len(a) - 1) + vb ** 2 / (len(b) - 1))
+  above = stats.t.sf((diff + margin) / se, df)  # H0: diff <= -margin
+  below = stats.t.cdf((diff - margin) / se, df)  # H0: diff >= +margin
+  return float(max(above, below))
+
+
+def tost_power(std: float, n: int, m: int, margin: float, alpha: float = 0.05
+               ) -> Optional[float]:
+  """The probability that :func:`tost_p` finds equivalence within +-``margin`` at
+  ``alpha`` when both sides come from one distribution of spread ``std`` (``n`` and
+  ``m`` values; the t bound with pooled degrees of freedom)."""
+  from scipy import stats  # pylint: disable=g-import-not-at-top
+  if n < 2 or m < 2 or not std:
+    return None
+  se = std * np.sqrt(1 / n + 1 / m)
+  df = n + m - 2
+  reach = margin - stats.t.ppf(1 - alpha, df) * se  # |diff| must stay under this
+  if reach <= 0:
+    return 0.0
+  return float(stats.t.cdf(reach / se, df) - stats.t.cdf(-reach / se, df))
+
+
+def resolvable_margin(std: float, n: int, m: int, power: float = 0.8,
+                      alpha: float = 0.05) -> Optional[float]:
+  """The smallest equivalence margin at which ``n`` and ``m`` values of one
+  distribution of spread ``std`` pass :func:`tost_p` with probability ``power``."""
+  from scipy import optimize  # pylint: disable=g-import-not-at-top
+  if n < 2 or m < 2 or not std:
+    return None
+  high = std
+  while tost_power(std, n, m, high, alpha) < power:
+    high *= 2
+  return float(optimize.brentq(lambda d: tost_power(std, n, m, d, alpha) - power,
+                               1e-12, high, xtol=1e-10))
+
+
 def mean_ci(values: Sequence[float], level: float = 0.95) -> Tuple[float, float]:
   """The ``level`` confidence interval of the mean of ``values`` (Student's t over
   the seeds, sample std); ``(mean, mean)`` for fewer than two values."""

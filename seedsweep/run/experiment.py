@@ -31,6 +31,7 @@ from seedsweep.engine import embedding_rows
 from seedsweep.engine import hosts
 from seedsweep.engine import objectives
 from seedsweep.engine import optimizers
+from seedsweep.engine import portable as portable_lib
 from seedsweep.engine import rngs
 from seedsweep.engine import state as state_lib
 from seedsweep.engine import steps as steps_lib
@@ -292,6 +293,12 @@ def make_learner(config, data: encoded.EncodedDataset,
                            decay, make_tx=make_tx)
 
 
+def portable_program(config) -> bool:
+  """Whether the run's programs take the portable form (engine.portable): portable
+  numerics on a CPU (a GPU's own kernels decide its bits)."""
+  return config.runtime.numerics == 'portable' and jax.default_backend() == 'cpu'
+
+
 def build(config) -> 'Experiment':
   """Every piece of the run ``config`` describes, data loaded and on device."""
   config_checks.validate(config)
@@ -304,7 +311,8 @@ def build(config) -> 'Experiment':
   learner = make_learner(config, data, hparams)
   tag_tables = conlleval.tag_tables(data.tag_names) if data.tag_names else None
   steps = steps_lib.Steps(learner, schedule.plan, placement.mode,
-                          config.train.patience, tag_tables, lone=len(members) == 1)
+                          config.train.patience, tag_tables, lone=len(members) == 1,
+                          portable=portable_program(config))
   return Experiment(config, data, members, placement,
                     put_on_device(data, members, placement, hparams), schedule, learner,
                     steps)
@@ -332,8 +340,8 @@ class Experiment:
   def init_state(self) -> state_lib.TrainState:
     state = state_lib.create_train_state(
         self.learner.model, self.learner.tx, self.members.streams[:, rngs.INIT],
-        self.members.views,
-        self.data.embedding_tables)
+        self.members.views, self.data.embedding_tables,
+        portable=portable_program(self.config))
     return jax.device_put(state, self.placement.stacked) if self.placement.mesh else state
 
   def train_epoch(self, state, epoch: int, on_step=None,
@@ -469,12 +477,21 @@ class Experiment:
     return [provenance_lib.fingerprint_arrays([leaf[m] for leaf in leaves])
             for m in range(len(self.members))]
 
-  def program_fingerprint(self, state) -> str:
-    """A hash of the compiled train step of the first bucket an epoch visits (XLA's
-    own choices included); from the compilation cache when it was compiled before."""
+  def train_step_hlo(self, state) -> str:
+    """The optimised HLO of the compiled train step of the first bucket an epoch visits
+    (XLA's own choices included); from the compilation cache when it was compiled
+    before."""
     slot, length = self.schedule.plan.schedule(1)[0]
     at = steps_lib.StepAt(orders=self.steps.epoch_orders(self.device, 1), slot=slot,
                           epoch=1, position=0)
-    compiled = self.steps.train_step.lower(state, self.device, at,
-                                           length=length).compile()
-    return provenance_lib.program_fingerprint(compiled.as_text())
+    return self.steps.train_step.lower(state, self.device, at,
+                                       length=length).compile().as_text()
+
+  def program_record(self, state) -> dict:
+    """``program``: a hash of :meth:`train_step_hlo`; on a CPU, ``unportable_ops``:
+    what in it computes with kernels that follow the CPU (engine.portable)."""
+    text = self.train_step_hlo(state)
+    record = {'program': provenance_lib.program_fingerprint(text)}
+    if jax.default_backend() == 'cpu':
+      record['unportable_ops'] = portable_lib.unportable_ops(text)
+    return record

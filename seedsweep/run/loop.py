@@ -30,10 +30,14 @@ from seedsweep.run import workdir_lock
 
 
 def record_program(exp, state, meta: Optional[dict] = None) -> None:
-  """Adds the compiled train step's fingerprint to the run's determinism record: the
-  one a checkpoint's ``meta`` recorded when training made it, else this process's."""
-  recorded = ((meta or {}).get('determinism') or {}).get('program')
-  exp.provenance['determinism']['program'] = recorded or exp.program_fingerprint(state)
+  """Adds the compiled train step's fingerprint (and on a CPU what in it is not
+  portable) to the run's determinism record: what a checkpoint's ``meta`` recorded
+  when training made it, else this process's."""
+  recorded = (meta or {}).get('determinism') or {}
+  keys = ('program', 'unportable_ops')
+  found = {k: recorded[k] for k in keys if k in recorded}
+  exp.provenance['determinism'].update(found if 'program' in found
+                                       else exp.program_record(state))
 
 
 def check_workdir(config, workdir: str) -> bool:
@@ -268,6 +272,9 @@ def _train_locked(config, workdir: str, echo) -> dict:
     with timer('build'):
       state = exp.init_state()
       record_program(exp, state)
+    warning = provenance_lib.portability_warning(exp.provenance['determinism'])
+    if warning:
+      echo(warning)
     resume = Resume()
     if latest:
       state, meta, latest = restore_latest(ckpts, state, echo)
@@ -277,6 +284,11 @@ def _train_locked(config, workdir: str, echo) -> dict:
     if found:
       state, resume, meta = found
       check_same_inputs(workdir, meta, exp)
+    # Which machines trained which epochs: a run continued on another CPU (under
+    # native numerics, or another backend) says so in every later record.
+    exp.provenance['machines'] = provenance_lib.machine_history(
+        meta if latest or found else None, exp.provenance['determinism'],
+        resume.epoch + 1, resume.position)
     if resume.epoch or resume.position:
       where = (f' at step {resume.position} of epoch {resume.epoch + 1}'
                if resume.position else '')
@@ -317,7 +329,8 @@ def _train_locked(config, workdir: str, echo) -> dict:
           interrupted.save((epoch - 1) * steps + position,
                            {'state': state, 'loss_sum': loss_sum},
                            {'epoch': epoch, 'position': position, 'elapsed': wall,
-                            'data': exp.provenance['data']})
+                            'data': exp.provenance['data'],
+                            'machines': exp.provenance['machines']})
           raise _stopped(stop, workdir, f'at step {position}/{steps} of epoch {epoch}')
         with timer('eval'):
           evals = exp.evaluate_all(state.params)
@@ -416,6 +429,7 @@ def _evaluate_locked(config, workdir: str, echo) -> dict:
     check_saved_inputs(workdir, exp, ckpts, doing='re-evaluate')  # latest's meta
     state, meta = ckpt_lib.restore_train_state(ckpts, latest, exp.init_state())
     record_program(exp, state, meta)
+    exp.provenance['machines'] = provenance_lib.trained_on(meta)
     results = exp.results(state, latest)
     results['wall_time'] = meta.get('elapsed')
     outputs.write_json(os.path.join(workdir, outputs.RESULTS), results)

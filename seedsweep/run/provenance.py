@@ -108,6 +108,7 @@ def determinism_record() -> dict:
       'device_kind': device.device_kind,
       'platform_version': device.client.platform_version,  # GPU: CUDA/ROCm driver
       'cpu_model': model, 'cpu_arch': arch, 'cpu_simd': simd,
+      'numerics': runtime.numerics(), 'cpu_isa': cpu_isa(simd),
       'usable_cores': runtime.usable_cores(),
       'cpu_threads': runtime.cpu_threads(),
       'xla_flags': os.environ.get('XLA_FLAGS', ''),
@@ -117,20 +118,102 @@ def determinism_record() -> dict:
 
 
 # The record fields that change a result's bits. usable_cores does not once the
-# thread pool is pinned (cpu_threads). cpu_model is a marketing name ('AMD EPYC' covers
-# several generations, which gave the demo different bits under otherwise equal
-# records): cpu_arch names the microarchitecture.
+# thread pool is pinned (cpu_threads). Under native numerics the CPU does: cpu_model is
+# a marketing name ('AMD EPYC' covers several generations, which gave the demo
+# different bits under otherwise equal records), cpu_arch names the microarchitecture.
+# Under portable numerics only the instruction-set class does (cpu_isa).
 REPRODUCING = ('jax', 'jaxlib', 'backend', 'device_kind', 'platform_version',
                'cpu_arch', 'cpu_simd', 'cpu_threads', 'xla_flags', 'matmul_precision')
+PORTABLE_REPRODUCING = ('jax', 'jaxlib', 'backend', 'device_kind', 'platform_version',
+                        'cpu_isa', 'cpu_threads', 'xla_flags', 'matmul_precision')
+
+
+def cpu_isa(simd: Sequence[str], machine: Optional[str] = None) -> str:
+  """The class of CPUs portable numerics give one result on: 'x86-64 AVX2 FMA' (every
+  x86-64 CPU with both), else the architecture and what it lacks."""
+  machine = (machine or platform.machine()).lower()
+  if machine not in ('x86_64', 'amd64'):
+    return machine
+  missing = [f.upper() for f in ('avx2', 'fma') if f not in simd]
+  return 'x86-64 AVX2 FMA' if not missing else f'x86-64 without {"/".join(missing)}'
+
+
+def reproducing(record: dict) -> Tuple[str, ...]:
+  """The fields that decide the bits of a result made under ``record``: a record of
+  portable numerics (a GPU's too) names the instruction-set class, not the CPU."""
+  portable = record.get('numerics') == 'portable'
+  return ('numerics',) + (PORTABLE_REPRODUCING if portable else REPRODUCING)
 
 
 def record_differences(recorded: dict, current: dict,
-                       fields: Sequence[str] = REPRODUCING) -> List[str]:
-  """``'field: recorded -> current'`` for each field that decides bits and differs."""
+                       fields: Optional[Sequence[str]] = None) -> List[str]:
+  """``'field: recorded -> current'`` for each field that decides bits and differs
+  (``fields``: those :func:`reproducing` names for ``recorded``). A record made before
+  portable numerics reads 'native'."""
+  fields = reproducing(recorded) if fields is None else fields
+  def value(record, k):
+    return record.get(k, 'native' if k == 'numerics' else None)
   def shown(record, k):
-    return repr(record[k]) if k in record else '(not recorded)'
+    return repr(value(record, k)) if k in record or k == 'numerics' else '(not recorded)'
   return [f'{k}: {shown(recorded, k)} -> {shown(current, k)}' for k in fields
-          if recorded.get(k) != current.get(k)]
+          if value(recorded, k) != value(current, k)]
+
+
+def trained_on(meta: Optional[dict]) -> List[dict]:
+  """The machines a checkpoint's parameters were trained on, oldest first:
+  ``[{'from_epoch', 'from_step', 'determinism'}]``, each from where it took over (a
+  checkpoint made before these histories: its own record, from epoch 1)."""
+  meta = meta or {}
+  if meta.get('machines'):
+    return list(meta['machines'])
+  record = meta.get('determinism')
+  return [{'from_epoch': 1, 'from_step': 0, 'determinism': record}] if record else []
+
+
+def machine_history(meta: Optional[dict], record: dict, epoch: int,
+                    step: int = 0) -> List[dict]:
+  """:func:`trained_on` for a run that continues from ``meta`` at ``step`` of
+  ``epoch`` under ``record``: a new entry when this machine gives other bits than
+  the last one (record_differences), else the same history."""
+  before = trained_on(meta)
+  if before and not record_differences(before[-1]['determinism'], record):
+    return before
+  return before + [{'from_epoch': epoch, 'from_step': step, 'determinism': record}]
+
+
+def history_spans(machines: Sequence[dict], last_epoch: int) -> List[Tuple[int, int, dict]]:
+  """``(first epoch, last epoch, record)`` of each machine of a history, for a run of
+  ``last_epoch`` epochs (an epoch two machines shared is the second one's)."""
+  spans = []
+  for i, entry in enumerate(machines):
+    end = machines[i + 1]['from_epoch'] - 1 if i + 1 < len(machines) else last_epoch
+    first = entry['from_epoch']
+    if end >= first:
+      spans.append((first, end, entry['determinism']))
+  return spans
+
+
+def describe_machine(record: dict) -> str:
+  """A record's machine in words: 'AMD EPYC (AuthenticAMD cpu family 25 model 1),
+  native numerics'."""
+  if record.get('backend', 'cpu') != 'cpu':
+    where = f'{record.get("device_kind")} ({record.get("backend")})'
+  else:
+    where = f'{record.get("cpu_model")} ({record.get("cpu_arch", "?")})'
+  return f'{where}, {record.get("numerics", "native")} numerics'
+
+
+def portability_warning(record: dict) -> Optional[str]:
+  """The line a run prints when it asked for portable numerics but its train step
+  still computes with kernels that follow the CPU (an XLA flag that turns YNNPACK
+  off, say); None when not."""
+  ops = record.get('unportable_ops') or []
+  if record.get('numerics') != 'portable' or not ops:
+    return None
+  shown = ', '.join(ops[:3]) + (f' and {len(ops) - 3} more' if len(ops) > 3 else '')
+  return (f'warning: portable numerics, but {len(ops)} op(s) of the train step compute '
+          f'with kernels that follow the CPU ({shown}; XLA_FLAGS='
+          f'{record.get("xla_flags", "")!r}): these numbers may differ on another CPU')
 
 
 def input_digests(data: Optional[dict]) -> Dict[str, str]:

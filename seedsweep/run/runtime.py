@@ -4,9 +4,10 @@ Cheap to import (jax is imported only when a function needs it): launch.py reads
 :data:`GLIBC_TUNABLES` before it re-executes itself.
 """
 import os
+import platform
 import re
 import sys
-from typing import Optional
+from typing import Optional, Tuple
 
 # XLA:CPU allocates large per-step buffers; glibc's default malloc returns them to the
 # kernel and faults them in again (a fifth of CPU time in the kernel). These settings
@@ -104,14 +105,105 @@ def cpu_threads() -> int:
 
 
 def pin_for(config) -> None:
-  """:func:`pin_cpu_threads` with ``config.runtime.cpu_threads``, an int >= 0."""
+  """:func:`pin_cpu_threads` and :func:`pin_numerics` with ``config.runtime``."""
+  from seedsweep.config import checks  # pylint: disable=g-import-not-at-top
   from seedsweep.errors import UserError  # pylint: disable=g-import-not-at-top
   threads = config.runtime.cpu_threads
   if not isinstance(threads, int) or isinstance(threads, bool) or threads < 0:
     raise UserError(f'config.runtime.cpu_threads={threads!r}; expected an int >= 0 '
                     f'(4 = the default, the same numbers on every machine; 0 = the '
                     f'usable cores)')
+  checks.one_of('runtime.numerics', config.runtime.numerics, NUMERICS)
   pin_cpu_threads(threads)
+  pin_numerics(config.runtime.numerics)
+
+
+# config.runtime.numerics: 'portable' (the default) gives a seed the same bits on every
+# x86-64 CPU with AVX2 and FMA; 'native' lets XLA and its kernels follow the CPU, whose
+# numbers are then its own (WORKSPACE_NOTES.md, determinism policy, "Portable").
+NUMERICS = ('portable', 'native')
+# The XLA flags portable numerics set, each for a source of CPU-dependent bits found on
+# 2026-11-28 (an emulated Zen 3 against a Sapphire Rapids):
+# * platform-dependent math off: YNNPACK's dots and reductions take its consistent
+#   arithmetic (the same bits on AVX2, AVX-512 and AMX kernels), and XLA emits no
+#   approximate reciprocal square root;
+# * code for AVX2 at most: no AVX-512 or AMX instruction in XLA's own kernels, the
+#   instruction set every x86-64 CPU of the promise has (x86 only: other
+#   architectures do not know the name);
+# * XLA:GPU's deterministic ops: the same numbers from one run to the next on a GPU
+#   (see gpu_determinism_warning).
+# The rest is in the program: seedsweep.engine.portable (dots in YNNPACK's form, QR
+# without LAPACK).
+PORTABLE_FLAGS = (('--xla_cpu_enable_platform_dependent_math', 'false'),
+                  ('--xla_gpu_deterministic_ops', 'true'))
+X86_PORTABLE_FLAGS = (('--xla_cpu_max_isa', 'AVX2'),)
+_FLAG = re.compile(r'(--[A-Za-z0-9_]+)(?:=(\S*))?')
+
+
+def portable_flags(machine: Optional[str] = None) -> Tuple[Tuple[str, str], ...]:
+  """``((flag, value), ...)`` that portable numerics add to XLA_FLAGS here."""
+  machine = (machine or platform.machine()).lower()
+  x86 = machine in ('x86_64', 'amd64', 'i686', 'i386')
+  return PORTABLE_FLAGS + (X86_PORTABLE_FLAGS if x86 else ())
+
+
+def _flags(text: str) -> dict:
+  """``{flag: value}`` of an XLA_FLAGS string (a bare flag reads 'true')."""
+  return {m.group(1): 'true' if m.group(2) is None else m.group(2)
+          for m in _FLAG.finditer(text or '')}
+
+
+_numerics = None       # the mode the last pin_numerics call before JAX started chose
+_user_xla_flags = None  # XLA_FLAGS as the process had them before that call
+
+
+def numerics() -> str:
+  """This process's numerics: as pinned, else 'portable' when XLA_FLAGS holds every
+  portable flag (a process that computed before any pin), else 'native'."""
+  if _numerics:
+    return _numerics
+  have = _flags(os.environ.get('XLA_FLAGS', ''))
+  same = all(have.get(flag, '').lower() == value.lower()
+             for flag, value in portable_flags())
+  return 'portable' if same else 'native'
+
+
+def pin_numerics(mode: str) -> None:
+  """Adds the portable flags to XLA_FLAGS (``mode='portable'``) before JAX starts its
+  client; afterwards, a request this process cannot honour raises UserError."""
+  from jax._src import xla_bridge  # pylint: disable=g-import-not-at-top
+  from seedsweep.errors import UserError  # pylint: disable=g-import-not-at-top
+  global _numerics, _user_xla_flags
+  if xla_bridge.backends_are_initialized():
+    if numerics() != mode:
+      raise UserError(
+          f'config.runtime.numerics={mode!r}, but this process started JAX with '
+          f'{numerics()} numerics (XLA_FLAGS={os.environ.get("XLA_FLAGS", "")!r}); run '
+          f'it in a new process (the seedsweep command does), or call '
+          f'seedsweep.run.runtime.pin_numerics({mode!r}) before any JAX computation')
+    return
+  if _user_xla_flags is None:
+    _user_xla_flags = os.environ.get('XLA_FLAGS', '')
+  text = _user_xla_flags
+  have = _flags(text)
+  added = ''
+  if mode == 'portable':
+    for flag, value in portable_flags():
+      if flag in have and have[flag].lower() != value.lower():
+        raise UserError(
+            f'XLA_FLAGS sets {flag}={have[flag]}, but config.runtime.numerics='
+            f"'portable' needs {flag}={value}; remove it from XLA_FLAGS, or take this "
+            f"machine's own numerics with --config.runtime.numerics=native")
+    added = ' '.join(f'{f}={v}' for f, v in portable_flags() if f not in have)
+  if text or added:
+    os.environ['XLA_FLAGS'] = f'{text} {added}'.strip()
+  _numerics = mode
+
+
+def user_xla_flags() -> str:
+  """XLA_FLAGS without what :func:`pin_numerics` added: what a child process of a
+  user's shell gets."""
+  return os.environ.get('XLA_FLAGS', '') if _user_xla_flags is None else _user_xla_flags
 
 
 # XLA:GPU's switch for run-to-run identical numbers: with it, a seed trained in two

@@ -53,13 +53,30 @@ def recorded_rows(workdir: str, epochs: int) -> Dict[int, Dict[str, dict]]:
   return by_epoch
 
 
-def recorded_determinism(workdir: str, checkpoint_meta: Optional[dict]):
-  """The run's record: results.json's, else (a run still training) its newest
-  checkpoint's; None for a run made before records were kept."""
+def recorded_provenance(workdir: str, checkpoint_meta: Optional[dict]) -> dict:
+  """The run's provenance: results.json's, else (a run still training) its newest
+  checkpoint's meta; {} for a run made before records were kept."""
   path = os.path.join(workdir, outputs.RESULTS)
   if os.path.exists(path):
-    return (outputs.read_json(path).get('provenance') or {}).get('determinism')
-  return (checkpoint_meta or {}).get('determinism')
+    return outputs.read_json(path).get('provenance') or {}
+  return checkpoint_meta or {}
+
+
+def checkable_epochs(machines, current: dict, epochs: int):
+  """``(n, foreign)``: the first ``n`` of ``epochs`` were trained on machines that
+  give this one's bits; ``foreign`` describes each span trained elsewhere (from the
+  first, whose bits this machine cannot give, on)."""
+  spans = provenance_lib.history_spans(machines, epochs)
+  foreign, n = [], epochs
+  for first, last, record in spans:
+    changes = provenance_lib.record_differences(record, current)
+    if changes and not foreign:
+      n = first - 1
+    if changes:
+      foreign.append(f'epochs {first}..{last} were trained on '
+                     f'{provenance_lib.describe_machine(record)}, which gives other bits '
+                     f'than this machine ({"; ".join(changes)})')
+  return n, foreign
 
 
 def compare_rows(epoch: int, rows: List[dict], recorded: Dict[str, dict]) -> List[str]:
@@ -128,12 +145,20 @@ def verify(config, workdir: str, epochs: int = 1, echo=print) -> dict:
   exp = experiment_lib.build(config)
   state = exp.init_state()
   loop.record_program(exp, state)
+  current = exp.provenance['determinism']
   with _quiet_absl():  # orbax warns that a read-only manager will not save
     ckpts = ckpt_lib.Checkpoints(workdir, read_only=True)
   try:
     checkpoint_epochs = set(ckpts.manager.all_steps())
+    newest = max(checkpoint_epochs, default=None)
+    recorded = recorded_provenance(workdir, ckpts.meta(newest) if newest else None)
+    # A run continued on another machine: its epochs from there on give that
+    # machine's bits, so only those before can be checked here.
+    machines = recorded.get('machines') or provenance_lib.trained_on(recorded)
+    checkable, foreign = checkable_epochs(machines, current, epochs)
+    rerun = checkable or epochs  # nothing checkable: re-run and show what differs
     differences, rerun_states = [], {}
-    for epoch in range(1, epochs + 1):
+    for epoch in range(1, rerun + 1):
       state, train_loss = exp.train_epoch(state, epoch)
       evals = exp.evaluate_all(state.params)
       state = exp.keep_best(state, evals, epoch)
@@ -141,21 +166,23 @@ def verify(config, workdir: str, epochs: int = 1, echo=print) -> dict:
       differences += compare_rows(epoch, rows, all_rows[epoch])
       if epoch in checkpoint_epochs:
         rerun_states[epoch] = jax.tree.map(np.asarray, state)
-    found, meta = check_checkpoints(exp, ckpts, all_rows, rerun_states)
+    found, _ = check_checkpoints(exp, ckpts, all_rows, rerun_states)
     differences += found
   finally:
     ckpts.close()
-  recorded = recorded_determinism(workdir, meta)
-  current = exp.provenance['determinism']
-  changes = (provenance_lib.record_differences(recorded, current,
-                                               provenance_lib.REPRODUCING + ('program',))
-             if recorded else [])
+  record = recorded.get('determinism')
+  changes = (provenance_lib.record_differences(
+      record, current, provenance_lib.reproducing(record) + ('program',))
+             if record else [])
   members = len(exp.members)
   if not differences:
-    echo(f'{workdir}: reproduced: epochs 1..{epochs} of {members} members bitwise '
+    echo(f'{workdir}: reproduced: epochs 1..{rerun} of {members} members bitwise '
          f'(parameters, train loss, dev and test metrics); '
          f'{len(checkpoint_epochs)} checkpoint(s) intact.')
-    if changes:
+    if rerun < epochs:
+      echo(f'  not checked here: ' + '; '.join(foreign) + ' (check them there, or as '
+           'a distribution with --statistical)')
+    elif changes:
       echo('  (the determinism record differs, yet the bits agree: '
            + '; '.join(changes) + ')')
   else:
@@ -164,8 +191,12 @@ def verify(config, workdir: str, epochs: int = 1, echo=print) -> dict:
       echo(f'  {d}')
     if len(differences) > 20:
       echo(f'  ... and {len(differences) - 20} more')
-    echo('  determinism record, recorded -> now: '
-         + ('; '.join(changes) if changes else
-            'no field changed' if recorded else 'none recorded (an older run)'))
+    if foreign and not checkable:
+      echo('  expected: ' + '; '.join(foreign) + ' (check them there, or as a '
+           'distribution with --statistical)')
+    else:
+      echo('  determinism record, recorded -> now: '
+           + ('; '.join(changes) if changes else
+              'no field changed' if record else 'none recorded (an older run)'))
   return {'reproduced': not differences, 'differences': differences,
           'record_changes': changes}

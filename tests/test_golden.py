@@ -1,0 +1,60 @@
+"""Golden fingerprints: the demo and a quick run of every model family give, on this
+machine, the committed parameter hashes and metrics of every epoch and seed, to the
+bit (tests/golden_runs.py says how they were made and how to regenerate them)."""
+import json
+import os
+
+import pytest
+
+from seedsweep.run import provenance
+from tests import golden_runs
+
+
+def _load(name):
+  with open(golden_runs.path(name)) as f:
+    return json.load(f)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize('name', list(golden_runs.GOLDEN))
+def test_a_golden_run_gives_its_committed_bits(name, tmp_path):
+  golden = _load(name)
+  found = golden_runs.train(name, str(tmp_path / name))
+  differences = golden_runs.row_differences(golden['rows'], found['rows'])
+  if differences:
+    record = provenance.record_differences(
+        golden['determinism'], found['determinism'],
+        provenance.reproducing(golden['determinism']) + ('program',))
+    pytest.fail(
+        f'golden run {name!r} ({golden["config"]}) differs from its committed bits '
+        f'(tests/golden/{name}.json, made {golden.get("made")} on '
+        f'{golden["determinism"].get("cpu_model")!r}, '
+        f'{golden["determinism"].get("cpu_arch")!r}):\n  ' + '\n  '.join(differences)
+        + '\ndeterminism record, golden -> this machine: '
+        + ('; '.join(record) if record else
+           'no field that decides the bits differs, so the code moved them: if that '
+           'was meant, regenerate (python -m tests.golden_runs) and say so in the '
+           'commit'), pytrace=False)
+
+
+def test_every_golden_file_is_a_golden_run():
+  """A golden per run and no stray file; each keeps the record fields it is
+  compared on."""
+  files = sorted(f[:-5] for f in os.listdir(golden_runs.GOLDEN_DIR) if f.endswith('.json'))
+  assert files == sorted(golden_runs.GOLDEN)
+  for name in files:
+    golden = _load(name)
+    assert golden['config'] == golden_runs.GOLDEN[name]
+    assert set(golden['determinism']) == set(golden_runs.RECORD)
+    assert golden['determinism']['numerics'] == 'portable'
+    assert all(len(row['params_sha256']) == 16 for row in golden['rows'])
+
+
+def test_row_differences_name_the_field_and_both_values():
+  golden = [{'epoch': 1, 'seed': 1, 'params_sha256': 'a', 'test_accuracy': 50.0},
+            {'epoch': 1, 'seed': 2, 'params_sha256': 'b', 'test_accuracy': 51.0}]
+  found = [dict(golden[0]), dict(golden[1], params_sha256='c'),
+           {'epoch': 2, 'seed': 1, 'params_sha256': 'd'}]
+  assert golden_runs.row_differences(golden, found) == [
+      "epoch 1 seed 2: params_sha256 'b' -> 'c'", 'epoch 2 seed 1: not in the golden']
+  assert golden_runs.row_differences(golden, found[:1]) == ['epoch 1 seed 2: missing now']
