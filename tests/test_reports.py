@@ -106,8 +106,9 @@ def test_each_table_says_what_produced_its_runs(tmp_path):
   outputs.write_json(results_path, results)
   reports.write_report(str(tmp_path), plots=False, echo=quiet)
   md = (tmp_path / reports.REPORT_MD).read_text()
-  assert '| random | random | 3 |  | 12 s |' in md
-  assert '| vectors | imdb_w2v_300d.txt, fine-tuned | 3 | cpu: AMD EPYC, 2 cores | 3 h 05 min |' in md
+  assert '| random | random | 3 |  |  | 12 s |' in md
+  assert ('| vectors | imdb_w2v_300d.txt, fine-tuned | 3 | cpu: AMD EPYC, 2 cores | '
+          'AMD EPYC (family not recorded) only | 3 h 05 min |') in md
   table = list(csv.DictReader(io.StringIO((tmp_path / reports.REPORT_CSV).read_text())))
   assert [(r['embeddings'], r['hardware'], float(r['wall_time'])) for r in table] == [
       ('random', '', 12.5),
@@ -120,6 +121,16 @@ def test_each_table_says_what_produced_its_runs(tmp_path):
   assert collect.hardware_text(zen5) == (
       'cpu: AMD EPYC (AuthenticAMD cpu family 26 model 2), 2 cores')
   assert render.wall_text(754) == '12 min 34 s'
+  # Where the bits verify: the CPU family under native numerics, any CPU of the
+  # instruction-set class under portable ones, each machine of a continued run.
+  assert collect.bits_text(zen5) == 'AuthenticAMD cpu family 26 model 2 only'
+  portable = dict(zen5, numerics='portable', cpu_isa='x86-64 AVX2 FMA')
+  assert collect.bits_text(portable) == 'any x86-64 AVX2 FMA CPU'
+  assert collect.bits_text(portable, [{'determinism': zen5},
+                                      {'determinism': portable}]) == (
+      'AuthenticAMD cpu family 26 model 2 only + any x86-64 AVX2 FMA CPU')
+  assert collect.bits_text({'backend': 'gpu', 'device_kind': 'NVIDIA H100'}) == (
+      'NVIDIA H100 only')
 
 
 def test_the_report_can_go_to_a_folder_of_its_own(tmp_path):
@@ -466,8 +477,8 @@ def test_seeds_trained_in_parts_make_one_row(tmp_path):
   assert (w2v['wall_time'], w2v['epochs_completed']) == (25.0, 3)
   assert [p['run'] for p in w2v['parts']] == ['w2v/seeds_1-3', 'w2v/seeds_4-5']
   md = (tmp_path / reports.REPORT_MD).read_text()
-  assert '| w2v/seeds_1-3 | random | 3 |  | 12 s |' in md
-  assert '| w2v/seeds_4-5 | random | 3 |  | 12 s |' in md
+  assert '| w2v/seeds_1-3 | random | 3 |  |  | 12 s |' in md
+  assert '| w2v/seeds_4-5 | random | 3 |  |  | 12 s |' in md
   table = list(csv.DictReader(io.StringIO((tmp_path / reports.REPORT_CSV).read_text())))
   assert [(r['run'], r['n']) for r in table] == [('random', '3'), ('w2v', '5')]
   rows = [r for d in (tmp_path / 'w2v' / 'seeds_1-3', tmp_path / 'w2v' / 'seeds_4-5')

@@ -33,6 +33,8 @@ A *row* (what :func:`build_rows` returns, one per run) is a dict::
   hardware     where it ran, from its determinism record: 'cpu: MODEL (ARCH), N cores'
                (ARCH the microarchitecture, when recorded) or 'gpu: DEVICE KIND'
                ('' when the run has no record)
+  bits         where its bits verify (bits_text): 'any x86-64 AVX2 FMA CPU' under
+               portable numerics, else 'ARCH only' (or the device)
   stack_point  the point's label for a point of a stacked run (config.stack), else ''
   variance     the paper metric's seed variance by source for a factorial seed design
                (config.seed_design; statistics.variance_components), else None
@@ -280,6 +282,22 @@ def hardware_text(determinism: Optional[dict]) -> str:
   return f'{determinism.get("backend")}: {determinism.get("device_kind")}'
 
 
+def bits_text(determinism: Optional[dict], machines: Sequence[dict] = ()) -> str:
+  """On which machines a run's bits can be checked (--mode=verify): 'any x86-64
+  AVX2 FMA CPU' under portable numerics, else the CPU family (or device) that made
+  them, one per machine of a run continued elsewhere ('' without a record)."""
+  records = [m['determinism'] for m in machines if m.get('determinism')] or (
+      [determinism] if determinism else [])
+  def one(record):
+    if record.get('backend', 'cpu') != 'cpu':
+      return f'{record.get("device_kind")} only'
+    if record.get('numerics') == 'portable':
+      return f'any {record.get("cpu_isa")} CPU'
+    arch = record.get('cpu_arch') or f'{record.get("cpu_model")} (family not recorded)'
+    return f'{arch} only'
+  return ' + '.join(dict.fromkeys(one(r) for r in records))
+
+
 def _row(run_dir: str, name: str, config: dict, results: dict, point: dict,
          stack_point: str = '') -> dict:
   """The row of one run, or of one point of a stacked run (``stack_point``)."""
@@ -311,7 +329,10 @@ def _row(run_dir: str, name: str, config: dict, results: dict, point: dict,
       'determinism': determinism, 'inputs': provenance_lib.input_digests(
           (results.get('provenance') or {}).get('data')),
       'embeddings': embeddings_text(config),
-      'hardware': hardware_text(determinism), 'parts': [],
+      'hardware': hardware_text(determinism),
+      'bits': bits_text(determinism, (results.get('provenance') or {}).get('machines')
+                        or ()),
+      'parts': [],
   }
 
 
@@ -377,6 +398,7 @@ def merge_parts(name: str, parts: Sequence[dict], root: str) -> dict:
           'wall_time': sum(walls) if walls else None,
           'hardware': ' + '.join(dict.fromkeys(p['hardware'] for p in parts if
                                                p['hardware'])),
+          'bits': ' + '.join(dict.fromkeys(p['bits'] for p in parts if p['bits'])),
           'parts': list(parts)}
 
 

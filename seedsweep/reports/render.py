@@ -155,19 +155,21 @@ def warning_lines(heading: str, warnings: Sequence[str]) -> List[str]:
 
 
 def run_lines(members: Sequence[dict]) -> List[str]:
-  """What produced each run of a table: its word vectors, epochs trained, machine
-  and wall time (training and evaluation over all its sessions), once per run folder
-  (a stacked run's points share one; a run trained in seed parts has a line a part)."""
+  """What produced each run of a table: its word vectors, epochs trained, machine,
+  where its bits verify (collect.bits_text) and wall time (training and evaluation
+  over all its sessions), once per run folder (a stacked run's points share one; a
+  run trained in seed parts has a line a part)."""
   seen, lines = set(), []
   for r in collect.runs_of(members):
     if r['path'] in seen:
       continue
     seen.add(r['path'])
     lines.append('| ' + ' | '.join(_md_cell(c) for c in (
-        collect.run_folder(r['run'], r['stack_point']), r['embeddings'], _csv_number(r['epochs_completed']), r['hardware'],
+        collect.run_folder(r['run'], r['stack_point']), r['embeddings'],
+        _csv_number(r['epochs_completed']), r['hardware'], r.get('bits', ''),
         wall_text(r['wall_time']))) + ' |')
-  return (['', '| run | embeddings | epochs | hardware | wall |',
-           '| --- | --- | ---: | --- | ---: |'] + lines)
+  return (['', '| run | embeddings | epochs | hardware | bits verify on | wall |',
+           '| --- | --- | ---: | --- | --- | ---: |'] + lines)
 
 
 def variance_lines(row: dict) -> List[str]:
