@@ -231,6 +231,20 @@ ROWS: Tuple[Row, ...] = (
 
 ROWS_BY_KEY = {row.key: row for row in ROWS}
 
+# Rows published before 2026-11-28, when portable numerics and embedding_update='auto'
+# became the defaults: their records name the settings of their day (the CPU's own
+# numerics, the dense update unless the row says 'rows'), which a part trained for
+# them keeps. Such a row is trained again whole under the defaults (train --again
+# of each of its runs, after dropping it from here), never extended with parts of
+# other settings.
+BEFORE_PORTABLE = ('runtime.numerics=native', 'optimizer.embedding_update=dense')
+BEFORE_PORTABLE_ROWS = frozenset((
+    'dclstm/sst2', 'dclstm/sst1', 'dclstm/sst1_phrases', 'dclstm/trec', 'dclstm/mr',
+    'dclstm/subj', 'clstm/sst2', 'clstm/sst1', 'clstm/trec', 'mtlstm/sst2',
+    'mtlstm/sst1', 'mtlstm/trec', 'mtlstm/imdb', 'dlstm/sst2', 'dlstm/sst1',
+    'dlstm/sst2_phrases', 'dlstm/sst1_phrases', 'dlstm/trec', 'dlstm/atis',
+    'joint/atis', 'joint/trec'))
+
 # --- runs --------------------------------------------------------------------------
 
 
@@ -281,7 +295,9 @@ class Run:
 
   def overrides(self) -> Dict[str, object]:
     """``{dotted config key: value}`` over the row's config file."""
-    values = dict(_parse(flag) for flag in self.row.overrides)
+    values = dict(_parse(flag) for flag in (
+        BEFORE_PORTABLE if self.row.key in BEFORE_PORTABLE_ROWS else ()))
+    values.update(_parse(flag) for flag in self.row.overrides)
     if self.part:
       values['seeds'] = self.part
     elif self.seeds != 10:
