@@ -117,13 +117,17 @@ def determinism_record() -> dict:
   }
 
 
-# The record fields that change a result's bits. usable_cores does not once the
-# thread pool is pinned (cpu_threads). Under native numerics the CPU does: cpu_model is
-# a marketing name ('AMD EPYC' covers several generations, which gave the demo
-# different bits under otherwise equal records), cpu_arch names the microarchitecture.
-# Under portable numerics only the instruction-set class does (cpu_isa).
+# The record fields that change a result's bits. Under native numerics the CPU does:
+# cpu_model is a marketing name ('AMD EPYC' covers several generations, which gave the
+# demo different bits under otherwise equal records), cpu_arch names the
+# microarchitecture; and so do the usable cores, through the orthogonal initialisers'
+# QR, which LAPACK runs in OpenBLAS on one thread per core (a Bi-LSTM of hidden 150
+# started from other parameters on 1 core than on 2, found 2026-11-28). Under portable
+# numerics only the instruction-set class does (cpu_isa); the cores do not once XLA's
+# pool is pinned (cpu_threads).
 REPRODUCING = ('jax', 'jaxlib', 'backend', 'device_kind', 'platform_version',
-               'cpu_arch', 'cpu_simd', 'cpu_threads', 'xla_flags', 'matmul_precision')
+               'cpu_arch', 'cpu_simd', 'usable_cores', 'cpu_threads', 'xla_flags',
+               'matmul_precision')
 PORTABLE_REPRODUCING = ('jax', 'jaxlib', 'backend', 'device_kind', 'platform_version',
                         'cpu_isa', 'cpu_threads', 'xla_flags', 'matmul_precision')
 
