@@ -30,7 +30,7 @@ GOLDEN = {
 # What a golden keeps of the machine that made it (provenance.determinism_record).
 RECORD = ('numerics', 'cpu_isa', 'cpu_arch', 'cpu_model', 'cpu_simd', 'jax', 'jaxlib',
           'backend', 'device_kind', 'platform_version', 'xla_flags', 'cpu_threads',
-          'matmul_precision', 'program')
+          'matmul_precision', 'program', 'unportable_ops')
 # Row fields that are not numbers of the run.
 NOT_COMPARED = ('wall_time',)
 

@@ -20,6 +20,7 @@ def _load(name):
 def test_a_golden_run_gives_its_committed_bits(name, tmp_path):
   golden = _load(name)
   found = golden_runs.train(name, str(tmp_path / name))
+  assert found['determinism']['unportable_ops'] == []  # engine/portable.py's form
   differences = golden_runs.row_differences(golden['rows'], found['rows'])
   if differences:
     record = provenance.record_differences(
@@ -47,6 +48,7 @@ def test_every_golden_file_is_a_golden_run():
     assert golden['config'] == golden_runs.GOLDEN[name]
     assert set(golden['determinism']) == set(golden_runs.RECORD)
     assert golden['determinism']['numerics'] == 'portable'
+    assert golden['determinism']['unportable_ops'] == []
     assert all(len(row['params_sha256']) == 16 for row in golden['rows'])
 
 
