@@ -38,6 +38,7 @@ import functools
 import json
 import os
 import platform
+import re
 import subprocess
 import sys
 import tempfile
@@ -347,15 +348,32 @@ def ab_part(part, names, cores, steps, seeds, tmp, quick=False, caches=None):
     config_name = QUICK_CONFIG if quick else MODELS[name][0]
     for _ in range(1 if quick else 2):
       for value in values:
-        result = run_probe(config_name, seeds, steps, cores,
-                           caches or os.path.join(tmp, f'cache_{value}'), quick,
-                           [f'{field}={value}'] +
-                           (['optimizer.name=adagrad'] if quick and part == 'updates'
-                            else []))
+        try:
+          result = run_probe(config_name, seeds, steps, cores,
+                             caches or os.path.join(tmp, f'cache_{value}'), quick,
+                             [f'{field}={value}'] +
+                             (['optimizer.name=adagrad'] if quick and part == 'updates'
+                              else []))
+        except RuntimeError as e:  # a probe that failed (killed for memory, say)
+          out.setdefault(name, {}).setdefault(value, {'error': _failure(str(e))})
+          continue
         best = out.setdefault(name, {}).get(value)
-        if best is None or result['train_step_s'] < best['train_step_s']:
+        if best is None or 'error' in best or result['train_step_s'] < best['train_step_s']:
           out[name][value] = result
   return out
+
+
+def _step_text(probe: dict) -> str:
+  """A probe's seconds a step, or how it failed."""
+  return probe.get('error') or f"{probe['train_step_s']:.3f}"
+
+
+def _failure(message: str) -> str:
+  """A failed probe in a few words: how it ended."""
+  code = re.search(r'failed \((-?\d+)\)', message)
+  if code and int(code.group(1)) == -9:
+    return 'killed (SIGKILL: out of memory)'
+  return f'failed ({code.group(1) if code else "?"})'
 
 
 # ------------------------------------------------------------------------ report
@@ -412,8 +430,12 @@ def markdown(report) -> str:
                 '| --- | ---: | ---: | ---: | ---: |']
       for name, probes in part[name_of_part].items():
         pa, pb = probes[a], probes[b]
+        label = MODELS.get(name, (None, name))[1] if not report['quick'] else name
+        if 'error' in pa or 'error' in pb:
+          lines.append(f'| {label} | {_step_text(pa)} | {_step_text(pb)} | | |')
+          continue
         lines.append(
-            f"| {pa['config'] if report['quick'] else MODELS[name][1]} | "
+            f"| {label} | "
             f"{pa['train_step_s']:.3f} | {pb['train_step_s']:.3f} | "
             f"{pa['train_step_s'] / pb['train_step_s']:.2f}x | "
             f"{pa['compile_s']:.1f} / {pb['compile_s']:.1f} |")
