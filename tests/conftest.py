@@ -23,8 +23,15 @@ runtime.enable_compilation_cache()
 DEFAULT_THREADS = demo.get_config().runtime.cpu_threads
 runtime.pin_cpu_threads(DEFAULT_THREADS)
 # And the configs' numerics (portable: XLA_FLAGS gains the flags of runtime.py).
+# pytest-xdist's workers inherit the controller's environment, pinned already: a
+# worker still holding those flags starts again from the shell's XLA_FLAGS.
+_SHELL, _PINNED = 'SEEDSWEEP_TEST_SHELL_XLA_FLAGS', 'SEEDSWEEP_TEST_PINNED_XLA_FLAGS'
+if os.environ.get('XLA_FLAGS') == os.environ.get(_PINNED, object()):
+  os.environ['XLA_FLAGS'] = os.environ[_SHELL]
+os.environ[_SHELL] = os.environ.get('XLA_FLAGS', '')
 DEFAULT_NUMERICS = demo.get_config().runtime.numerics
 runtime.pin_numerics(DEFAULT_NUMERICS)
+os.environ[_PINNED] = os.environ.get('XLA_FLAGS', '')
 
 
 def small_config(seeds=(1, 2), epochs=2, **train):
@@ -64,7 +71,7 @@ def user_environment() -> dict:
   """This process's environment without the thread pool and the numerics it pinned
   for itself (``NPROC``, XLA_FLAGS' additions): what a user's shell gives a child."""
   env = {k: v for k, v in os.environ.items()
-         if k not in (runtime.THREADS_VARIABLE, 'XLA_FLAGS')}
+         if k not in (runtime.THREADS_VARIABLE, 'XLA_FLAGS', _SHELL, _PINNED)}
   if runtime.user_xla_flags():
     env['XLA_FLAGS'] = runtime.user_xla_flags()
   return env

@@ -1,21 +1,24 @@
-"""Every matmul of a program in the one form XLA:CPU computes alike on every x86 CPU.
+"""Programs in the form XLA:CPU computes alike on every x86-64 CPU with AVX2 and FMA.
 
 Under portable numerics (``config.runtime.numerics``, seedsweep/run/runtime.py)
 YNNPACK runs its dots with consistent arithmetic: the same bits on AVX2, AVX-512 and
 AMX machines. But YNNPACK takes only a dot whose left operand is laid out ``[batch...,
-rows..., contracted...]``; XLA sends any other dot (a weight gradient ``x^T dy``
-contracts the left operand's leading axis) to Eigen, whose blocking of the
-contraction follows the CPU's cache sizes, so its rounding does too (measured
-2026-11-28: a ``[4, 300, 16]^T [4, 300, 128]`` batched dot gave other bits on a Zen 3
-than on a Sapphire Rapids, its canonical form the same).
+rows..., contracted...]``, with m or n above 1 when batched and one of m, n, k at
+least 8; XLA sends any other dot (a weight gradient ``x^T dy`` contracts the left
+operand's leading axis) to Eigen, whose blocking of the contraction follows the
+CPU's cache sizes, so its rounding does too (measured 2026-11-28: a ``[4, 300, 16]^T
+[4, 300, 128]`` batched dot gave other bits on a Zen 3 than on a Sapphire Rapids, its
+canonical form the same). And LAPACK's QR, behind orthogonal initialisers, runs in
+OpenBLAS, whose kernels and thread count follow the CPU.
 
-:func:`make_portable` rewrites a function's jaxpr so that every ``dot_general``
-takes its left operand transposed into that layout, behind an
-``optimization_barrier`` (without it XLA folds the transpose back into the dot). The
-result is the same mathematically; the transpose costs a copy of the operand.
-:func:`unportable_ops` reads a compiled program and names what is left to kernels
-that follow the CPU (dots outside YNNPACK, LAPACK calls): every run records it, and
-tests hold every model to none.
+:func:`make_portable` rewrites a function's jaxpr: every ``dot_general`` takes its
+left operand transposed into that layout, behind ``optimization_barrier``s (without
+them XLA folds the transpose back into the dot), a matrix-vector or tiny dot becomes
+a broadcast product that XLA sums itself, and ``qr`` becomes Householder reflections
+in XLA ops. The values are the same up to rounding; a transpose costs a copy of the
+operand. :func:`unportable_ops` reads a compiled program and names what is left to
+kernels that follow the CPU (dots outside YNNPACK, LAPACK calls): every run records
+it, and tests hold every model to none.
 """
 import functools
 import re
@@ -37,7 +40,7 @@ _CONTROL_FLOW = ('scan', 'while', 'cond')
 
 
 def make_portable(fun: Callable) -> Callable:
-  """``fun`` with every dot's left operand in canonical layout (module docstring).
+  """``fun`` with its dots and QRs in the portable form (module docstring).
 
   Arguments that are not arrays (Python numbers, strings, None) stay static, as
   ``fun`` saw them; use it inside ``jax.jit``."""
@@ -64,8 +67,8 @@ def _is_array(x) -> bool:
 
 
 def _eval(jaxpr, consts: Sequence, args: Sequence) -> List:
-  """Evaluates ``jaxpr`` (binding its primitives on the current trace), dots in
-  canonical form."""
+  """Evaluates ``jaxpr`` (binding its primitives on the current trace), its dots and
+  QRs in the portable form."""
   env = {}
 
   def read(v):
@@ -131,10 +134,16 @@ def _rewrite_closed(closed: 'jcore.ClosedJaxpr') -> 'jcore.ClosedJaxpr':
   specs = [jax.ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type)
            for a in closed.in_avals]
   rewritten = jax.make_jaxpr(lambda *a: _eval(closed.jaxpr, closed.consts, a))(*specs)
-  if rewritten.out_avals != closed.out_avals:  # weak types must survive the retrace
+  # Weak types must survive the retrace; the avals' abstract meshes (all Auto axes
+  # under a seed mesh) need not: they carry no layout.
+  if list(map(_type_of, rewritten.out_avals)) != list(map(_type_of, closed.out_avals)):
     raise AssertionError(f'make_portable changed a jaxpr\'s outputs: '
                          f'{closed.out_avals} -> {rewritten.out_avals}')
   return rewritten
+
+
+def _type_of(aval):
+  return aval.shape, aval.dtype, aval.weak_type
 
 
 def _canonical_dot(lhs, rhs, *, dimension_numbers, **params):
