@@ -44,7 +44,7 @@ def train(name: str, workdir: str) -> dict:
   file holds (``config``, ``determinism``, ``test_accuracy``, ``rows``)."""
   import seedsweep  # pylint: disable=g-import-not-at-top
   from seedsweep.run import outputs  # pylint: disable=g-import-not-at-top
-  config = seedsweep.load_config(GOLDEN[name], train={'progress': False})
+  config = seedsweep.load_config(GOLDEN[name], train__progress=False)
   results = seedsweep.train(config, workdir, echo=lambda *_: None)
   record = results['provenance']['determinism']
   rows = [{k: v for k, v in row.items() if k not in NOT_COMPARED}

@@ -48,6 +48,11 @@ def test_set_value_sets_in_place_and_refuses_a_wrong_type():
     keys.set_value(config, 'train.batch_size', 'abc', 'here')
   copy = keys.with_values(config, {'train.batch_size': 7}, 'here')
   assert copy.train.batch_size == 7 and config.train.batch_size == 50
+  # load_config('demo', train={'progress': False}) would drop every other field.
+  with pytest.raises(UserError, match=r'^here: config.train is a group of fields; '
+                     r'expected one field of it, such as config.train.\w+$'):
+    keys.set_value(config, 'train', {'progress': False}, 'here')
+  assert config.train.batch_size == 50
 
 
 def test_value_text_is_one_form_for_folder_names_and_reports():

@@ -62,6 +62,10 @@ def set_value(config, key: str, value: Any, where: str) -> None:
   if message:
     raise UserError(f'{where}: {message}')
   node, leaf = _parent(config, key)
+  # A top-level group (train, model...) set whole would drop the fields not given.
+  if '.' not in key and isinstance(node[leaf], ml_collections.ConfigDict):
+    raise UserError(f'{where}: config.{key} is a group of fields; expected one field '
+                    f'of it, such as config.{key}.{next(iter(node[leaf]), "?")}')
   try:
     node[leaf] = tuple(value) if isinstance(value, list) else value
   except (TypeError, ValueError) as e:
