@@ -67,6 +67,14 @@ def run_launch(*args, env=None, timeout=600):
                         env=dict(user_environment(), **(env or {})), check=False)
 
 
+def on_cores(cores, *args):
+  """A command line running ``python ARGS`` on the given cores only (what a machine
+  with that many cores, or ``taskset``, gives)."""
+  start = ('import os, sys; os.sched_setaffinity(0, %r); '
+           'os.execv(sys.executable, [sys.executable] + sys.argv[1:])' % (set(cores),))
+  return [sys.executable, '-c', start, *args]
+
+
 def user_environment() -> dict:
   """This process's environment without the thread pool and the numerics it pinned
   for itself (``NPROC``, XLA_FLAGS' additions): what a user's shell gives a child."""

@@ -41,7 +41,8 @@ def path(name: str) -> str:
 
 def train(name: str, workdir: str) -> dict:
   """Trains golden run ``name`` in ``workdir`` in this process; returns what a golden
-  file holds (``config``, ``determinism``, ``test_accuracy``, ``rows``)."""
+  file holds (``config``, ``determinism``, ``test_accuracy``, ``rows``) and the
+  cores it had (``usable_cores``: not compared)."""
   import seedsweep  # pylint: disable=g-import-not-at-top
   from seedsweep.run import outputs  # pylint: disable=g-import-not-at-top
   config = seedsweep.load_config(GOLDEN[name], train__progress=False)
@@ -49,7 +50,7 @@ def train(name: str, workdir: str) -> dict:
   record = results['provenance']['determinism']
   rows = [{k: v for k, v in row.items() if k not in NOT_COMPARED}
           for row in outputs.MetricsLog(workdir).rows()]
-  return {'config': GOLDEN[name],
+  return {'config': GOLDEN[name], 'usable_cores': record.get('usable_cores'),
           'determinism': {k: record.get(k) for k in RECORD},
           'test_accuracy': results['summary']['test_accuracy'],
           'rows': rows}

@@ -17,9 +17,9 @@ from seedsweep.run import loop
 from seedsweep.run import outputs
 from seedsweep.run import provenance
 from seedsweep.run import runtime
-from tests import determinism_probe
 from tests.conftest import DEFAULT_THREADS
 from tests.conftest import REPO
+from tests.conftest import on_cores
 from tests.conftest import run_launch
 from tests.conftest import small_config
 from tests.conftest import user_environment
@@ -27,47 +27,11 @@ from tests.test_reports import make_run
 from tests.test_reports import quiet
 
 
-def on_cores(cores, *args):
-  """A command line running ``python ARGS`` on the given cores only (what a machine
-  with that many cores, or ``taskset``, gives)."""
-  start = ('import os, sys; os.sched_setaffinity(0, %r); '
-           'os.execv(sys.executable, [sys.executable] + sys.argv[1:])' % (set(cores),))
-  return [sys.executable, '-c', start, *args]
-
-
-def _probe(cores, env, specs):
-  """Runs tests/determinism_probe.py (``specs``' quick configs, 3 steps) on the given
-  cores; returns its JSON."""
-  proc = subprocess.run(on_cores(cores, '-m', 'tests.determinism_probe', '3', *specs),
-                        cwd=REPO, capture_output=True, text=True, timeout=900,
-                        check=False, env=dict(user_environment(), **env))
-  assert proc.returncode == 0, proc.stderr[-3000:]
-  return json.loads(proc.stdout.strip().splitlines()[-1])
-
-
 LINUX = hasattr(os, 'sched_setaffinity')
 
-
-@pytest.mark.skipif(not LINUX or runtime.usable_cores() < 2,
-                    reason='needs two usable cores to compare one core with several')
-@pytest.mark.slow
-@pytest.mark.parametrize('half', [0, 1])  # two tests: xdist runs them side by side
-def test_every_model_gives_the_same_bits_on_one_core_and_on_all(half):
-  """Parameters after 3 steps and dev/test metrics, bitwise, for every model family;
-  the second process also has NPROC=3 in its environment (a user's setting that the
-  config's pinned pool overrides). Unpinned (cpu_threads=0) four of the six differ
-  (2026-11-23)."""
-  specs = determinism_probe.CONFIGS[half::2]
-  cores = sorted(os.sched_getaffinity(0))
-  one = _probe({cores[0]}, {}, specs)
-  every = _probe(set(cores), {'NPROC': '3'}, specs)
-  assert (one['usable_cores'], every['usable_cores']) == (1, len(cores))
-  assert one.pop('cpu_threads') == every.pop('cpu_threads') == DEFAULT_THREADS
-  for key in ('usable_cores', 'numerics', 'settings'):
-    del one[key], every[key]
-  assert sorted(one) == sorted(specs)
-  for spec in one:
-    assert one[spec] == every[spec], spec
+# That every model gives the same bits on one core as on all (with a user's NPROC
+# beside the config's pinned pool) is tests/test_golden.py's: its runs train on one
+# core, the goldens were made on two.
 
 
 def test_the_pool_cannot_change_once_jax_has_started():
@@ -311,7 +275,7 @@ def test_a_run_continued_elsewhere_records_which_epochs_each_machine_trained(tmp
   workdir = str(tmp_path / 'run')
   args = ('--config=experiments/demo.py:quick', f'--workdir={workdir}',
           "--config.seeds=(3,5)", '--config.train.progress=False',
-          '--config.runtime.numerics=native')
+          '--config.runtime.numerics=native', '--config.data.num_buckets=1')
   elsewhere = {'XLA_FLAGS': '--xla_cpu_experimental_ynn_fusion_type='}
   proc = run_launch(*args, env=dict(elsewhere, SEEDSWEEP_FAULT='metrics_row:2@TERM'))
   assert proc.returncode == 128 + 15, proc.stderr  # stopped after epoch 1

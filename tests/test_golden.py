@@ -1,13 +1,25 @@
 """Golden fingerprints: the demo and a quick run of every model family give, on this
 machine, the committed parameter hashes and metrics of every epoch and seed, to the
-bit (tests/golden_runs.py says how they were made and how to regenerate them)."""
+bit (tests/golden_runs.py says how they were made and how to regenerate them).
+
+Each run trains in a process of its own on one core, with NPROC=3 in its environment
+(a user's setting that the config's pinned pool overrides), and the goldens were made
+on two cores: so the same test holds a seed's bits across CPUs and core counts.
+"""
 import json
 import os
+import subprocess
+import sys
 
 import pytest
 
 from seedsweep.run import provenance
 from tests import golden_runs
+from tests.conftest import REPO
+from tests.conftest import on_cores
+from tests.conftest import user_environment
+
+TRAIN = 'import json, sys; from tests import golden_runs; print(json.dumps(golden_runs.train(*sys.argv[1:])))'
 
 
 def _load(name):
@@ -19,7 +31,16 @@ def _load(name):
 @pytest.mark.parametrize('name', list(golden_runs.GOLDEN))
 def test_a_golden_run_gives_its_committed_bits(name, tmp_path):
   golden = _load(name)
-  found = golden_runs.train(name, str(tmp_path / name))
+  args = ('-c', TRAIN, name, str(tmp_path / name))
+  one_core = hasattr(os, 'sched_setaffinity')  # Linux
+  command = (on_cores([min(os.sched_getaffinity(0))], *args) if one_core
+             else [sys.executable, *args])
+  proc = subprocess.run(command,
+                        cwd=REPO, capture_output=True, text=True, timeout=900,
+                        check=False, env=dict(user_environment(), NPROC='3'))
+  assert proc.returncode == 0, proc.stderr[-3000:]
+  found = json.loads(proc.stdout.strip().splitlines()[-1])
+  assert found['usable_cores'] == 1 or not one_core
   assert found['determinism']['unportable_ops'] == []  # engine/portable.py's form
   differences = golden_runs.row_differences(golden['rows'], found['rows'])
   if differences:

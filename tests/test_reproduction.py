@@ -12,7 +12,8 @@ from seedsweep.reports import reproduction
 from seedsweep.reports import statistics
 from tests.conftest import run_launch
 
-QUICK = ('--config=experiments/demo.py:quick', '--config.train.progress=False')
+QUICK = ('--config=experiments/demo.py:quick', '--config.train.progress=False',
+         '--config.data.num_buckets=1')  # one train-step compilation a numerics
 
 
 def test_tost_is_the_larger_of_two_shifted_welch_tests():
