@@ -122,6 +122,10 @@ def get_base_config() -> ml_collections.ConfigDict:
   # pinned to arithmetic that does not follow the CPU); 'native': XLA's choices for
   # this CPU, numbers of this CPU family only. WORKSPACE_NOTES, determinism.
   config.runtime.numerics = 'portable'
+  # MiB a run may hold (seedsweep/run/memory.py estimates it from the shapes before
+  # compiling); 0 = 80 % of what this process can use (RAM or a cgroup's limit; a
+  # GPU's own memory). A run whose one member does not fit is refused before it starts.
+  config.runtime.memory_budget = 0
 
   # Where runs are also logged (none changes a number; seedsweep/run/tracking.py).
   # TensorBoard's HParams tab always gets each finished run (workdir/tensorboard/hparams).

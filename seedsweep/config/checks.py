@@ -14,14 +14,15 @@ NAN_POLICIES = ('freeze', 'fatal')
 SEED_PARALLEL_MODES = ('vmap', 'map')  # config.train.seed_parallel, besides 'auto'
 # Keys that never change a number a run produces; a workdir may be resumed with
 # other values for them.
-NON_SEMANTIC = ('train.progress', 'data.tfds_dir', 'train.nan_policy')
+NON_SEMANTIC = ('train.progress', 'data.tfds_dir', 'train.nan_policy',
+                'runtime.memory_budget')
 # Sections that change no number: where runs are logged, what scheduler jobs ask for.
 NON_SEMANTIC_SECTIONS = ('log.', 'launch.')
 # Keys added after runs were made, with the value those runs had in effect (a run made
 # before the thread pool was pinned used the machine's cores: 0; before portable
 # numerics, the machine's own).
 ADDED = {'optimizer.embedding_update': 'dense', 'runtime.cpu_threads': 0,
-         'runtime.numerics': 'native',
+         'runtime.numerics': 'native', 'runtime.memory_budget': 0,
          'data.files.text_column': '', 'data.files.label_column': '',
          'train.nan_policy': 'freeze', 'log.mlflow': False, 'log.mlflow_uri': '',
          'log.mlflow_experiment': 'seedsweep', 'stack.fields': (), 'stack.points': (),
@@ -115,6 +116,10 @@ def validate(config) -> None:
     raise UserError(f'config.train.patience={patience} needs '
                     f"config.train.selection='best_dev' (got {t.selection!r}): "
                     f'early stopping watches the dev score')
+  budget = config.runtime.memory_budget
+  if isinstance(budget, bool) or not isinstance(budget, (int, float)) or budget < 0:
+    raise UserError(f'config.runtime.memory_budget={budget!r}; expected MiB as a '
+                    'number >= 0 (0 = 80 % of the memory this process can use)')
   if config.data.num_buckets < 1 or config.data.bucket_multiple < 1:
     raise UserError('config.data.num_buckets and config.data.bucket_multiple must be '
                     f'positive; got {config.data.num_buckets}, '

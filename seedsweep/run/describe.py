@@ -16,6 +16,7 @@ from seedsweep.config import stacking
 from seedsweep.engine import optimizers
 from seedsweep.engine import state as state_lib
 from seedsweep.run import experiment
+from seedsweep.run import memory
 
 
 def parameter_rows(params) -> List[Dict[str, object]]:
@@ -40,8 +41,15 @@ def describe(config) -> dict:
   total = sum(r['params'] for r in rows)
   embeddings = sum(r['params'] for r in rows if r['embedding'])
   members = experiment.select_members(config, dataset)
-  experiment.member_hparams(config, model, members)  # each point's values checked
-  return {'config': config_checks.to_dict(config), 'model': type(model).__name__,
+  hparams = experiment.member_hparams(config, model, members)  # each point's checked
+  estimate = experiment.estimate_memory(
+      dataset, experiment.make_learner(config, dataset, hparams),
+      experiment.make_schedule(config, dataset),
+      experiment.place(config, len(members)).mode)
+  budget = memory.budget_mib(config)
+  return {'memory_mib': {**estimate.as_dict(len(members)), 'budget_mib': round(budget),
+                         'members_within_budget': estimate.members_within(budget)},
+          'config': config_checks.to_dict(config), 'model': type(model).__name__,
           'members': len(members), 'member_axis': member_axis(members),
           'vocab_size': dataset.vocab_size, 'num_classes': dataset.num_classes,
           'vectors': dataset.vectors, 'modules': rows, 'params_total': total, 'params_embeddings': embeddings,
@@ -93,7 +101,17 @@ def format_description(info: dict, config) -> str:
   lines.append(f'{"embeddings":<{width}}{info["params_embeddings"]:>12,}')
   lines.append(f'{"without embeddings":<{width}}'
                f'{info["params_without_embeddings"]:>12,}')
+  lines.append(memory_line(info['memory_mib'], info['members']))
   return '\n'.join(lines)
+
+
+def memory_line(m: dict, members: int) -> str:
+  """One line: the run's estimated peak memory, its parts and the budget."""
+  return (f'# memory (estimated from the shapes): {m["peak_mib"]:,.0f} MiB at peak for '
+          f'{members} members = {m["shared_mib"]:,.0f} shared + {m["member_mib"]:,.0f} '
+          f'a member ({m["mode"]}; a member: state {m["state_mib"]:,.0f}, step '
+          f'{m["step_mib"]:,.0f}, activations {m["activations_mib"]:,.0f}); budget '
+          f'{m["budget_mib"]:,} MiB, within it {m["members_within_budget"]:,} members')
 
 
 def vectors_line(record: dict) -> str:

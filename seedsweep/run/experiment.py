@@ -38,6 +38,7 @@ from seedsweep.engine import steps as steps_lib
 from seedsweep.errors import UserError
 from seedsweep import models
 from seedsweep.run import faults
+from seedsweep.run import memory
 from seedsweep.run import outputs
 from seedsweep.run import provenance as provenance_lib
 from seedsweep.run import runtime
@@ -309,13 +310,23 @@ def build(config) -> 'Experiment':
   schedule = make_schedule(config, data)
   hparams = member_hparams(config, make_model(config, data), members)
   learner = make_learner(config, data, hparams)
+  estimate = estimate_memory(data, learner, schedule, placement.mode)
+  memory.check_budget(estimate, memory.budget_mib(config))
   tag_tables = conlleval.tag_tables(data.tag_names) if data.tag_names else None
   steps = steps_lib.Steps(learner, schedule.plan, placement.mode,
                           config.train.patience, tag_tables, lone=len(members) == 1,
                           portable=portable_program(config))
   return Experiment(config, data, members, placement,
                     put_on_device(data, members, placement, hparams), schedule, learner,
-                    steps)
+                    steps, estimate)
+
+
+def estimate_memory(data: encoded.EncodedDataset, learner: steps_lib.Learner,
+                    schedule: 'Schedule', mode: str) -> memory.MemoryEstimate:
+  """The run's peak memory from its shapes (seedsweep/run/memory.py), before any
+  compilation."""
+  return memory.estimate(learner, schedule.plan, schedule.eval_plan,
+                         pipeline.device_arrays(data.views, data.labels, data.tags), mode)
 
 
 # ------------------------------------------------------------------- what a run does
@@ -332,6 +343,7 @@ class Experiment:
   schedule: Schedule
   learner: steps_lib.Learner
   steps: steps_lib.Steps
+  memory_estimate: Optional[memory.MemoryEstimate] = None
 
   @property
   def selection(self) -> str:

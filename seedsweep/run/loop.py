@@ -20,6 +20,7 @@ from seedsweep.errors import Stopped, UserError
 from seedsweep.run import checkpoints as ckpt_lib
 from seedsweep.run import experiment as experiment_lib
 from seedsweep.run import faults
+from seedsweep.run import memory
 from seedsweep.run import outputs
 from seedsweep.run import provenance as provenance_lib
 from seedsweep.run import runtime
@@ -263,6 +264,10 @@ def _train_locked(config, workdir: str, echo) -> dict:
     faults.reached('build')
     warning = runtime.gpu_determinism_warning(jax.default_backend(),
                                               os.environ.get('XLA_FLAGS', ''))
+    if warning:
+      echo(warning)
+    warning = memory.budget_warning(exp.memory_estimate, len(exp.members),
+                                    memory.budget_mib(config))
     if warning:
       echo(warning)
     primary = hosts.is_primary()  # under jax.distributed only process 0 writes files

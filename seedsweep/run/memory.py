@@ -1,0 +1,175 @@
+"""How much memory a run needs, estimated from its shapes before anything compiles.
+
+A run holds, besides what the process holds before any array (``runtime``): the
+dataset's arrays on device (shared by every member), each member's state (parameters,
+optimiser state, best parameters) and, while a train step runs, each member's
+gradients and new parameters and optimiser state (``step``), plus the activations a
+backward pass keeps from its forward pass (the residuals of ``jax.vjp``) at the
+largest training batch. Under ``map`` the members step one after another, so one
+member's activations are live at a time; under ``vmap`` every member's are.
+
+Every figure but ``runtime`` is computed from ``jax.eval_shape``, so nothing
+compiles; ``runtime`` and the factor :data:`OVERHEAD` (what XLA's buffer assignment
+adds: copies around ``lax.map``'s stacked outputs, temporaries of the fused
+kernels) were measured (WORKSPACE_NOTES.md, "Memory"). The estimate is what
+``--mode=describe`` shows and what ``config.runtime.memory_budget`` is held to.
+"""
+import dataclasses
+import os
+from typing import Dict, Optional
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from seedsweep.data import pipeline
+from seedsweep.engine import rngs
+from seedsweep.errors import UserError
+from seedsweep.engine import state as state_lib
+from seedsweep.engine import steps as steps_lib
+
+MIB = 2 ** 20
+# The process before any array of the run (Python, jax, XLA's CPU client, the
+# dataset's host copies), measured on the CPU (MiB). On a GPU or TPU the budget is
+# the device's memory, which holds the arrays only.
+RUNTIME_MIB = {'cpu': 600.0}
+# XLA's buffers beside the arrays counted here (measured; "Memory" in the notes).
+OVERHEAD = 1.1
+# A train step's activations at peak, in residuals of its forward pass: the
+# residuals, their cotangents and the backward pass's temporaries (measured).
+TRAIN_ACTIVATIONS = 2.0
+# The share of the memory the process can use that the default budget takes.
+SAFE_SHARE = 0.8
+
+
+@dataclasses.dataclass(frozen=True)
+class MemoryEstimate:
+  """A run's peak memory in MiB, by part (module docstring)."""
+  mode: str               # 'map' or 'vmap': how the members step
+  state_mib: float        # one member's TrainState
+  step_mib: float         # one member's gradients, new parameters and optimiser state
+  activations_mib: float  # one member's residuals at the largest training batch
+  data_mib: float         # the dataset's arrays on device, shared
+  runtime_mib: float      # the process before any array of the run
+
+  @property
+  def member_mib(self) -> float:
+    """What each member adds."""
+    own = self.state_mib + self.step_mib
+    if self.mode == 'vmap':
+      own += self.activations_mib
+    return OVERHEAD * own
+
+  @property
+  def shared_mib(self) -> float:
+    """What the run needs whatever its members: data, runtime, and under ``map``
+    the one member's activations that are live at a time."""
+    live = self.activations_mib if self.mode == 'map' else 0.0
+    return self.runtime_mib + OVERHEAD * (self.data_mib + live)
+
+  def peak_mib(self, members: int) -> float:
+    if self.mode == 'vmap':  # a lone member steps as a pair (engine/steps.py)
+      members = max(members, 2)
+    return self.shared_mib + members * self.member_mib
+
+  def members_within(self, budget_mib: float) -> int:
+    """The most members whose peak stays within ``budget_mib`` (0: not even one)."""
+    return max(int((budget_mib - self.shared_mib) // self.member_mib), 0)
+
+  def as_dict(self, members: int) -> Dict[str, float]:
+    return {'peak_mib': round(self.peak_mib(members), 1),
+            'member_mib': round(self.member_mib, 1),
+            'shared_mib': round(self.shared_mib, 1), 'mode': self.mode,
+            **{f.name: round(getattr(self, f.name), 1)
+               for f in dataclasses.fields(self) if f.name != 'mode'}}
+
+
+def _mib(tree) -> float:
+  return sum(int(np.prod(x.shape)) * np.dtype(x.dtype).itemsize
+             for x in jax.tree.leaves(tree)) / MIB
+
+
+def estimate(learner: steps_lib.Learner, plan: pipeline.TrainPlan,
+             eval_plan: pipeline.EvalPlan, arrays: Dict[str, np.ndarray], mode: str,
+             backend: Optional[str] = None) -> MemoryEstimate:
+  """The estimate of a run whose members train with ``learner`` over ``plan``'s
+  batches of ``arrays`` (data.pipeline.device_arrays) and are evaluated in
+  ``eval_plan``'s chunks, stepping by ``mode``."""
+  params = jax.eval_shape(lambda: state_lib.init_params(learner.model, 0))
+  opt_state = jax.eval_shape(learner.tx.init, params)
+  one = jax.eval_shape(lambda: state_lib.TrainState(
+      step=jnp.zeros((1,), jnp.int32), params=params, opt_state=opt_state,
+      best_params=params, best_score=jnp.zeros((1,)), best_epoch=jnp.zeros((1,), jnp.int32),
+      nonfinite_step=jnp.zeros((1,), jnp.int32)))
+  shapes = {k: jax.ShapeDtypeStruct(np.shape(v), np.asarray(v).dtype)
+            for k, v in arrays.items()}
+
+  def residuals_mib(rows: int, length: int) -> float:
+    """What one member's backward pass keeps of a ``[rows, length]`` batch."""
+    def kept(p, arrays, idx):
+      batch = pipeline.gather_batch(arrays, 0, idx, length)
+      key = rngs.dropout_key(jnp.int32(1), 1, 0)
+      loss = steps_lib.Steps._loss_fn(learner, batch, key)  # pylint: disable=protected-access
+      return jax.vjp(loss, p, has_aux=True)[1]
+    idx = jax.ShapeDtypeStruct((rows,), jnp.int32)
+    return _mib(jax.eval_shape(kept, params, shapes, idx))
+
+  train = TRAIN_ACTIVATIONS * residuals_mib(plan.batch_size, max(plan.boundaries))
+  # An eval chunk keeps no residuals, but a layer's outputs live as long as a later
+  # layer reads them (all of them in a densely connected stack): bounded by these.
+  chunk = max(((rows.shape[-1], length) for length, (rows, _) in eval_plan.chunks.items()),
+              key=lambda c: c[0] * c[1], default=(0, 0))
+  evaluation = residuals_mib(*chunk) if chunk[0] else 0.0
+  return MemoryEstimate(
+      mode=mode, state_mib=_mib(one), step_mib=2 * _mib(params) + _mib(opt_state),
+      activations_mib=max(train, evaluation), data_mib=_mib(shapes),
+      runtime_mib=RUNTIME_MIB.get(backend or jax.default_backend(), 0.0))
+
+
+def available_mib() -> float:
+  """The memory this process can use: a GPU's or TPU's own, else the least of the
+  machine's memory and a cgroup's limit (a container's, a scheduler's job)."""
+  device = jax.devices()[0]
+  if device.platform != 'cpu':
+    stats = device.memory_stats() or {}
+    if stats.get('bytes_limit'):
+      return stats['bytes_limit'] / MIB
+  limits = [os.sysconf('SC_PAGE_SIZE') * os.sysconf('SC_PHYS_PAGES') / MIB]
+  for path in ('/sys/fs/cgroup/memory.max',
+               '/sys/fs/cgroup/memory/memory.limit_in_bytes'):
+    try:
+      with open(path) as f:
+        text = f.read().strip()
+    except OSError:
+      continue
+    if text.isdigit():
+      limits.append(int(text) / MIB)
+  return min(limits)
+
+
+def budget_mib(config) -> float:
+  """``config.runtime.memory_budget`` (MiB), or 0's default: :data:`SAFE_SHARE` of
+  :func:`available_mib`."""
+  return float(config.runtime.memory_budget) or SAFE_SHARE * available_mib()
+
+
+def check_budget(est: MemoryEstimate, budget: float) -> None:
+  """UserError, before anything compiles, when not even one member fits ``budget``."""
+  if est.members_within(budget) < 1:
+    raise UserError(
+        f'config.runtime.memory_budget: one member of this run needs ~'
+        f'{est.peak_mib(1):,.0f} MiB ({est.shared_mib:,.0f} shared + '
+        f'{est.member_mib:,.0f} a member), over the budget of {budget:,.0f} MiB; '
+        'expected a budget above that (--config.runtime.memory_budget=MIB), or a '
+        'smaller model, batch or length (config.data.max_length)')
+
+
+def budget_warning(est: MemoryEstimate, members: int, budget: float) -> Optional[str]:
+  """The line a run prints when its members' estimate is over ``budget``."""
+  fits = est.members_within(budget)
+  if fits >= members:
+    return None
+  return (f'warning: {members} members need ~{est.peak_mib(members):,.0f} MiB by the '
+          f'estimate, over the memory budget of {budget:,.0f} MiB (about {fits} fit); '
+          'if the run is killed for memory, train the seeds in parts '
+          '(--config.seeds and a seeds_* sub-folder each: README, "Seeds trained apart")')

@@ -1,0 +1,79 @@
+"""seedsweep/run/memory.py: a run's peak memory from its shapes, and the budget."""
+import json
+
+import jax
+import numpy as np
+import pytest
+
+from seedsweep.errors import UserError
+from seedsweep.run import experiment
+from seedsweep.run import memory
+from tests.conftest import run_launch
+from tests.conftest import small_config
+
+
+def _mib(tree):
+  return sum(np.asarray(x).nbytes for x in jax.tree.leaves(tree)) / memory.MIB
+
+
+def test_the_state_part_is_the_bytes_of_a_real_members_state():
+  """What the estimate counts a member's state at, from shapes alone, is what
+  initialising one member holds."""
+  exp = experiment.build(small_config(seeds=(1,)))
+  state = exp.init_state()
+  assert exp.memory_estimate.state_mib == pytest.approx(_mib(state), rel=1e-6)
+  params = _mib(state.params)
+  assert exp.memory_estimate.step_mib == pytest.approx(
+      2 * params + _mib(state.opt_state), rel=1e-6)
+
+
+def test_members_add_their_state_and_under_vmap_their_activations():
+  config = small_config(seeds=(1, 2, 3))
+  by_mode = {}
+  for mode in ('map', 'vmap'):
+    config.train.seed_parallel = mode
+    by_mode[mode] = experiment.build(config).memory_estimate
+  m, v = by_mode['map'], by_mode['vmap']
+  assert m.activations_mib == v.activations_mib > 0
+  assert v.member_mib - m.member_mib == pytest.approx(
+      memory.OVERHEAD * m.activations_mib)
+  assert m.peak_mib(10) == pytest.approx(m.shared_mib + 10 * m.member_mib)
+  assert m.members_within(m.peak_mib(7) + 1e-6) == 7
+
+
+def test_a_budget_below_one_member_is_refused_in_one_line_before_compiling():
+  config = small_config()
+  config.runtime.memory_budget = 1
+  with pytest.raises(UserError) as e:
+    experiment.build(config)
+  message = str(e.value)
+  assert '\n' not in message
+  assert message.startswith('config.runtime.memory_budget: one member of this run '
+                            'needs ~')
+  assert 'over the budget of 1 MiB' in message
+
+
+def test_describe_shows_the_estimate_and_a_run_over_budget_warns(tmp_path):
+  proc = run_launch('--config=experiments/demo.py:quick', '--mode=describe', '--json')
+  assert proc.returncode == 0, proc.stderr[-3000:]
+  m = json.loads(proc.stdout)['memory_mib']
+  assert m['peak_mib'] == pytest.approx(m['shared_mib'] + 10 * m['member_mib'], abs=1)
+  assert m['budget_mib'] > 0 and m['members_within_budget'] > 10
+  budget = int(m['shared_mib'] + 3.5 * m['member_mib'])  # three members fit
+  proc = run_launch('--config=experiments/demo.py:quick', '--mode=describe',
+                    f'--config.runtime.memory_budget={budget}')
+  assert f'budget {budget:,} MiB, within it 3 members' in proc.stdout
+  proc = run_launch('--config=experiments/demo.py:quick', f'--workdir={tmp_path / "r"}',
+                    '--config.train.num_epochs=1', '--config.train.progress=False',
+                    "--config.seeds=(1,2,3,4)", f'--config.runtime.memory_budget={budget}')
+  assert proc.returncode == 0, proc.stderr[-3000:]
+  assert (f'warning: 4 members need ~' in proc.stdout
+          and f'over the memory budget of {budget:,} MiB (about 3 fit)' in proc.stdout)
+
+
+@pytest.mark.parametrize('value', [-1, True])
+def test_a_bad_budget_names_the_field(value):
+  config = small_config()
+  config.runtime.memory_budget = value
+  with pytest.raises(UserError, match=r'^config.runtime.memory_budget=.*; expected MiB'):
+    experiment.build(config)
