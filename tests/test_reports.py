@@ -108,7 +108,7 @@ def test_each_table_says_what_produced_its_runs(tmp_path):
   md = (tmp_path / reports.REPORT_MD).read_text()
   assert '| random | random | 3 |  |  | 12 s |' in md
   assert ('| vectors | imdb_w2v_300d.txt, fine-tuned | 3 | cpu: AMD EPYC, 2 cores | '
-          'AMD EPYC (family not recorded) only | 3 h 05 min |') in md
+          'AMD EPYC (family not recorded), 2 cores only | 3 h 05 min |') in md
   table = list(csv.DictReader(io.StringIO((tmp_path / reports.REPORT_CSV).read_text())))
   assert [(r['embeddings'], r['hardware'], float(r['wall_time'])) for r in table] == [
       ('random', '', 12.5),
@@ -121,14 +121,14 @@ def test_each_table_says_what_produced_its_runs(tmp_path):
   assert collect.hardware_text(zen5) == (
       'cpu: AMD EPYC (AuthenticAMD cpu family 26 model 2), 2 cores')
   assert render.wall_text(754) == '12 min 34 s'
-  # Where the bits verify: the CPU family under native numerics, any CPU of the
-  # instruction-set class under portable ones, each machine of a continued run.
-  assert collect.bits_text(zen5) == 'AuthenticAMD cpu family 26 model 2 only'
+  # Where the bits verify: the CPU family and cores under native numerics, any CPU
+  # of the instruction-set class under portable ones, each machine of a continued run.
+  assert collect.bits_text(zen5) == 'AuthenticAMD cpu family 26 model 2, 2 cores only'
   portable = dict(zen5, numerics='portable', cpu_isa='x86-64 AVX2 FMA')
   assert collect.bits_text(portable) == 'any x86-64 AVX2 FMA CPU'
   assert collect.bits_text(portable, [{'determinism': zen5},
                                       {'determinism': portable}]) == (
-      'AuthenticAMD cpu family 26 model 2 only + any x86-64 AVX2 FMA CPU')
+      'AuthenticAMD cpu family 26 model 2, 2 cores only + any x86-64 AVX2 FMA CPU')
   assert collect.bits_text({'backend': 'gpu', 'device_kind': 'NVIDIA H100'}) == (
       'NVIDIA H100 only')
 

@@ -284,8 +284,9 @@ def hardware_text(determinism: Optional[dict]) -> str:
 
 def bits_text(determinism: Optional[dict], machines: Sequence[dict] = ()) -> str:
   """On which machines a run's bits can be checked (--mode=verify): 'any x86-64
-  AVX2 FMA CPU' under portable numerics, else the CPU family (or device) that made
-  them, one per machine of a run continued elsewhere ('' without a record)."""
+  AVX2 FMA CPU' under portable numerics, else the CPU family and core count (or
+  device) that made them, one per machine of a run continued elsewhere ('' without a
+  record)."""
   records = [m['determinism'] for m in machines if m.get('determinism')] or (
       [determinism] if determinism else [])
   def one(record):
@@ -294,7 +295,8 @@ def bits_text(determinism: Optional[dict], machines: Sequence[dict] = ()) -> str
     if record.get('numerics') == 'portable':
       return f'any {record.get("cpu_isa")} CPU'
     arch = record.get('cpu_arch') or f'{record.get("cpu_model")} (family not recorded)'
-    return f'{arch} only'
+    cores = record.get('usable_cores')  # native orthogonal inits follow the cores
+    return f'{arch}{f", {cores} cores" if cores else ""} only'
   return ' + '.join(dict.fromkeys(one(r) for r in records))
 
 
