@@ -4,9 +4,10 @@ r"""Side by side: the ten-seed program against ten separate runs, in one command
   python benchmarks/compare.py --cores=2 --parts=whole
   python benchmarks/compare.py --cores=1 --parts=updates
   python benchmarks/compare.py --cores=2 --parts=numerics,seed_parallel
+  python benchmarks/compare.py --cores=2 --parts=members --models=bilstm --members=1,10,30
   python benchmarks/compare.py --quick              # a smoke test (CI): tiny settings
 
-Three parts, every contestant run in its own process, alternating, on the same cores
+The parts, every contestant run in its own process, alternating, on the same cores
 (``os.sched_setaffinity``; PyTorch gets one thread per core it may use):
 
 * ``whole``: the headline. Bi-LSTM SST-2 (experiments/bilstm.py:sst/binary), 10 seeds
@@ -21,6 +22,10 @@ Three parts, every contestant run in its own process, alternating, on the same c
   evaluation, with all ten seeds and with one seed; sentences/s per seed, the matmul
   FLOPs of a step (counted from its jaxpr) as a fraction of the matmul peak measured
   in the same run, peak memory.
+* ``members``: one model with ``--members`` (1, 10, 30, 100, 300) members in one
+  program, the same probe: seconds a member-step (flat is the goal), peak memory
+  (the RSS; on a GPU also the device's) beside the run's own estimate
+  (seedsweep/run/memory.py).
 * ``updates``, ``numerics``, ``seed_parallel``: one config field at two values, ten
   seeds, the same in-process probe, two rounds in alternation, seconds a train step
   (the faster round of each) and their ratio: the embedding table's update
@@ -205,7 +210,18 @@ def probe(config_name: str, seeds, steps: int, peak_seconds: float = 2.0,
           'matmul_peak_gflops': peak,
           'fraction_of_peak': flops / train_s / 1e9 / peak,
           'epoch_steps': exp.schedule.plan.steps_per_epoch,
-          'peak_rss_mib': timing.peak_rss_mib()}
+          'peak_rss_mib': timing.peak_rss_mib(),
+          'peak_device_mib': _peak_device_mib(),
+          'estimated_peak_mib': exp.memory_estimate.peak_mib(members)}
+
+
+def _peak_device_mib():
+  """A GPU's or TPU's peak memory in use (None on the CPU: its peak is the RSS)."""
+  import jax  # pylint: disable=g-import-not-at-top
+  device = jax.devices()[0]
+  if device.platform == 'cpu':
+    return None
+  return (device.memory_stats() or {}).get('peak_bytes_in_use', 0) / 2 ** 20
 
 
 # ------------------------------------------------------------------------- parts
@@ -325,6 +341,45 @@ def models_part(names, cores, steps, seeds, tmp, quick=False, caches=None):
   return out
 
 
+def members_part(names, counts, cores, steps, tmp, quick=False, caches=None):
+  """``{model: {count: probe}}``: the same config with 1, 10, 100... members in one
+  program (seeds 1..count); a probe that fails (killed for memory) says how."""
+  out = {}
+  for name in names:
+    config_name = QUICK_CONFIG if quick else MODELS[name][0]
+    for count in counts:
+      try:
+        result = run_probe(config_name, tuple(range(1, count + 1)), steps, cores,
+                           caches or os.path.join(tmp, 'cache_members'), quick)
+      except RuntimeError as e:
+        result = {'members': count, 'error': _failure(str(e))}
+      out.setdefault(name, {})[str(count)] = result
+  return out
+
+
+def members_table(part: dict, quick: bool) -> list:
+  """The Markdown rows of a members part: seconds a member-step against one
+  member's, and memory measured against the estimate."""
+  lines = ['| model | members | s a step | s a member-step | vs 1 member | '
+           'peak MiB (RSS / device) | estimated MiB |',
+           '| --- | ---: | ---: | ---: | ---: | ---: | ---: |']
+  for name, probes in part.items():
+    label = name if quick else MODELS[name][1]
+    one = probes.get('1', {})
+    for count, p in probes.items():
+      if 'error' in p:
+        lines.append(f'| {label} | {count} | {p["error"]} | | | | |')
+        continue
+      per = p['train_step_s'] / p['members']
+      ratio = (f"{per / one['train_step_s']:.2f}x" if 'train_step_s' in one else '')
+      device = p.get('peak_device_mib')
+      lines.append(f"| {label} | {count} | {p['train_step_s']:.3f} | {per:.4f} | "
+                   f"{ratio} | {p['peak_rss_mib']:.0f}"
+                   f"{f' / {device:.0f}' if device is not None else ''} | "
+                   f"{p['estimated_peak_mib']:.0f} |")
+  return lines
+
+
 # Models whose optimiser allows embedding_update='rows' (and whose table trains).
 UPDATE_MODELS = ('clstm', 'mtlstm', 'dlstm', 'joint')
 # The A/B parts: part -> (config field, its two values, the models it is measured on
@@ -419,6 +474,11 @@ def markdown(report) -> str:
             f"{100 * many['fraction_of_peak']:.0f} % | "
             f"{many['peak_rss_mib']:.0f} / {one['peak_rss_mib']:.0f} |")
       lines.append('')
+    if 'members' in part:
+      lines += [f'**Members in one program, in-process probe, {cores} core(s)** '
+                f'(seconds a train step of {report["steps"]} steps after compilation; '
+                'a member-step is one member\'s share)', '',
+                *members_table(part['members'], report['quick']), '']
     for name_of_part, (field, values, _, title) in AB_PARTS.items():
       if name_of_part not in part:
         continue
@@ -472,7 +532,9 @@ def torch_available() -> bool:
 def main(argv=None):
   parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
   parser.add_argument('--parts', default='whole,models',
-                      help='whole,models,' + ','.join(AB_PARTS))
+                      help='whole,models,members,' + ','.join(AB_PARTS))
+  parser.add_argument('--members', default='1,10,30,100,300',
+                      help='members: the member counts, e.g. 1,10,100')
   parser.add_argument('--cores', default='1,2', help='core counts, e.g. 1,2')
   parser.add_argument('--epochs', type=int, default=1)
   parser.add_argument('--steps', type=int, default=10, help='models: timed steps')
@@ -528,6 +590,11 @@ def main(argv=None):
         part['models'] = models_part(names, cores, steps, seeds,
                                      os.path.join(tmp, f'models{n}'), args.quick,
                                      shared)
+      if 'members' in args.parts.split(','):
+        counts = (1, 2) if args.quick else [int(c) for c in args.members.split(',')]
+        part['members'] = members_part(names, counts, cores, steps,
+                                       os.path.join(tmp, f'members{n}'), args.quick,
+                                       shared)
       for name_of_part, (_, _, models, _) in AB_PARTS.items():
         if name_of_part in args.parts.split(','):
           which = ['bilstm'] if args.quick else [m for m in names

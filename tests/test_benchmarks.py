@@ -33,11 +33,11 @@ def test_compare_quick_writes_its_tables(tmp_path):
   assert (tmp_path / name.replace('.json', '.md')).read_text().count('|') > 20
 
 
-def test_compare_ab_parts_set_each_value_in_its_probe(tmp_path):
-  """Both A/B parts in one command (one process start for the two)."""
+def test_compare_ab_parts_and_members_probe_what_they_name(tmp_path):
+  """Both A/B parts and the members part in one command (one process start)."""
   parts = {'updates': 'embedding_update', 'numerics': 'numerics'}
   proc = subprocess.run([sys.executable, os.path.join(REPO, 'benchmarks', 'compare.py'),
-                         '--quick', '--cores=1', f'--parts={",".join(parts)}',
+                         '--quick', '--cores=1', f'--parts={",".join(parts)},members',
                          f'--out={tmp_path}'],
                         cwd=REPO, capture_output=True, text=True, timeout=900,
                         check=False)
@@ -50,3 +50,9 @@ def test_compare_ab_parts_set_each_value_in_its_probe(tmp_path):
     assert {v: p[field] for v, p in probes.items()} == {v: v for v in values}
     assert all(p['train_step_s'] > 0 and p['members'] == 2 for p in probes.values())
     assert f'{values[0]} / {values[1]}' in table
+  # members: 1 and 2 members of the quick config, each with the run's own estimate.
+  members = json.load(open(tmp_path / name))['parts']['1']['members']['bilstm']
+  assert [p['members'] for p in members.values()] == [1, 2]
+  assert all(p['estimated_peak_mib'] > 0 and p['peak_device_mib'] is None
+             for p in members.values())
+  assert '| bilstm | 2 |' in table and 'estimated MiB' in table

@@ -32,7 +32,7 @@ MIB = 2 ** 20
 # The process before any array of the run (Python, jax, XLA's CPU client, the
 # dataset's host copies), measured on the CPU (MiB). On a GPU or TPU the budget is
 # the device's memory, which holds the arrays only.
-RUNTIME_MIB = {'cpu': 600.0}
+RUNTIME_MIB = {'cpu': 500.0}
 # XLA's buffers beside the arrays counted here (measured; "Memory" in the notes).
 OVERHEAD = 1.1
 # A train step's activations at peak, in residuals of its forward pass: the
