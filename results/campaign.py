@@ -240,8 +240,8 @@ ROWS_BY_KEY = {row.key: row for row in ROWS}
 BEFORE_PORTABLE = ('runtime.numerics=native', 'optimizer.embedding_update=dense')
 BEFORE_PORTABLE_ROWS = frozenset((
     'dclstm/sst2', 'dclstm/sst1', 'dclstm/sst1_phrases', 'dclstm/trec', 'dclstm/mr',
-    'dclstm/subj', 'clstm/sst2', 'clstm/sst1', 'clstm/trec', 'mtlstm/sst2',
-    'mtlstm/sst1', 'mtlstm/trec', 'mtlstm/imdb', 'dlstm/sst2', 'dlstm/sst1',
+    'dclstm/subj', 'clstm/sst2', 'clstm/sst1', 'clstm/trec', 'mtlstm/imdb',
+    'dlstm/sst2', 'dlstm/sst1',
     'dlstm/sst2_phrases', 'dlstm/sst1_phrases', 'dlstm/trec', 'dlstm/atis',
     'joint/atis', 'joint/trec'))
 
