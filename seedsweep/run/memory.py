@@ -9,9 +9,9 @@ largest training batch. Under ``map`` the members step one after another, so one
 member's activations are live at a time; under ``vmap`` every member's are.
 
 Every figure but ``runtime`` is computed from ``jax.eval_shape``, so nothing
-compiles; ``runtime`` and the factor :data:`OVERHEAD` (what XLA's buffer assignment
-adds: copies around ``lax.map``'s stacked outputs, temporaries of the fused
-kernels) were measured (WORKSPACE_NOTES.md, "Memory"). The estimate is what
+compiles; ``runtime`` and the factors :data:`OVERHEAD` and :data:`MEMBER_OVERHEAD`
+(XLA's copies around ``lax.map``'s stacked outputs, temporaries of the fused kernels,
+freed memory the allocator keeps) were measured (WORKSPACE_NOTES.md, "Memory"). The estimate is what
 ``--mode=describe`` shows and what ``config.runtime.memory_budget`` is held to.
 """
 import dataclasses
@@ -35,6 +35,10 @@ MIB = 2 ** 20
 RUNTIME_MIB = {'cpu': 500.0}
 # XLA's buffers beside the arrays counted here (measured; "Memory" in the notes).
 OVERHEAD = 1.1
+# What a member's state and step hold in a process, in their bytes: copies XLA makes
+# around lax.map's stacked outputs and the freed memory the allocator keeps (measured
+# over 8 steps at 10 and 30 Bi-LSTM SST-2 members: 225-325 MiB a member, 152 counted).
+MEMBER_OVERHEAD = 2.0
 # A train step's activations at peak, in residuals of its forward pass: the
 # residuals, their cotangents and the backward pass's temporaries (measured).
 TRAIN_ACTIVATIONS = 2.0
@@ -55,10 +59,10 @@ class MemoryEstimate:
   @property
   def member_mib(self) -> float:
     """What each member adds."""
-    own = self.state_mib + self.step_mib
+    own = MEMBER_OVERHEAD * (self.state_mib + self.step_mib)
     if self.mode == 'vmap':
-      own += self.activations_mib
-    return OVERHEAD * own
+      own += OVERHEAD * self.activations_mib
+    return own
 
   @property
   def shared_mib(self) -> float:
