@@ -11,8 +11,9 @@ member's activations are live at a time; under ``vmap`` every member's are.
 Every figure but ``runtime`` is computed from ``jax.eval_shape``, so nothing
 compiles; ``runtime`` and the factors :data:`OVERHEAD` and :data:`MEMBER_OVERHEAD`
 (XLA's copies around ``lax.map``'s stacked outputs, temporaries of the fused kernels,
-freed memory the allocator keeps) were measured (WORKSPACE_NOTES.md, "Memory"). The estimate is what
-``--mode=describe`` shows and what ``config.runtime.memory_budget`` is held to.
+freed memory the allocator keeps) were measured (WORKSPACE_NOTES.md, "Memory"). The
+estimate is what ``--mode=describe`` shows and what ``config.runtime.memory_budget``
+is held to.
 """
 import dataclasses
 import os
@@ -24,9 +25,9 @@ import numpy as np
 
 from seedsweep.data import pipeline
 from seedsweep.engine import rngs
-from seedsweep.errors import UserError
 from seedsweep.engine import state as state_lib
 from seedsweep.engine import steps as steps_lib
+from seedsweep.errors import UserError
 
 MIB = 2 ** 20
 # The process before any array of the run (Python, jax, XLA's CPU client, the
