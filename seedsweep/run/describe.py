@@ -43,7 +43,7 @@ def describe(config) -> dict:
   members = experiment.select_members(config, dataset)
   hparams = experiment.member_hparams(config, model, members)  # each point's checked
   estimate = experiment.estimate_memory(
-      dataset, experiment.make_learner(config, dataset, hparams),
+      experiment.host_arrays(dataset), experiment.make_learner(config, dataset, hparams),
       experiment.make_schedule(config, dataset),
       experiment.place(config, len(members)).mode)
   budget = memory.budget_mib(config)

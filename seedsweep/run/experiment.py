@@ -6,9 +6,11 @@ them (one epoch, an evaluation, the selected results).
     data      = seedsweep.data.load_dataset(config.data)     files -> encoded arrays
     members   = select_members(config, data)    the stacked axis: seeds (x folds)
     placement = place(config, len(members))     devices, seed mapping, shardings
-    device    = put_on_device(data, members, placement)      engine.steps.DeviceData
     schedule  = make_schedule(config, data)     length buckets, TrainPlan, EvalPlan
     learner   = make_learner(config, data)      model, optimiser, L2 (engine.steps)
+    arrays    = host_arrays(data)               what every step gathers from
+    estimate  = estimate_memory(arrays, learner, schedule, placement.mode)
+    device    = put_on_device(arrays, members, placement)    engine.steps.DeviceData
     steps     = engine.steps.Steps(learner, schedule.plan, placement.mode, ...)
 """
 import dataclasses
@@ -208,12 +210,16 @@ def place(config, n_members: int) -> Placement:
                    NamedSharding(mesh, PartitionSpec()))
 
 
-def put_on_device(data: encoded.EncodedDataset, members: Members,
+def host_arrays(data: encoded.EncodedDataset) -> Dict[str, np.ndarray]:
+  """The arrays every step gathers from (data.pipeline.device_arrays), on the host."""
+  return pipeline.device_arrays(data.views, data.labels, data.tags)
+
+
+def put_on_device(arrays: Dict[str, np.ndarray], members: Members,
                   placement: Placement, hparams: Dict[str, np.ndarray]
                   ) -> steps_lib.DeviceData:
   return steps_lib.DeviceData(
-      arrays=jax.device_put(pipeline.device_arrays(data.views, data.labels, data.tags),
-                            placement.shared),
+      arrays=jax.device_put(arrays, placement.shared),
       streams=jax.device_put(members.streams, placement.stacked),
       views=jax.device_put(members.views, placement.stacked),
       hparams=jax.device_put(hparams, placement.stacked))
@@ -310,23 +316,23 @@ def build(config) -> 'Experiment':
   schedule = make_schedule(config, data)
   hparams = member_hparams(config, make_model(config, data), members)
   learner = make_learner(config, data, hparams)
-  estimate = estimate_memory(data, learner, schedule, placement.mode)
+  arrays = host_arrays(data)
+  estimate = estimate_memory(arrays, learner, schedule, placement.mode)
   memory.check_budget(estimate, memory.budget_mib(config))
   tag_tables = conlleval.tag_tables(data.tag_names) if data.tag_names else None
   steps = steps_lib.Steps(learner, schedule.plan, placement.mode,
                           config.train.patience, tag_tables, lone=len(members) == 1,
                           portable=portable_program(config))
   return Experiment(config, data, members, placement,
-                    put_on_device(data, members, placement, hparams), schedule, learner,
-                    steps, estimate)
+                    put_on_device(arrays, members, placement, hparams), schedule,
+                    learner, steps, estimate)
 
 
-def estimate_memory(data: encoded.EncodedDataset, learner: steps_lib.Learner,
+def estimate_memory(arrays: Dict[str, np.ndarray], learner: steps_lib.Learner,
                     schedule: 'Schedule', mode: str) -> memory.MemoryEstimate:
   """The run's peak memory from its shapes (seedsweep/run/memory.py), before any
-  compilation."""
-  return memory.estimate(learner, schedule.plan, schedule.eval_plan,
-                         pipeline.device_arrays(data.views, data.labels, data.tags), mode)
+  compilation; ``arrays``: :func:`host_arrays`."""
+  return memory.estimate(learner, schedule.plan, schedule.eval_plan, arrays, mode)
 
 
 # ------------------------------------------------------------------- what a run does
@@ -343,7 +349,7 @@ class Experiment:
   schedule: Schedule
   learner: steps_lib.Learner
   steps: steps_lib.Steps
-  memory_estimate: Optional[memory.MemoryEstimate] = None
+  memory_estimate: memory.MemoryEstimate
 
   @property
   def selection(self) -> str:

@@ -100,12 +100,10 @@ def estimate(learner: steps_lib.Learner, plan: pipeline.TrainPlan,
   """The estimate of a run whose members train with ``learner`` over ``plan``'s
   batches of ``arrays`` (data.pipeline.device_arrays) and are evaluated in
   ``eval_plan``'s chunks, stepping by ``mode``."""
-  params = jax.eval_shape(lambda: state_lib.init_params(learner.model, 0))
-  opt_state = jax.eval_shape(learner.tx.init, params)
-  one = jax.eval_shape(lambda: state_lib.TrainState(
-      step=jnp.zeros((1,), jnp.int32), params=params, opt_state=opt_state,
-      best_params=params, best_score=jnp.zeros((1,)), best_epoch=jnp.zeros((1,), jnp.int32),
-      nonfinite_step=jnp.zeros((1,), jnp.int32)))
+  one = jax.eval_shape(  # a one-member state, as the run creates it
+      lambda: state_lib.create_train_state(learner.model, learner.tx, [0]))
+  params, opt_state = jax.tree.map(  # one member's, without the members axis
+      lambda x: jax.ShapeDtypeStruct(x.shape[1:], x.dtype), (one.params, one.opt_state))
   shapes = {k: jax.ShapeDtypeStruct(np.shape(v), np.asarray(v).dtype)
             for k, v in arrays.items()}
 
