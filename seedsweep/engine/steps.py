@@ -119,6 +119,7 @@ class Steps:
                lone: bool = False, portable: bool = False):
     self.learner = learner
     self.plan, self.mode, self.patience = plan, mode, patience
+    self.lone, self.portable = lone, portable
     self.tag_tables = tag_tables  # (prefix, kind) of each slot tag: slot F1 in eval
     self.epoch_orders = jax.jit(self._epoch_orders)
     # lone: one member, which under vmap runs as a pair (_lone_member_as_pair).
@@ -131,6 +132,15 @@ class Steps:
                                      static_argnames=('length', 'n_splits')), (0, 1))
     self.predict_batch = paired(jax.jit(form(self._predict_batch)), (0, 1))
     self.select_best = paired(jax.jit(self._select_best, donate_argnums=(0,)), (0, 1))
+
+  def for_members(self, members: int, mode: str) -> 'Steps':
+    """These steps for ``members`` stepping by ``mode`` (a group of a split run):
+    themselves when that changes nothing they were compiled for."""
+    lone = members == 1
+    if mode == self.mode and lone == self.lone:
+      return self
+    return Steps(self.learner, self.plan, mode, self.patience, self.tag_tables, lone,
+                 self.portable)
 
   @staticmethod
   def _loss_fn(learner: Learner, batch, dropout_key):

@@ -125,15 +125,13 @@ def read_json_file(path: str):
 
 
 def latest_checkpoint(run_dir: str) -> Optional[int]:
-  """The newest checkpoint's epoch, None without checkpoints (creates nothing)."""
-  if not os.path.isdir(os.path.join(run_dir, 'checkpoints')):
+  """The newest checkpoint's epoch (of every group of a split run), None without
+  checkpoints (creates nothing)."""
+  if not any(os.path.exists(os.path.join(run_dir, f))
+             for f in ('checkpoints', 'groups.json')):
     return None
-  from seedsweep.run import checkpoints  # pylint: disable=g-import-not-at-top
-  ckpts = checkpoints.Checkpoints(run_dir)
-  try:
-    return ckpts.latest_epoch()
-  finally:
-    ckpts.close()
+  from seedsweep.run import loop  # pylint: disable=g-import-not-at-top
+  return loop.latest_epoch(run_dir) or None
 
 
 def stale_reason(results: dict, latest: Optional[int]) -> Optional[str]:

@@ -16,6 +16,7 @@ from seedsweep.config import stacking
 from seedsweep.engine import optimizers
 from seedsweep.engine import state as state_lib
 from seedsweep.run import experiment
+from seedsweep.run import groups as groups_lib
 from seedsweep.run import memory
 
 
@@ -42,13 +43,17 @@ def describe(config) -> dict:
   embeddings = sum(r['params'] for r in rows if r['embedding'])
   members = experiment.select_members(config, dataset)
   hparams = experiment.member_hparams(config, model, members)  # each point's checked
+  placement = experiment.place(config, len(members))
   estimate = experiment.estimate_memory(
       experiment.host_arrays(dataset), experiment.make_learner(config, dataset, hparams),
-      experiment.make_schedule(config, dataset),
-      experiment.place(config, len(members)).mode)
+      experiment.make_schedule(config, dataset), placement.mode)
   budget = memory.budget_mib(config)
+  fits = estimate.members_within(budget)
+  groups = (len(groups_lib.plan(len(members), fits, placement.mesh.size
+                                if placement.mesh else 1))
+            if 0 < fits < len(members) else 1)
   return {'memory_mib': {**estimate.as_dict(len(members)), 'budget_mib': round(budget),
-                         'members_within_budget': estimate.members_within(budget)},
+                         'members_within_budget': fits, 'groups': groups},
           'config': config_checks.to_dict(config), 'model': type(model).__name__,
           'members': len(members), 'member_axis': member_axis(members),
           'vocab_size': dataset.vocab_size, 'num_classes': dataset.num_classes,
@@ -111,7 +116,9 @@ def memory_line(m: dict, members: int) -> str:
           f'{members} members = {m["shared_mib"]:,.0f} shared + {m["member_mib"]:,.0f} '
           f'a member ({m["mode"]}; a member: state {m["state_mib"]:,.0f}, step '
           f'{m["step_mib"]:,.0f}, activations {m["activations_mib"]:,.0f}); budget '
-          f'{m["budget_mib"]:,} MiB, within it {m["members_within_budget"]:,} members')
+          f'{m["budget_mib"]:,} MiB, within it {m["members_within_budget"]:,} members'
+          + (f': a run trains them in {m["groups"]} groups one after another'
+             if m['groups'] > 1 else ''))
 
 
 def vectors_line(record: dict) -> str:

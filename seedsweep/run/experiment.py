@@ -460,15 +460,46 @@ class Experiment:
               for k in names}
     return self.evaluate_all(self.selected_params(state))
 
-  def results(self, state, epochs_completed: int, known=None) -> dict:
+  def selected(self, state, epochs_completed: int, known=None) -> dict:
+    """What results.json is made of, JSON-ready (a group of a split run keeps it
+    in a file): ``per_member`` {metric, ``best_epoch`` under best-dev selection,
+    ``nonfinite_step``: [members]} and ``epochs_completed``."""
     metrics = self.selected_metrics(state, epochs_completed, known)
     if self.selection == 'best_dev':
       metrics['best_epoch'] = hosts.fetch(state.best_epoch)
+    metrics['nonfinite_step'] = hosts.fetch(state.nonfinite_step)
+    return {'per_member': {k: np.asarray(v).tolist() for k, v in metrics.items()},
+            'epochs_completed': int(epochs_completed)}
+
+  def results_of(self, selected: dict) -> dict:
+    """results.json of :meth:`selected`'s numbers (of all the run's members)."""
+    metrics = dict(selected['per_member'])
+    nonfinite = metrics.pop('nonfinite_step')
     return outputs.stacked_results(
         self.members, metrics, stacking.points(self.config),
-        selection=self.selection, epochs_completed=epochs_completed,
-        nonfinite_step=[int(s) for s in hosts.fetch(state.nonfinite_step)],
+        selection=self.selection, epochs_completed=selected['epochs_completed'],
+        nonfinite_step=[int(s) for s in nonfinite],
         paper=self.config.paper.to_dict(), provenance=self.provenance)
+
+  def results(self, state, epochs_completed: int, known=None) -> dict:
+    return self.results_of(self.selected(state, epochs_completed, known))
+
+  def group(self, start: int, stop: int) -> 'Experiment':
+    """Members ``start..stop-1`` as a run of their own (a group of a split run,
+    run/groups.py): the same data on device, programs and provenance."""
+    m, part = self.members, slice(start, stop)
+    members = dataclasses.replace(m, streams=m.streams[part], views=m.views[part],
+                                  points=m.points[part])
+    placement = place(self.config, len(members))
+    hparams = {k: hosts.fetch(v)[part] for k, v in self.device.hparams.items()}
+    group = dataclasses.replace(
+        self, members=members, placement=placement,
+        device=put_on_device(self.device.arrays, members, placement, hparams),
+        steps=self.steps.for_members(len(members), placement.mode))
+    # The run's record, computed once; each group adds its program's fingerprint.
+    group.__dict__['provenance'] = {
+        **self.provenance, 'determinism': dict(self.provenance['determinism'])}
+    return group
 
   @functools.cached_property
   def provenance(self) -> dict:

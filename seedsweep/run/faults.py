@@ -10,8 +10,8 @@ moment costs one environment lookup.
 Moments: ``build``, ``step`` (after a train step is dispatched), ``eval`` (after an
 eval chunk is dispatched), ``metrics_row`` (after each row of metrics.jsonl),
 ``tensorboard``, ``checkpoint_saving`` (an asynchronous save in flight),
-``restored``, ``finished``, and ``write:<file name>`` (an atomic write's temporary
-file complete, not yet renamed).
+``restored``, ``group`` (a group of a split run done), ``finished``, and
+``write:<file name>`` (an atomic write's temporary file complete, not yet renamed).
 """
 import collections
 import os

@@ -20,6 +20,7 @@ from seedsweep.errors import Stopped, UserError
 from seedsweep.run import checkpoints as ckpt_lib
 from seedsweep.run import experiment as experiment_lib
 from seedsweep.run import faults
+from seedsweep.run import groups as groups_lib
 from seedsweep.run import memory
 from seedsweep.run import outputs
 from seedsweep.run import provenance as provenance_lib
@@ -226,10 +227,7 @@ def finished_results(config, workdir: str) -> Optional[dict]:
   """The results of ``workdir`` if it holds a finished run of ``config``, else None
   (UserError if it holds another config's run, or checkpoints without a config)."""
   known = check_workdir(config, workdir)
-  ckpts = ckpt_lib.existing(workdir, ckpt_lib.EPOCHS, read_only=True)
-  latest = (ckpts.latest_epoch() or 0) if ckpts else 0
-  if ckpts:
-    ckpts.close()
+  latest = latest_epoch(workdir)
   if latest and not known:
     raise UserError(f'{os.path.join(workdir, ckpt_lib.EPOCHS)} holds checkpoints but '
                     f'{workdir} has no {outputs.CONFIG}; cannot tell which config wrote '
@@ -246,34 +244,118 @@ def finished_results(config, workdir: str) -> Optional[dict]:
   return results if done else None
 
 
+def latest_epoch(workdir: str) -> int:
+  """The newest epoch whose checkpoint ``workdir`` holds, of every member (of every
+  group of a split run); 0 without one. Creates nothing."""
+  def of(folder):
+    ckpts = ckpt_lib.existing(folder, ckpt_lib.EPOCHS, read_only=True)
+    if not ckpts:
+      return 0
+    try:
+      return ckpts.latest_epoch() or 0
+    finally:
+      ckpts.close()
+  grouped = groups_lib.latest_epoch(workdir, of)
+  return of(workdir) if grouped is None else grouped
+
+
 def _train_locked(config, workdir: str, echo) -> dict:
-  from tqdm.auto import tqdm  # pylint: disable=g-import-not-at-top
+  """Builds the run once and trains its members: all at once, or in the groups of
+  a split (run/groups.py) one after another; writes results.json."""
   known = check_workdir(config, workdir)
+  timer = timing.Timer()
+  with timer('build'):
+    exp = experiment_lib.build(config)
+  faults.reached('build')
+  warning = runtime.gpu_determinism_warning(jax.default_backend(),
+                                            os.environ.get('XLA_FLAGS', ''))
+  if warning:
+    echo(warning)
+  primary = hosts.is_primary()  # under jax.distributed only process 0 writes files
+  bounds = split_members(exp, workdir, echo, write=primary)
+  if not known and primary:
+    outputs.write_json(os.path.join(workdir, outputs.CONFIG),
+                       config_checks.to_dict(config))
+  if bounds is None:
+    selected = _train_members(exp, workdir, workdir, timer, echo)
+  else:
+    selected = _train_groups(exp, workdir, bounds, timer, echo)
+  exp.provenance.update(machines=selected['machines'],
+                        determinism=selected['determinism'])
+  results = exp.results_of(selected)
+  # Training and evaluation up to the last checkpoint, over every session: what
+  # that checkpoint records, so a report rebuilt from it shows the same time.
+  results['wall_time'] = selected['elapsed']
+  # Seconds of this process only (a resumed run counts from its restart).
+  results['timing'] = timer.as_dict()
+  if primary:
+    outputs.write_json(os.path.join(workdir, outputs.RESULTS), results)
+    tracking.record_finished(config, workdir, results)
+  faults.reached('finished')
+  echo(outputs.format_table(results))
+  return results
+
+
+def split_members(exp, workdir: str, echo, write: bool = True):
+  """The groups the run's members train in (run/groups.py), None for one program;
+  says so when the members are split."""
+  est, n = exp.memory_estimate, len(exp.members)
+  budget = memory.budget_mib(exp.config)
+  # Checkpoints of all the members (an epoch's or a stop signal's): resumed as one.
+  started = any(os.path.isdir(os.path.join(workdir, f))
+                for f in (ckpt_lib.EPOCHS, ckpt_lib.INTERRUPTED))
+  devices = exp.placement.mesh.size if exp.placement.mesh else 1
+  bounds = groups_lib.split(workdir, n, est.members_within(budget), devices,
+                            started_unsplit=started, write=write)
+  if bounds is not None:
+    sizes = sorted({b - a for a, b in bounds})
+    echo(f'{n} members need ~{est.peak_mib(n):,.0f} MiB by the estimate, over the '
+         f'memory budget of {budget:,.0f} MiB: training them in {len(bounds)} groups '
+         f'of {" or ".join(map(str, sizes))} one after another '
+         f'({os.path.join(workdir, groups_lib.GROUPS)}/)')
+  elif est.peak_mib(n) > budget and started:
+    echo(f'warning: {n} members need ~{est.peak_mib(n):,.0f} MiB by the estimate, '
+         f'over the memory budget of {budget:,.0f} MiB; this run started as one '
+         'program and resumes as one')
+  return bounds
+
+
+def _train_groups(exp, workdir: str, bounds, timer, echo) -> dict:
+  """Trains each group of ``bounds`` to the end in ``workdir/groups/<k>``, one
+  after another (finished groups are read back); the run's metrics.jsonl and
+  TensorBoard aggregates come from theirs. Returns the members' numbers."""
+  done = []
+  for k, (start, stop) in enumerate(bounds):
+    folder = groups_lib.folder(workdir, k)
+    selected = groups_lib.read_selected(folder)
+    if selected is None:
+      echo(f'group {k + 1}/{len(bounds)}: members {start}..{stop - 1}')
+      os.makedirs(folder, exist_ok=True)
+      selected = _train_members(exp.group(start, stop), folder, workdir, timer, echo)
+      groups_lib.write_selected(folder, selected)
+      faults.reached('group')
+    done.append(selected)
+  rows = groups_lib.merge_rows(workdir)
+  if hosts.is_primary():
+    outputs.write_aggregates(workdir, exp.members.labels, rows)
+  return groups_lib.merged_selected(done)
+
+
+def _train_members(exp, folder: str, workdir: str, timer, echo) -> dict:
+  """Trains ``exp``'s members to the end with their checkpoints and metrics rows in
+  ``folder`` (the run's ``workdir``, or a group's), resuming from what is there.
+  Returns their numbers (:meth:`Experiment.selected`) with ``elapsed`` (training
+  and evaluation over every session, to the last checkpoint) and ``machines``."""
+  from tqdm.auto import tqdm  # pylint: disable=g-import-not-at-top
+  config = exp.config
   num_epochs = config.train.num_epochs
-  results_path = os.path.join(workdir, outputs.RESULTS)
-  ckpts = ckpt_lib.Checkpoints(workdir)
-  interrupted = ckpt_lib.existing(workdir, ckpt_lib.INTERRUPTED, max_to_keep=1)
+  ckpts = ckpt_lib.Checkpoints(folder)
+  interrupted = ckpt_lib.existing(folder, ckpt_lib.INTERRUPTED, max_to_keep=1)
   tensorboard = bar = None
   try:
     latest = ckpts.latest_epoch() or 0
-
-    timer = timing.Timer()
-    with timer('build'):
-      exp = experiment_lib.build(config)
     check_saved_inputs(workdir, exp, ckpts, interrupted)
-    faults.reached('build')
-    warning = runtime.gpu_determinism_warning(jax.default_backend(),
-                                              os.environ.get('XLA_FLAGS', ''))
-    if warning:
-      echo(warning)
-    warning = memory.budget_warning(exp.memory_estimate, len(exp.members),
-                                    memory.budget_mib(config))
-    if warning:
-      echo(warning)
-    primary = hosts.is_primary()  # under jax.distributed only process 0 writes files
-    if not known and primary:
-      outputs.write_json(os.path.join(workdir, outputs.CONFIG),
-                         config_checks.to_dict(config))
+    primary = hosts.is_primary()
     with timer('build'):
       state = exp.init_state()
       record_program(exp, state)
@@ -297,13 +379,14 @@ def _train_locked(config, workdir: str, echo) -> dict:
     if resume.epoch or resume.position:
       where = (f' at step {resume.position} of epoch {resume.epoch + 1}'
                if resume.position else '')
-      echo(f'{workdir}: resuming after epoch {resume.epoch}/{num_epochs}{where}.')
+      echo(f'{folder}: resuming after epoch {resume.epoch}/{num_epochs}{where}.')
       faults.reached('restored')
     latest = resume.epoch
-    log = outputs.MetricsLog(workdir)
+    log = outputs.MetricsLog(folder)
     if primary:
       log.keep_epochs_up_to(latest)
-      tensorboard = outputs.TensorBoard(workdir, exp.members.labels)
+      tensorboard = outputs.TensorBoard(workdir, exp.members.labels,
+                                        aggregates=folder == workdir)
 
     steps = exp.schedule.plan.steps_per_epoch
     bar = tqdm(total=num_epochs * steps, initial=latest * steps + resume.position,
@@ -330,7 +413,7 @@ def _train_locked(config, workdir: str, echo) -> dict:
         wall = resume.elapsed + time.perf_counter() - started
         if position < steps:  # a stop signal: save the epoch so far
           interrupted = interrupted or ckpt_lib.Checkpoints(
-              workdir, max_to_keep=1, folder=ckpt_lib.INTERRUPTED)
+              folder, max_to_keep=1, folder=ckpt_lib.INTERRUPTED)
           interrupted.save((epoch - 1) * steps + position,
                            {'state': state, 'loss_sum': loss_sum},
                            {'epoch': epoch, 'position': position, 'elapsed': wall,
@@ -372,18 +455,10 @@ def _train_locked(config, workdir: str, echo) -> dict:
       interrupted.remove()
       interrupted = None
     with timer('eval'):
-      results = exp.results(state, completed, evaluated)
-    # Training and evaluation up to the last checkpoint, over every session: what
-    # that checkpoint records, so a report rebuilt from it shows the same time.
-    results['wall_time'] = saved_elapsed
-    # Seconds of this process only (a resumed run counts from its restart).
-    results['timing'] = timer.as_dict()
-    if primary:
-      outputs.write_json(results_path, results)
-      tracking.record_finished(config, workdir, results)
-    faults.reached('finished')
-    echo(outputs.format_table(results))
-    return results
+      selected = exp.selected(state, completed, evaluated)
+    return {**selected, 'elapsed': saved_elapsed,
+            'machines': exp.provenance['machines'],
+            'determinism': exp.provenance['determinism']}
   finally:
     if bar is not None:
       bar.close()
@@ -426,20 +501,33 @@ def evaluate(config, workdir: str, echo=print) -> dict:
 
 def _evaluate_locked(config, workdir: str, echo) -> dict:
   exp = experiment_lib.build(config)
-  ckpts = ckpt_lib.Checkpoints(workdir)
+  selected = groups_lib.merged_selected([
+      _evaluate_members(part, folder, workdir)
+      for part, folder in groups_lib.parts(exp, workdir)])
+  exp.provenance.update(machines=selected['machines'],
+                        determinism=selected['determinism'])
+  results = exp.results_of(selected)
+  results['wall_time'] = selected['elapsed']
+  outputs.write_json(os.path.join(workdir, outputs.RESULTS), results)
+  echo(f'{workdir}: re-evaluated the checkpoint of epoch '
+       f'{selected["epochs_completed"]}.')
+  echo(outputs.format_table(results))
+  return results
+
+
+def _evaluate_members(exp, folder: str, workdir: str) -> dict:
+  """The numbers of the newest checkpoint in ``folder`` (the run's, or a group's),
+  as :func:`_train_members` returns them."""
+  ckpts = ckpt_lib.Checkpoints(folder)
   try:
     latest = ckpts.latest_epoch()
     if not latest:
       raise UserError(f'{ckpts.directory} holds no checkpoint to evaluate')
     check_saved_inputs(workdir, exp, ckpts, doing='re-evaluate')  # latest's meta
     state, meta = ckpt_lib.restore_train_state(ckpts, latest, exp.init_state())
-    record_program(exp, state, meta)
-    exp.provenance['machines'] = provenance_lib.trained_on(meta)
-    results = exp.results(state, latest)
-    results['wall_time'] = meta.get('elapsed')
-    outputs.write_json(os.path.join(workdir, outputs.RESULTS), results)
-    echo(f'{workdir}: re-evaluated the checkpoint of epoch {latest}.')
-    echo(outputs.format_table(results))
-    return results
   finally:
     ckpts.close()
+  record_program(exp, state, meta)
+  return {**exp.selected(state, latest), 'elapsed': meta.get('elapsed'),
+          'machines': provenance_lib.trained_on(meta),
+          'determinism': exp.provenance['determinism']}

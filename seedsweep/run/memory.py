@@ -165,14 +165,3 @@ def check_budget(est: MemoryEstimate, budget: float) -> None:
         f'{est.member_mib:,.0f} a member), over the budget of {budget:,.0f} MiB; '
         'expected a budget above that (--config.runtime.memory_budget=MIB), or a '
         'smaller model, batch or length (config.data.max_length)')
-
-
-def budget_warning(est: MemoryEstimate, members: int, budget: float) -> Optional[str]:
-  """The line a run prints when its members' estimate is over ``budget``."""
-  fits = est.members_within(budget)
-  if fits >= members:
-    return None
-  return (f'warning: {members} members need ~{est.peak_mib(members):,.0f} MiB by the '
-          f'estimate, over the memory budget of {budget:,.0f} MiB (about {fits} fit); '
-          'if the run is killed for memory, train the seeds in parts '
-          '(--config.seeds and a seeds_* sub-folder each: README, "Seeds trained apart")')

@@ -76,7 +76,10 @@ class MetricsLog:
 
   def keep_epochs_up_to(self, epoch: int) -> None:
     """Drops rows of epochs after ``epoch`` (written after the last checkpoint)."""
-    rows = [r for r in self.rows() if r['epoch'] <= epoch]
+    self.replace([r for r in self.rows() if r['epoch'] <= epoch])
+
+  def replace(self, rows: Sequence[dict]) -> None:
+    """Makes ``rows`` the file's content, in one atomic write."""
     with atomic_file(self.path) as f:
       f.writelines(json.dumps(r) + '\n' for r in rows)
 
@@ -236,13 +239,18 @@ class TensorBoard:
 
   AGGREGATE = 'aggregate'
 
-  def __init__(self, workdir: str, labels: Sequence[str]):
+  def __init__(self, workdir: str, labels: Sequence[str], members: bool = True,
+               aggregates: bool = True):
+    """Writers of ``labels``' members and (``aggregates``) of their points' means;
+    a group of a split run writes its members' only, the run the aggregates at its
+    end (:func:`write_aggregates`)."""
     from tensorboardX import SummaryWriter  # pylint: disable=g-import-not-at-top
     folder = lambda label: os.path.join(workdir, 'tensorboard', label)
-    self.writers = [SummaryWriter(folder(label)) for label in labels]
+    self.writers = [SummaryWriter(folder(label)) for label in labels] if members else []
     points = dict.fromkeys(label.rpartition('/')[0] for label in labels)
     self.aggregates = {p: SummaryWriter(folder(f'{p}/{self.AGGREGATE}' if p
-                                               else self.AGGREGATE)) for p in points}
+                                               else self.AGGREGATE))
+                       for p in points} if aggregates else {}
 
   def write(self, rows: Sequence[dict]) -> None:
     keys = [k for k, v in rows[0].items() if k not in ('epoch', 'seed', 'fold')
@@ -252,6 +260,8 @@ class TensorBoard:
         w.add_scalar(k, row[k], row['epoch'])
     for point, writer in self.aggregates.items():
       mine = [row for row in rows if row.get('point', '') == point]
+      if not mine:  # a split run's group that stopped early: no row this epoch
+        continue
       for k in keys:
         s = summarize([row[k] for row in mine])
         writer.add_scalar(f'{k}/mean', s['mean'], rows[0]['epoch'])
@@ -262,3 +272,14 @@ class TensorBoard:
   def close(self):
     for w in self.writers + list(self.aggregates.values()):
       w.close()
+
+
+def write_aggregates(workdir: str, labels: Sequence[str], rows: Sequence[dict]) -> None:
+  """The TensorBoard aggregates of ``rows`` (metrics.jsonl's, every epoch's), for a
+  run whose members' own event files were written by its groups."""
+  board = TensorBoard(workdir, labels, members=False)
+  try:
+    for epoch in sorted({r['epoch'] for r in rows}):
+      board.write([r for r in rows if r['epoch'] == epoch])
+  finally:
+    board.close()

@@ -28,6 +28,7 @@ from seedsweep.engine import hosts
 from seedsweep.errors import UserError
 from seedsweep.run import checkpoints as ckpt_lib
 from seedsweep.run import experiment as experiment_lib
+from seedsweep.run import groups as groups_lib
 from seedsweep.run import loop
 from seedsweep.run import outputs
 from seedsweep.run import runtime
@@ -42,24 +43,28 @@ def predict(config, workdir: str, texts: Sequence[str], echo=print) -> dict:
   if not loop.check_workdir(config, workdir):
     raise UserError(f'{workdir} holds no {outputs.CONFIG}; expected the workdir of a '
                     'trained run')
-  ckpts = ckpt_lib.existing(workdir, ckpt_lib.EPOCHS, read_only=True)
-  latest = ckpts.latest_epoch() if ckpts else None
+  latest = loop.latest_epoch(workdir)
   if not latest:
     raise UserError(f'{workdir} holds no checkpoint of a finished epoch to predict '
                     'with; train it first')
   exp = experiment_lib.build(config)
-  try:
-    state, _ = ckpt_lib.restore_train_state(ckpts, latest, exp.init_state())
-  finally:
-    ckpts.close()
-  params = exp.selected_params(state)
-  epochs = exp.selected_epochs(state, latest)
   echo(f'{workdir}: predicting {len(texts)} texts with {len(exp.members)} members '
        f'(checkpoint of epoch {latest}).')
   token_lists = vocab_lib.tokenize_texts(texts, config.data.lowercase,
                                          config.data.max_length)
-  per_member = run_members(exp, params, encode(exp, token_lists))
-  return answers(exp, token_lists, per_member, epochs, latest)
+  chunks = encode(exp, token_lists)
+  answered, epochs = [], []
+  for part, folder in groups_lib.parts(exp, workdir):  # a split run: group by group
+    ckpts = ckpt_lib.Checkpoints(folder, read_only=True)
+    try:
+      newest = ckpts.latest_epoch()
+      state, _ = ckpt_lib.restore_train_state(ckpts, newest, part.init_state())
+    finally:
+      ckpts.close()
+    answered.append(run_members(part, part.selected_params(state), chunks))
+    epochs.append(part.selected_epochs(state, newest))
+  per_member = {k: np.concatenate([a[k] for a in answered]) for k in answered[0]}
+  return answers(exp, token_lists, per_member, np.concatenate(epochs), latest)
 
 
 def check_texts(texts) -> List[str]:

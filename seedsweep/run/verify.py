@@ -21,6 +21,7 @@ from seedsweep.engine import hosts
 from seedsweep.errors import UserError
 from seedsweep.run import checkpoints as ckpt_lib
 from seedsweep.run import experiment as experiment_lib
+from seedsweep.run import groups as groups_lib
 from seedsweep.run import loop
 from seedsweep.run import outputs
 from seedsweep.run import provenance as provenance_lib
@@ -43,7 +44,7 @@ def recorded_rows(workdir: str, epochs: int) -> Dict[int, Dict[str, dict]]:
   """``{epoch: {member label: row}}`` of metrics.jsonl (outputs.row_member); epochs
   1..``epochs`` must be there."""
   by_epoch = {}
-  for row in outputs.MetricsLog(workdir).rows():
+  for row in groups_lib.rows(workdir):
     by_epoch.setdefault(row['epoch'], {})[outputs.row_member(row)] = row
   missing = [e for e in range(1, epochs + 1) if e not in by_epoch]
   if missing:
@@ -143,33 +144,38 @@ def verify(config, workdir: str, epochs: int = 1, echo=print) -> dict:
                     f'run to verify')
   all_rows = recorded_rows(workdir, epochs)
   exp = experiment_lib.build(config)
-  state = exp.init_state()
-  loop.record_program(exp, state)
-  current = exp.provenance['determinism']
-  with _quiet_absl():  # orbax warns that a read-only manager will not save
-    ckpts = ckpt_lib.Checkpoints(workdir, read_only=True)
-  try:
-    checkpoint_epochs = set(ckpts.manager.all_steps())
-    newest = max(checkpoint_epochs, default=None)
-    recorded = recorded_provenance(workdir, ckpts.meta(newest) if newest else None)
-    # A run continued on another machine: its epochs from there on give that
-    # machine's bits, so only those before can be checked here.
-    machines = recorded.get('machines') or provenance_lib.trained_on(recorded)
-    checkable, foreign = checkable_epochs(machines, current, epochs)
-    rerun = checkable or epochs  # nothing checkable: re-run and show what differs
-    differences, rerun_states = [], {}
-    for epoch in range(1, rerun + 1):
-      state, train_loss = exp.train_epoch(state, epoch)
-      evals = exp.evaluate_all(state.params)
-      state = exp.keep_best(state, evals, epoch)
-      rows = loop.epoch_rows(exp, epoch, train_loss, evals, 0.0, state)
-      differences += compare_rows(epoch, rows, all_rows[epoch])
-      if epoch in checkpoint_epochs:
-        rerun_states[epoch] = jax.tree.map(np.asarray, state)
-    found, _ = check_checkpoints(exp, ckpts, all_rows, rerun_states)
-    differences += found
-  finally:
-    ckpts.close()
+  differences, kept, rerun, foreign, checkable = [], 0, epochs, [], epochs
+  recorded = current = None
+  for part, folder in groups_lib.parts(exp, workdir):  # a split run: group by group
+    state = part.init_state()
+    loop.record_program(part, state)
+    with _quiet_absl():  # orbax warns that a read-only manager will not save
+      ckpts = ckpt_lib.Checkpoints(folder, read_only=True)
+    try:
+      checkpoint_epochs = set(ckpts.manager.all_steps())
+      if recorded is None:
+        current = part.provenance['determinism']
+        newest = max(checkpoint_epochs, default=None)
+        recorded = recorded_provenance(workdir, ckpts.meta(newest) if newest else None)
+        # A run continued on another machine: its epochs from there on give that
+        # machine's bits, so only those before can be checked here.
+        machines = recorded.get('machines') or provenance_lib.trained_on(recorded)
+        checkable, foreign = checkable_epochs(machines, current, epochs)
+        rerun = checkable or epochs  # nothing checkable: re-run, show what differs
+      rerun_states = {}
+      for epoch in range(1, rerun + 1):
+        state, train_loss = part.train_epoch(state, epoch)
+        evals = part.evaluate_all(state.params)
+        state = part.keep_best(state, evals, epoch)
+        rows = loop.epoch_rows(part, epoch, train_loss, evals, 0.0, state)
+        differences += compare_rows(epoch, rows, all_rows[epoch])
+        if epoch in checkpoint_epochs:
+          rerun_states[epoch] = jax.tree.map(np.asarray, state)
+      found, _ = check_checkpoints(part, ckpts, all_rows, rerun_states)
+      differences += found
+      kept += len(checkpoint_epochs)
+    finally:
+      ckpts.close()
   record = recorded.get('determinism')
   changes = (provenance_lib.record_differences(
       record, current, provenance_lib.reproducing(record) + ('program',))
@@ -178,7 +184,7 @@ def verify(config, workdir: str, epochs: int = 1, echo=print) -> dict:
   if not differences:
     echo(f'{workdir}: reproduced: epochs 1..{rerun} of {members} members bitwise '
          f'(parameters, train loss, dev and test metrics); '
-         f'{len(checkpoint_epochs)} checkpoint(s) intact.')
+         f'{kept} checkpoint(s) intact.')
     if rerun < epochs:
       echo(f'  not checked here: ' + '; '.join(foreign) + ' (check them there, or as '
            'a distribution with --statistical)')

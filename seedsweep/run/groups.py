@@ -1,0 +1,160 @@
+"""Members beyond one program's memory: groups trained one after another in one run.
+
+When the estimated peak of a run's members (run/memory.py) is over
+``config.runtime.memory_budget``, :func:`split` cuts the members into the fewest
+groups that fit, of balanced sizes (at most two sizes: at most two compiles), and the
+run trains them one after another, to the end, each with only its own state in
+memory: group ``k`` is an ordinary run of its slice of the members in
+``workdir/groups/<k>/`` (checkpoints, metrics rows, and ``selected.json`` when it is
+done), sharing the run's data on device and its compiled programs. Once every group
+is done, :func:`merge_rows` writes the run's ``metrics.jsonl`` from theirs, in the
+order one program of all the members writes it, and the run's ``results.json`` is made
+from the groups' numbers.
+
+A member's bits do not depend on the members beside it (the determinism policy in
+WORKSPACE_NOTES.md): under ``map``, and under ``vmap`` on one device, its numbers equal
+an unsplit run's. The split is kept in ``groups.json``; a resumed run follows it
+whatever the budget says then, and a run that started unsplit stays unsplit.
+"""
+import os
+from typing import List, Optional, Sequence, Tuple
+
+from seedsweep.errors import UserError
+from seedsweep.run import outputs
+
+GROUPS = 'groups'          # workdir/groups/<k>/: group k's own run folder
+SPLIT = 'groups.json'      # workdir/groups.json: the split, [[start, stop], ...]
+SELECTED = 'selected.json'  # a finished group's numbers (Experiment.selected)
+
+Bounds = List[Tuple[int, int]]
+
+
+def plan(members: int, fits: int, multiple: int = 1) -> Bounds:
+  """The fewest ``[start, stop)`` slices of ``members`` holding at most ``fits``
+  each, their sizes balanced and multiples of ``multiple`` (devices of a mesh)."""
+  units = members // multiple
+  per = max(fits // multiple, 1)
+  count = -(-units // per)
+  base, extra = divmod(units, count)
+  bounds, start = [], 0
+  for k in range(count):
+    stop = start + (base + (k < extra)) * multiple
+    bounds.append((start, stop))
+    start = stop
+  return bounds
+
+
+def path(workdir: str) -> str:
+  return os.path.join(workdir, SPLIT)
+
+
+def folder(workdir: str, k: int) -> str:
+  """Group ``k``'s run folder."""
+  return os.path.join(workdir, GROUPS, str(k))
+
+
+def recorded(workdir: str) -> Optional[Bounds]:
+  """The split ``groups.json`` records (None: the run is not split); UserError when
+  the file is not one."""
+  file = path(workdir)
+  if not os.path.exists(file):
+    return None
+  try:
+    bounds = [tuple(b) for b in outputs.read_json(file)['bounds']]
+    ok = all(len(b) == 2 and all(isinstance(x, int) for x in b) for b in bounds)
+  except (ValueError, KeyError, TypeError) as e:
+    bounds, ok = None, False
+  if not ok or not bounds:
+    raise UserError(f'{file} is not a split of members written by seedsweep '
+                    '(expected {"bounds": [[start, stop], ...]}); delete it with the '
+                    f'{GROUPS}/ folder beside it to train afresh')
+  return bounds
+
+
+def split(workdir: str, members: int, fits: int, multiple: int = 1,
+          started_unsplit: bool = False, write: bool = True) -> Optional[Bounds]:
+  """The groups of a run of ``members`` of which ``fits`` fit the budget: the
+  recorded split if there is one, None when all fit (or the run already has
+  checkpoints of all its members: ``started_unsplit``), else a new :func:`plan`,
+  recorded (``write``) before any group trains."""
+  bounds = recorded(workdir)
+  if bounds is not None:
+    if bounds[0][0] != 0 or bounds[-1][1] != members or any(
+        a[1] != b[0] for a, b in zip(bounds, bounds[1:])):
+      raise UserError(f'{path(workdir)} splits members 0..{bounds[-1][1] - 1}, but '
+                      f'the run has {members}; expected the workdir of this config')
+    return bounds
+  if fits >= members or started_unsplit:
+    return None
+  bounds = plan(members, fits, multiple)
+  if write:
+    outputs.write_json(path(workdir), {'bounds': [list(b) for b in bounds]})
+  return bounds
+
+
+def parts(exp, workdir: str) -> list:
+  """``[(experiment, folder)]``: the run in ``workdir``, or each group of its split
+  (``exp.group``) in the group's folder."""
+  bounds = recorded(workdir)
+  if bounds is None:
+    return [(exp, workdir)]
+  return [(exp.group(a, b), folder(workdir, k)) for k, (a, b) in enumerate(bounds)]
+
+
+def read_selected(group_folder: str) -> Optional[dict]:
+  """A finished group's numbers (None: not finished, or its file was damaged)."""
+  file = os.path.join(group_folder, SELECTED)
+  try:
+    return outputs.read_json(file)
+  except (OSError, ValueError):
+    return None
+
+
+def write_selected(group_folder: str, selected: dict) -> None:
+  outputs.write_json(os.path.join(group_folder, SELECTED), selected)
+
+
+def merged_selected(selections: Sequence[dict]) -> dict:
+  """The groups' numbers as one of all the members: each per-member list
+  concatenated in member order, ``epochs_completed`` the most any group trained,
+  ``elapsed`` their sum, ``machines`` each machine once, ``determinism`` the first
+  group's record."""
+  per_member = {k: [x for s in selections for x in s['per_member'][k]]
+                for k in selections[0]['per_member']}
+  machines = []
+  for s in selections:
+    for entry in s.get('machines', []):
+      if entry not in machines:
+        machines.append(entry)
+  return {'per_member': per_member,
+          'epochs_completed': max(s['epochs_completed'] for s in selections),
+          'elapsed': sum(s['elapsed'] or 0.0 for s in selections), 'machines': machines,
+          'determinism': selections[0]['determinism']}
+
+
+def rows(workdir: str) -> List[dict]:
+  """The run's metrics rows: its metrics.jsonl, or a split run's groups' rows as one
+  program writes them (each epoch's rows in member order)."""
+  bounds = recorded(workdir)
+  if bounds is None:
+    return outputs.MetricsLog(workdir).rows()
+  logs = [outputs.MetricsLog(folder(workdir, k)).rows() for k in range(len(bounds))]
+  epochs = sorted({r['epoch'] for rows in logs for r in rows})
+  return [r for e in epochs for rows in logs for r in rows if r['epoch'] == e]
+
+
+def merge_rows(workdir: str) -> List[dict]:
+  """Writes a split run's metrics.jsonl from its groups' (:func:`rows`) and returns
+  the rows."""
+  merged = rows(workdir)
+  outputs.MetricsLog(workdir).replace(merged)
+  return merged
+
+
+def latest_epoch(workdir: str, latest_of) -> Optional[int]:
+  """The epoch every group's checkpoints have reached (``latest_of(folder)``: a
+  folder's newest checkpoint epoch, or None), None without a split."""
+  bounds = recorded(workdir)
+  if bounds is None:
+    return None
+  return min(latest_of(folder(workdir, k)) or 0 for k in range(len(bounds)))
