@@ -121,6 +121,50 @@ class TrainPlan:
     return jnp.concatenate(out, axis=0)
 
 
+def chunk_rows(n: int, max_rows: int) -> Tuple[int, int]:
+  """``(k, c)``: ``n`` eval rows in ``k = ceil(n / max_rows)`` chunks of ``c`` rows,
+  ``c`` the smallest multiple of 8 (at most ``max_rows``) that holds them."""
+  count = _ceil_div(n, max_rows)
+  size = min(8 * _ceil_div(_ceil_div(n, count), 8), max_rows)
+  return _ceil_div(n, size), size
+
+
+def eval_boundaries(lengths: np.ndarray, shortest: int, max_padding: float,
+                    max_rows: int) -> Tuple[int, ...]:
+  """The fewest padded lengths (each at least ``shortest``) for eval rows of
+  ``lengths`` whose padded tokens, rows padded to whole chunks (:func:`chunk_rows`)
+  included, are at most ``max_padding`` times the real tokens; when no set does,
+  the one that pads least. Each length is one compilation of the eval program.
+
+  Exact, by dynamic programming over the rows' distinct lengths: a bucket's tokens
+  depend only on its longest length and its number of rows.
+  """
+  lengths = np.asarray(lengths, np.int64)
+  cand, counts = np.unique(np.maximum(lengths, shortest), return_counts=True)
+  cum = np.concatenate([[0], np.cumsum(counts)])
+  real, n = float(np.maximum(lengths, 1).sum()), len(cand)
+  rows = np.maximum(cum[None, :] - cum[:, None], 0)  # [i, j]: rows of candidates i..j-1
+  chunks = -(-rows // max_rows)
+  size = np.minimum(8 * -(-(-(-rows // np.maximum(chunks, 1))) // 8), max_rows)
+  tokens = -(-rows // np.maximum(size, 1)) * size * np.concatenate([[0], cand])[None, :]
+  tokens = np.where(rows > 0, tokens, np.inf).astype(np.float64)  # i < j only
+  best = np.full(n + 1, np.inf)  # best[j]: least tokens of candidates 0..j-1 so far
+  best[0] = 0.0
+  choices, least = [], (np.inf, 0)
+  for k in range(1, n + 1):
+    total = best[:, None] + tokens
+    choices.append(np.argmin(total, axis=0))
+    best = total[choices[-1], np.arange(n + 1)]
+    least = min(least, (best[n], k))
+    if best[n] <= max_padding * real:
+      break
+  bounds, j = [], n  # walk back the choices of the set found
+  for arg in reversed(choices[:least[1]]):
+    bounds.append(int(cand[j - 1]))
+    j = arg[j]
+  return tuple(sorted(bounds))
+
+
 @dataclasses.dataclass(frozen=True)
 class EvalPlan:
   """Every eval split of every view cut into chunks by length bucket.
@@ -153,9 +197,7 @@ class EvalPlan:
     chunks = {}
     for b in sorted({b for groups in per_view for b in groups}):
       n = max(len(g[b][0]) if b in g else 0 for g in per_view)
-      per_chunk = _ceil_div(n, _ceil_div(n, max_rows))
-      size = min(8 * _ceil_div(per_chunk, 8), max_rows)
-      count = _ceil_div(n, size)
+      count, size = chunk_rows(n, max_rows)
       out_rows = np.full((len(per_view), count * size), -1, np.int32)
       out_split = np.zeros((len(per_view), count * size), np.int32)
       for v, groups in enumerate(per_view):

@@ -22,9 +22,11 @@ def test_a_run_made_before_a_field_existed_gets_the_value_it_ran_with():
   stored = checks.to_dict(base.get_base_config())
   del stored['runtime']
   del stored['optimizer']['embedding_update']
+  del stored['data']['eval_padding']
   restored = checks.from_dict(json.loads(json.dumps(stored)))
   assert restored.runtime.cpu_threads == checks.ADDED['runtime.cpu_threads'] == 0
   assert restored.optimizer.embedding_update == 'dense'
+  assert restored.data.eval_padding == 0  # evaluation at the training buckets' lengths
   assert checks.differences(stored, checks.to_dict(restored)) == []
 
 
@@ -85,3 +87,12 @@ def test_choices_suggest_the_closest_valid_value():
                                       r"'fatal'\?\); expected one of \('freeze', 'fatal'\)"):
     checks.validate(config)
   assert keys.did_you_mean('zzz', ['adam', 'sgd']) == ''
+
+
+@pytest.mark.parametrize('value', [0.9, -1, float('inf'), float('nan')])
+def test_a_bad_eval_padding_is_refused_naming_the_field(value):
+  config = base.get_base_config()
+  config.data.eval_padding = value
+  with pytest.raises(UserError, match=r'^config.data.eval_padding=.*; expected a '
+                                      r'finite number >= 1'):
+    checks.validate(config)

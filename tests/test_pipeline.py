@@ -92,6 +92,37 @@ def _arrays():
   return pipeline.device_arrays([View(view0), View(view1)], np.array([0, 1, 1, 0]))
 
 
+def _padded_tokens(lengths, bounds, max_rows):
+  which = pipeline.bucket_of(np.maximum(lengths, 1), bounds)
+  return sum(int(np.prod(pipeline.chunk_rows(int((which == b).sum()), max_rows)))
+             * bounds[b] for b in np.unique(which))
+
+
+def test_eval_lengths_are_the_fewest_that_pad_within_the_target():
+  """Dev and test of SST-2's shape (lengths 1..56, most near 20): the padded tokens,
+  whole chunks of rows included, stay within 1.1x the real ones, and no set of one
+  length fewer does (checked by brute force on a small case)."""
+  rng = np.random.default_rng(0)
+  lengths = np.clip(rng.gamma(4.0, 5.0, 3000).astype(int), 1, 56)
+  bounds = pipeline.eval_boundaries(lengths, 1, 1.1, 500)
+  assert bounds[-1] == lengths.max()
+  assert _padded_tokens(lengths, bounds, 500) <= 1.1 * lengths.sum()
+  small = np.clip(rng.gamma(2.0, 3.0, 200).astype(int), 1, 14)
+  bounds = pipeline.eval_boundaries(small, 1, 1.15, 64)
+  import itertools  # pylint: disable=g-import-not-at-top
+  fewer = [c + (small.max(),) for c in itertools.combinations(
+      range(1, small.max()), len(bounds) - 2)]
+  assert all(_padded_tokens(small, c, 64) > 1.15 * small.sum() for c in fewer)
+  assert _padded_tokens(small, bounds, 64) <= 1.15 * small.sum()
+
+
+def test_eval_lengths_out_of_reach_pad_least():
+  lengths = np.array([1, 1, 1, 9])  # whole chunks of 8 rows: never within 1.1x
+  bounds = pipeline.eval_boundaries(lengths, 1, 1.1, 500)
+  assert _padded_tokens(lengths, bounds, 500) == min(
+      _padded_tokens(lengths, b, 500) for b in [(9,), (1, 9)])
+
+
 def test_gather_batch_marks_padding_rows_and_reads_each_members_view():
   arrays = _arrays()
   batch = pipeline.gather_batch(arrays, 0, jnp.array([2, -1, 0]), 5)

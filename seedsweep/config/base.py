@@ -22,6 +22,10 @@ def get_base_config() -> ml_collections.ConfigDict:
   config.data.oov = 'unk'         # 'unk' (shared unknown id) or 'delete'
   config.data.num_buckets = 4     # length buckets (= train-step compilations)
   config.data.bucket_multiple = 8  # padded lengths are multiples of this
+  # Evaluation's own padded lengths: the fewest that pad dev and test to at most this
+  # many times their real tokens (data/pipeline.py, eval_boundaries; one eval program
+  # each). 0 = the training buckets' lengths, as runs made before 2026-11-28 had.
+  config.data.eval_padding = 1.1
   config.data.max_length = 0      # > 0: every example keeps its first N tokens only
   config.data.tfds_dir = ''       # '' = $SEEDSWEEP_TFDS_DIR or ~/.cache/seedsweep/tfds
   config.data.verify_checksums = True  # raw files must match data/raw.py RECORDED
@@ -124,7 +128,8 @@ def get_base_config() -> ml_collections.ConfigDict:
   config.runtime.numerics = 'portable'
   # MiB a run may hold (seedsweep/run/memory.py estimates it from the shapes before
   # compiling); 0 = 80 % of what this process can use (RAM or a cgroup's limit; a
-  # GPU's own memory). A run whose one member does not fit is refused before it starts.
+  # GPU's own memory). Members beyond it train in groups one after another inside the
+  # run (seedsweep/run/groups.py); a run whose one member does not fit is refused.
   config.runtime.memory_budget = 0
 
   # Where runs are also logged (none changes a number; seedsweep/run/tracking.py).

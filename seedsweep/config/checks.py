@@ -20,9 +20,10 @@ NON_SEMANTIC = ('train.progress', 'data.tfds_dir', 'train.nan_policy',
 NON_SEMANTIC_SECTIONS = ('log.', 'launch.')
 # Keys added after runs were made, with the value those runs had in effect (a run made
 # before the thread pool was pinned used the machine's cores: 0; before portable
-# numerics, the machine's own).
+# numerics, the machine's own; before evaluation's own lengths, the training buckets).
 ADDED = {'optimizer.embedding_update': 'dense', 'runtime.cpu_threads': 0,
          'runtime.numerics': 'native', 'runtime.memory_budget': 0,
+         'data.eval_padding': 0,
          'data.files.text_column': '', 'data.files.label_column': '',
          'train.nan_policy': 'freeze', 'log.mlflow': False, 'log.mlflow_uri': '',
          'log.mlflow_experiment': 'seedsweep', 'stack.fields': (), 'stack.points': (),
@@ -120,6 +121,12 @@ def validate(config) -> None:
   if isinstance(budget, bool) or not isinstance(budget, (int, float)) or budget < 0:
     raise UserError(f'config.runtime.memory_budget={budget!r}; expected MiB as a '
                     'number >= 0 (0 = 80 % of the memory this process can use)')
+  padding = config.data.eval_padding
+  if (isinstance(padding, bool) or not isinstance(padding, (int, float))
+      or not (padding == 0 or 1 <= padding < float('inf'))):
+    raise UserError(f'config.data.eval_padding={padding!r}; expected a finite number '
+                    '>= 1 (padded tokens at most this many times the real ones), or 0 '
+                    "for the training buckets' lengths")
   if config.data.num_buckets < 1 or config.data.bucket_multiple < 1:
     raise UserError('config.data.num_buckets and config.data.bucket_multiple must be '
                     f'positive; got {config.data.num_buckets}, '

@@ -15,6 +15,7 @@ them (one epoch, an evaluation, the selected results).
 """
 import dataclasses
 import functools
+import threading
 from typing import Dict, Optional, Tuple
 
 import jax
@@ -251,11 +252,22 @@ def make_schedule(config, data: encoded.EncodedDataset) -> Schedule:
   plan = pipeline.TrainPlan.build(
       [v.rows['train'] for v in views], [v.split_lengths('train') for v in views],
       boundaries, config.train.batch_size)
+  lengths = [[v.split_lengths(s) for v in views] for s in eval_splits]
   eval_plan = pipeline.EvalPlan.build(
-      eval_splits, [[v.rows[s] for v in views] for s in eval_splits],
-      [[v.split_lengths(s) for v in views] for s in eval_splits],
-      boundaries, config.train.eval_batch_size)
+      eval_splits, [[v.rows[s] for v in views] for s in eval_splits], lengths,
+      eval_lengths(config, lengths, boundaries), config.train.eval_batch_size)
   return Schedule(eval_splits, plan, eval_plan)
+
+
+def eval_lengths(config, lengths, boundaries: Tuple[int, ...]) -> Tuple[int, ...]:
+  """Evaluation's padded lengths (``lengths[split][view]``: the eval rows'):
+  ``config.data.eval_padding``'s (pipeline.eval_boundaries), or the training
+  ``boundaries`` at 0."""
+  if not config.data.eval_padding:
+    return boundaries
+  pooled = np.concatenate([np.asarray(x) for split in lengths for x in split])
+  return pipeline.eval_boundaries(pooled, 1, config.data.eval_padding,
+                                  config.train.eval_batch_size)
 
 
 def check_embed_dim(model_config, table: np.ndarray) -> None:
@@ -392,6 +404,32 @@ class Experiment:
       if on_step is not None:
         on_step(length)
     return state, total, len(visits)
+
+  def compile_ahead(self, params) -> Optional[threading.Thread]:
+    """Lowers the evaluation's programs and starts compiling them in a background
+    thread while the first epoch trains (XLA compiles without holding the GIL; the
+    evaluation then finds them in jit's cache); ``join()`` it before evaluating.
+    None where there is nothing to gain: a lone member under vmap runs paired
+    outside the program."""
+    if self.steps.lone and self.steps.mode == 'vmap':
+      return None
+    # Lowered here, on the arrays themselves (lowered from their shapes alone, jit
+    # compiles the call again): the training steps then donate them.
+    n_splits = len(self.schedule.eval_splits)
+    lowered = [self.steps.eval_batch.lower(params, self.device, rows[:, 0],
+                                           split[:, 0], length=length, n_splits=n_splits)
+               for length, (rows, split) in self.schedule.eval_plan.chunks.items()]
+
+    def compile_all():
+      try:
+        for program in lowered:
+          program.compile()
+      except Exception:  # pylint: disable=broad-except
+        pass  # the evaluation compiles what is missing, and reports any failure itself
+
+    thread = threading.Thread(target=compile_all, name='compile-ahead', daemon=True)
+    thread.start()
+    return thread
 
   def mean_loss(self, loss_sum) -> np.ndarray:
     """``[members]``: an epoch's summed train loss over its steps."""

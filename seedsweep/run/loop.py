@@ -351,7 +351,7 @@ def _train_members(exp, folder: str, workdir: str, timer, echo) -> dict:
   num_epochs = config.train.num_epochs
   ckpts = ckpt_lib.Checkpoints(folder)
   interrupted = ckpt_lib.existing(folder, ckpt_lib.INTERRUPTED, max_to_keep=1)
-  tensorboard = bar = None
+  tensorboard = bar = ahead = None
   try:
     latest = ckpts.latest_epoch() or 0
     check_saved_inputs(workdir, exp, ckpts, interrupted)
@@ -398,6 +398,7 @@ def _train_members(exp, folder: str, workdir: str, timer, echo) -> dict:
     evaluated = {}  # epoch -> its eval metrics, to build results without re-evaluating
     # A resumed run whose members had all stopped early trains no further epoch.
     first = num_epochs + 1 if exp.all_stopped(state, latest) else latest + 1
+    ahead = exp.compile_ahead(state.params) if first <= num_epochs else None
     with stop_signals.catch() as stop:
       for epoch in range(first, num_epochs + 1):
         epoch_start = time.perf_counter()
@@ -421,6 +422,9 @@ def _train_members(exp, folder: str, workdir: str, timer, echo) -> dict:
                             'machines': exp.provenance['machines']})
           raise _stopped(stop, workdir, f'at step {position}/{steps} of epoch {epoch}')
         with timer('eval'):
+          if ahead is not None:
+            ahead.join()  # the evaluation's programs, compiled while epoch 1 trained
+            ahead = None
           evals = exp.evaluate_all(state.params)
         if epoch == first:
           bar.unpause()  # the first evaluation compiled its programs: not in the ETA
@@ -460,6 +464,8 @@ def _train_members(exp, folder: str, workdir: str, timer, echo) -> dict:
             'machines': exp.provenance['machines'],
             'determinism': exp.provenance['determinism']}
   finally:
+    if ahead is not None:  # a run stopped in its first epoch: let the compiler finish
+      ahead.join()
     if bar is not None:
       bar.close()
     if tensorboard is not None:
