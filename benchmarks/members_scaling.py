@@ -26,12 +26,14 @@ REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CONFIG = 'experiments/bilstm.py:sst/binary'
 
 
-def run_count(count: int, workdir: str, cores, env: dict) -> dict:
-  """One epoch of ``count`` members in ``workdir``: its figures."""
+def run_count(count: int, workdir: str, cores, env: dict, overrides=()) -> dict:
+  """One epoch of ``count`` members in ``workdir``: its figures; ``overrides``:
+  ``key=value`` config settings."""
   argv = [sys.executable, os.path.join(REPO, 'launch.py'), f'--config={CONFIG}',
           f'--workdir={workdir}', '--config.train.num_epochs=1',
           '--config.train.progress=False',
-          f'--config.seeds=({",".join(str(s) for s in range(1, count + 1))},)']
+          f'--config.seeds=({",".join(str(s) for s in range(1, count + 1))},)'
+          ] + [f'--config.{o}' for o in overrides]
   results = os.path.join(workdir, 'results.json')
   wall = None
   if not os.path.exists(results):
@@ -63,6 +65,8 @@ def main():
   parser.add_argument('--counts', default='10,1,30,100,300')
   parser.add_argument('--workdirs', default='/tmp/members_scaling')
   parser.add_argument('--out', required=True)
+  parser.add_argument('--set', action='append', default=[],
+                      help='a config setting for every run, key=value (repeatable)')
   args = parser.parse_args()
   cores = set(range(args.cores))
   env = dict(os.environ, SEEDSWEEP_DATA=os.environ.get(
@@ -71,7 +75,7 @@ def main():
   figures = []
   for count in counts:
     workdir = os.path.join(args.workdirs, f'members_{count}')
-    figures.append(run_count(count, workdir, cores, env))
+    figures.append(run_count(count, workdir, cores, env, args.set))
     print(json.dumps(figures[-1]), flush=True)
   # Every member's bits against the smallest run that has it.
   done = sorted(f['members'] for f in figures if 'error' not in f)
@@ -90,8 +94,8 @@ def main():
       f['s_per_member_epoch'] = (f['train'] + f.get('eval', 0)) / f['members']
       f['vs_first'] = f['s_per_member_epoch'] / base['s_per_member_epoch']
   with open(args.out + '.json', 'w') as out:
-    json.dump({'config': CONFIG, 'cores': args.cores, 'figures': figures}, out,
-              indent=1)
+    json.dump({'config': CONFIG, 'cores': args.cores, 'settings': args.set,
+               'figures': figures}, out, indent=1)
   lines = ['| members | groups | wall s | compile s | train s | eval s | '
            's a member-epoch | vs ' + f'{base["members"]} | peak RSS MiB | '
            'bits vs smaller run |',

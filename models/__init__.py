@@ -7,6 +7,7 @@ Config fields under ``config.model`` other than ``name`` become the module's
 dataclass fields.
 """
 import dataclasses
+import math
 from typing import Any, Dict, Tuple, Type
 
 import flax.linen as nn
@@ -52,8 +53,9 @@ def check_field(field: dataclasses.Field, value) -> None:
     if not is_int or value < least:
       raise UserError(f'{where}; expected an int >= {least}')
   elif field.type is float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-      raise UserError(f'{where}; expected a number')
+    if (isinstance(value, bool) or not isinstance(value, (int, float))
+        or not math.isfinite(value)):
+      raise UserError(f'{where}; expected a finite number')
     if 'dropout' in field.name and not 0 <= value < 1:
       raise UserError(f'{where}; expected a rate in [0, 1)')
   elif field.type is bool and not isinstance(value, bool):

@@ -96,3 +96,17 @@ def test_a_bad_eval_padding_is_refused_naming_the_field(value):
   with pytest.raises(UserError, match=r'^config.data.eval_padding=.*; expected a '
                                       r'finite number >= 1'):
     checks.validate(config)
+
+
+@pytest.mark.parametrize('key, value, expected', [
+    ('optimizer.learning_rate', float('nan'), 'a finite number > 0'),
+    ('optimizer.learning_rate', -0.1, 'a finite number > 0'),
+    ('optimizer.clip_global_norm', float('inf'), 'a finite number >= 0'),
+    ('l2.coef', -1e-4, 'a finite number >= 0'),
+    ('optimizer.b2', 1.0, r'a rate in \[0, 1\)'),
+])
+def test_a_bad_optimiser_number_is_refused_before_anything_runs(key, value, expected):
+  config = base.get_base_config()
+  keys.set_value(config, key, value, 'test')
+  with pytest.raises(UserError, match=rf'^config.{key}=.*; expected {expected}$'):
+    checks.validate(config)

@@ -149,6 +149,17 @@ def test_the_report_can_go_to_a_folder_of_its_own(tmp_path):
     reports.write_report(str(runs), plots=False, echo=quiet, out=str(tmp_path / 'file'))
 
 
+def test_a_folder_without_a_readable_run_is_refused_and_nothing_written(tmp_path):
+  run = tmp_path / 'runs' / 'a'
+  run.mkdir(parents=True)
+  (run / 'config.json').write_bytes(bytes(range(256)))  # not JSON
+  with pytest.raises(UserError, match=r'holds no readable run \(a: .*\); nothing was '
+                                      r'written'):
+    reports.write_report(str(tmp_path / 'runs'), plots=False, echo=quiet)
+  assert sorted(os.listdir(tmp_path / 'runs')) == ['a']
+  assert sorted(os.listdir(run)) == ['config.json']
+
+
 def test_other_paper_metrics_and_lower_is_better_dev_selection(tmp_path):
   make_run(tmp_path, 'joint', {
       'test_slot_f1': [90.0, 92.0], 'dev_slot_f1': [91.0, 89.0],

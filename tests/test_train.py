@@ -216,3 +216,31 @@ def test_the_progress_rate_leaves_out_each_lengths_first_step():
   on_step(16)
   assert bar.format_dict['elapsed'] >= 0.5
   assert bar.n == 4
+
+
+def test_the_evaluation_compiled_ahead_is_not_compiled_again(caplog):
+  """Experiment.compile_ahead compiles the eval programs while epoch 1 trains: the
+  first evaluation finds every one in jit's cache (none lowered again)."""
+  from seedsweep.run import experiment  # pylint: disable=g-import-not-at-top
+  exp = experiment.build(small_config(seeds=(1, 2), epochs=1))
+  state = exp.init_state()
+  ahead = exp.compile_ahead(state.params)
+  state, _ = exp.train_epoch(state, 1, max_steps=2)
+  ahead.join()
+  jax.config.update('jax_log_compiles', True)
+  try:
+    with caplog.at_level('WARNING'):
+      exp.evaluate_all(state.params)
+  finally:
+    jax.config.update('jax_log_compiles', False)
+  assert len(exp.schedule.eval_plan.chunks) > 1
+  assert not [r for r in caplog.records if 'jit(_eval_batch)' in r.getMessage()]
+
+
+def test_a_workdir_that_is_a_file_is_refused_in_one_line(tmp_path):
+  path = tmp_path / 'notes.txt'
+  path.write_text('mine')
+  with pytest.raises(UserError, match=r'^--workdir=.*notes.txt is a file; expected a '
+                                      r'folder'):
+    loop.train(small_config(), str(path), echo=lambda *_: None)
+  assert path.read_text() == 'mine'

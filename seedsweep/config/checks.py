@@ -3,6 +3,7 @@
 Errors name the config key, the value found and what was expected.
 """
 import json
+import math
 from typing import Dict, List
 
 from seedsweep.config import keys
@@ -28,6 +29,15 @@ ADDED = {'optimizer.embedding_update': 'dense', 'runtime.cpu_threads': 0,
          'train.nan_policy': 'freeze', 'log.mlflow': False, 'log.mlflow_uri': '',
          'log.mlflow_experiment': 'seedsweep', 'stack.fields': (), 'stack.points': (),
          'seed_design.init': (), 'seed_design.data': (), 'seed_design.dropout': ()}
+
+
+# The optimiser's and the L2 term's numbers (None: the optimiser's default), each
+# checked before anything runs: a NaN or negative rate would train every seed to NaN.
+POSITIVE_NUMBERS = ('optimizer.learning_rate',)
+NON_NEGATIVE_NUMBERS = ('optimizer.eps', 'optimizer.initial_accumulator_value',
+                        'optimizer.clip_global_norm', 'optimizer.clip_value', 'l2.coef')
+RATES = ('optimizer.momentum', 'optimizer.rho', 'optimizer.decay', 'optimizer.b1',
+         'optimizer.b2')  # in [0, 1)
 
 
 def to_dict(config) -> dict:
@@ -127,7 +137,25 @@ def validate(config) -> None:
     raise UserError(f'config.data.eval_padding={padding!r}; expected a finite number '
                     '>= 1 (padded tokens at most this many times the real ones), or 0 '
                     "for the training buckets' lengths")
+  check_numbers(config)
   if config.data.num_buckets < 1 or config.data.bucket_multiple < 1:
     raise UserError('config.data.num_buckets and config.data.bucket_multiple must be '
                     f'positive; got {config.data.num_buckets}, '
                     f'{config.data.bucket_multiple}')
+
+
+def check_numbers(config) -> None:
+  """UserError naming the first optimiser or L2 number that is not a finite number
+  in its range (:data:`POSITIVE_NUMBERS`, :data:`NON_NEGATIVE_NUMBERS`, :data:`RATES`)."""
+  ranges = ([(k, 'a finite number > 0', lambda v: v > 0) for k in POSITIVE_NUMBERS]
+            + [(k, 'a finite number >= 0', lambda v: v >= 0)
+               for k in NON_NEGATIVE_NUMBERS]
+            + [(k, 'a rate in [0, 1)', lambda v: 0 <= v < 1) for k in RATES])
+  for key, expected, ok in ranges:
+    section, field = key.split('.')
+    value = config[section].get(field)
+    if value is None:
+      continue
+    number = not isinstance(value, bool) and isinstance(value, (int, float))
+    if not (number and math.isfinite(value) and ok(value)):
+      raise UserError(f'config.{key}={value!r}; expected {expected}')

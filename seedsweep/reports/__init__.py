@@ -46,6 +46,11 @@ def write_report(root: str, latex: bool = False, plots: bool = True,
     raise UserError(f'--workdir={root} holds no run (no folder with a '
                     f'{outputs.CONFIG}); expected the workdir of a run or a folder of '
                     'them (a sweep root); nothing was written')
+  if not rows:
+    reasons = '; '.join(f'{run}: {why}' for run, why in skipped[:3])
+    more = f' (and {len(skipped) - 3} more)' if len(skipped) > 3 else ''
+    raise UserError(f'--workdir={root} holds no readable run ({reasons}{more}); '
+                    'nothing was written')
   out = out or root
   if os.path.exists(out) and not os.path.isdir(out):
     raise UserError(f'--output={out} is a file; expected a folder for the report')

@@ -42,8 +42,18 @@ def record_program(exp, state, meta: Optional[dict] = None) -> None:
                                        else exp.program_record(state))
 
 
+def check_folder(path: str, what: str = '--workdir') -> None:
+  """UserError when ``path`` exists and is not a folder (``what``: the flag or
+  argument that named it)."""
+  if os.path.exists(path) and not os.path.isdir(path):
+    raise UserError(f'{what}={path} is a file; expected a folder (a new one, or the '
+                    'workdir of a run)')
+
+
 def check_workdir(config, workdir: str) -> bool:
-  """Refuses a workdir holding another config; True if it holds this one."""
+  """Refuses a workdir holding another config (or a file where the folder should
+  be); True if it holds this one."""
+  check_folder(workdir)
   path = os.path.join(workdir, outputs.CONFIG)
   if not os.path.exists(path):
     return False
@@ -210,6 +220,7 @@ def train(config, workdir: str, echo=print) -> dict:
   """
   config_checks.validate(config)  # a bad config is refused before the workdir exists
   runtime.pin_for(config)  # before orbax's first JAX call starts the CPU client
+  check_folder(workdir)
   os.makedirs(workdir, exist_ok=True)
   results = finished_results(config, workdir)  # read only: a finished run is left
   if results is not None:                      # as it is, its lock file included

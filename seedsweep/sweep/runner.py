@@ -173,6 +173,7 @@ def run(config, spec: str, root: str, shard: str = '0/1',
   index, count = parse_shard(shard)
   points, runs = plan_runs(config, spec)
   names = point_names(points, spec)
+  loop.check_folder(root)
   os.makedirs(root, exist_ok=True)
   primary = hosts.is_primary()  # under jax.distributed only process 0 writes
   if index == 0 and primary:  # one writer when shards share the root
