@@ -624,6 +624,26 @@ def test_expected_max_over_points_follows_dodge_et_al():
       pytest.approx((1 * 30 + 3 * 20 + 5 * 10) / 9))
 
 
+def test_the_unbiased_expected_max_is_the_mean_best_of_every_subset():
+  """Tang et al. (2020), worked by hand on four points: the six pairs of
+  [1, 2, 3, 4] have the bests 2, 3, 4, 3, 4, 4 (mean 20/6), where Dodge et al.'s
+  draws with replacement give 50/16."""
+  scores = [3.0, 1.0, 4.0, 2.0]
+  assert statistics.expected_max_unbiased(scores, 2) == pytest.approx(20 / 6)
+  assert statistics.expected_max(scores, 2) == pytest.approx(50 / 16)
+  assert statistics.expected_max_unbiased(scores, 1) == pytest.approx(2.5)
+  assert statistics.expected_max_unbiased(scores, 4) == pytest.approx(4.0)
+  assert statistics.expected_max_unbiased(scores, 5) is None
+  # The test value of the point dev picks: pairs' picks 20, 30, 40, 30, 40, 40.
+  assert statistics.expected_max_unbiased(scores, 2, follow=[30.0, 10.0, 40.0, 20.0]) == (
+      pytest.approx(200 / 6))
+  many = np.linspace(0.0, 1.0, 400)  # no overflow at hundreds of points
+  assert statistics.expected_max_unbiased(many, 399) == pytest.approx(
+      (399 * 1.0 + 1 * (398 / 399)) / 400)
+  low, high = statistics.expected_max_band(scores, 2)
+  assert low <= 20 / 6 <= high and low < high
+
+
 def test_almost_stochastic_order_follows_dror_et_al():
   # [1, 2, 3] against [2, 2, 2]: quantile differences -1, 0, +1 over equal thirds,
   # so half of the squared distance is a violation.

@@ -7,7 +7,8 @@ copies beside each (matplotlib's Agg, PDF and SVG renderers).
 * :func:`dev_test_scatter`: one point per seed, dev against test value of the
   selected model (results.json), for one run or every point of a sweep.
 * :func:`expected_max_plot`: the expected best dev score over n of a sweep's points
-  and the test score of the point it picks (Dodge et al., 2019).
+  and the test score of the point it picks (Tang et al., 2020, unbiased with a
+  bootstrap band; Dodge et al., 2019, dashed).
 * :func:`sweep_plot`: the runs of one sweep, the paper metric against the numeric
   override that varies: each seed's value as a dot, the mean with its 95 %
   confidence interval (t over seeds) as a line with error bars; one line per
@@ -292,9 +293,11 @@ def sweep_plot(points: Sequence[SweepPoint], metric: str, path: str,
 
 def expected_max_plot(points: Sequence[Tuple[float, float]], metric: str, path: str,
                       title: str = '') -> List[str]:
-  """Dodge et al. (2019): the expected best dev score of ``n`` sweep points tried at
-  random, and the expected ``metric`` of the point that dev picks, for ``n`` = 1 ..
-  the number of points. ``points``: each point's (dev, ``metric``) means over seeds."""
+  """The expected best dev score of ``n`` sweep points tried at random, and the
+  expected ``metric`` of the point that dev picks, for ``n`` = 1 .. the number of
+  points: Tang et al.'s (2020) unbiased estimate with its 95 % bootstrap band, and
+  Dodge et al.'s (2019), biased low, dashed. ``points``: each point's (dev,
+  ``metric``) means over seeds."""
   dev = statistics.dev_metric(metric)
   points = [(d, t) for d, t in points if d is not None and t is not None]
   if len(points) < 2:
@@ -304,16 +307,23 @@ def expected_max_plot(points: Sequence[Tuple[float, float]], metric: str, path: 
   tests = [t for _, t in points]
   ns = np.arange(1, len(points) + 1)
   fig, (ax,) = _figure(6, 4.5)
-  ax.plot(ns, [sign * statistics.expected_max(devs, n) for n in ns], marker='o',
-          label=f'best {axis_label(dev)} of n points')
-  ax.plot(ns, [statistics.expected_max(devs, n, follow=tests) for n in ns], marker='s',
-          label=f'{axis_label(metric)} of that point')
+  for follow, marker, label in ((None, 'o', f'best {axis_label(dev)} of n points'),
+                                (tests, 's', f'{axis_label(metric)} of that point')):
+    scale = sign if follow is None else 1.0
+    unbiased = [scale * statistics.expected_max_unbiased(devs, n, follow) for n in ns]
+    band = np.array([statistics.expected_max_band(devs, n, follow) for n in ns]) * scale
+    line, = ax.plot(ns, unbiased, marker=marker, label=label)
+    ax.fill_between(ns, band[:, 0], band[:, 1], color=line.get_color(), alpha=0.15)
+    ax.plot(ns, [scale * statistics.expected_max(devs, n, follow) for n in ns],
+            linestyle='--', color=line.get_color(), alpha=0.7)
+  ax.plot([], [], linestyle='--', color='gray', label='Dodge et al. (with replacement)')
   ax.set_xticks(ns if len(ns) <= 12 else ns[::max(1, len(ns) // 12)])
   ax.set_xlabel('points of the sweep tried (drawn at random)')
   ax.set_ylabel('expected value (mean over seeds per point)')
   ax.grid(alpha=0.3)
   ax.legend()
-  ax.set_title(f'{title}: expected maximum' if title else 'expected maximum')
+  ax.set_title((f'{title}: ' if title else '') + 'expected maximum (unbiased, '
+               '95 % bootstrap band)')
   return _save(fig, path)
 
 

@@ -2,11 +2,13 @@
 seed's value, confidence intervals of a mean (Student's t; bootstrap BCa), tests
 between rows (Welch's t, Mann-Whitney's rank test) with Holm's adjustment, the
 minimum detectable difference for the seeds at hand, and the expected maximum over
-sweep points (Dodge et al., 2019). scipy does the distributions."""
+sweep points (Dodge et al., 2019; unbiased, with a bootstrap band: Tang et al.,
+2020). scipy does the distributions."""
 from typing import Dict, List, Optional, Sequence, Tuple
 import warnings
 
 import numpy as np
+from scipy import special
 
 from seedsweep.run import outputs
 
@@ -211,6 +213,44 @@ def expected_max(scores: Sequence[float], n: int, follow: Sequence[float] = None
   i = np.arange(1, total + 1)
   weights = (i / total) ** n - ((i - 1) / total) ** n
   return float(np.dot(weights, values))
+
+
+def expected_max_unbiased(scores: Sequence[float], n: int,
+                          follow: Sequence[float] = None) -> Optional[float]:
+  """The expected best of ``n`` points, unbiased (Tang et al., 2020): the mean over
+  every subset of ``n`` of the ``N`` points tried of its best, so the i-th smallest
+  score is the best with probability C(i-1, n-1) / C(N, n) (Dodge et al.'s
+  estimator draws with replacement and is biased low for n > 1). With ``follow``,
+  the expected ``follow`` of the point best by ``scores``. None for n > N."""
+  total = len(scores)
+  if not 1 <= n <= total:
+    return None
+  order = np.argsort(np.asarray(scores, np.float64), kind='stable')
+  values = np.asarray(scores if follow is None else follow, np.float64)[order]
+  i = np.arange(1, total + 1)
+  # C(i-1, n-1) / C(N, n) in logs: no overflow at hundreds of points.
+  log_w = (special.gammaln(i) - special.gammaln(n) - special.gammaln(i - n + 1)
+           - special.gammaln(total + 1) + special.gammaln(n + 1)
+           + special.gammaln(total - n + 1))
+  weights = np.where(i >= n, np.exp(np.where(i >= n, log_w, 0.0)), 0.0)
+  return float(np.dot(weights, values))
+
+
+def expected_max_band(scores: Sequence[float], n: int, follow: Sequence[float] = None,
+                      level: float = 0.95, resamples: int = 1000
+                      ) -> Optional[Tuple[float, float]]:
+  """A bootstrap band for :func:`expected_max_unbiased`: its percentiles over
+  resamples of the points (with replacement; fixed seed). None for n > N."""
+  total = len(scores)
+  if not 1 <= n <= total:
+    return None
+  scores = np.asarray(scores, np.float64)
+  follow = scores if follow is None else np.asarray(follow, np.float64)
+  rng = np.random.default_rng(BOOTSTRAP_SEED)
+  draws = rng.integers(0, total, (resamples, total))
+  values = [expected_max_unbiased(scores[d], n, follow[d]) for d in draws]
+  low, high = np.percentile(values, [50 * (1 - level), 50 * (1 + level)])
+  return float(low), float(high)
 
 
 ASO_GRID = 1000       # points of (0, 1) the quantile functions are compared on
