@@ -644,6 +644,19 @@ def test_the_unbiased_expected_max_is_the_mean_best_of_every_subset():
   assert low <= 20 / 6 <= high and low < high
 
 
+def test_aso_power_says_how_likely_a_verdict_is_to_repeat():
+  """Far apart samples: epsilon near 0 and power near 1; overlapping ones: no
+  verdict at 0.2, and low power (more seeds would decide it)."""
+  rng = np.random.default_rng(3)
+  high, low = rng.normal(90, 1, 10), rng.normal(80, 1, 10)
+  assert statistics.aso_epsilon(high, low) < statistics.ASO_THRESHOLD
+  assert statistics.aso_power(high, low) > 0.95
+  near = rng.normal(89.5, 1, 10)
+  assert statistics.aso_epsilon(high, near) >= statistics.ASO_THRESHOLD
+  assert statistics.aso_power(high, near) < 0.5
+  assert statistics.aso_power(high, [1.0]) is None
+
+
 def test_almost_stochastic_order_follows_dror_et_al():
   # [1, 2, 3] against [2, 2, 2]: quantile differences -1, 0, +1 over equal thirds,
   # so half of the squared distance is a violation.

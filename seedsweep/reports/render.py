@@ -13,7 +13,7 @@ from seedsweep.sweep import runner as sweep
 CSV_COLUMNS = ('source', 'dataset', 'run', 'model', 'point', 'sweep', 'index',
                'metric', 'n', 'mean', 'std', 'ci95_low', 'ci95_high', 'min', 'max',
                'best_dev_test', 'paper', 'diff', 'p_value', 'p_holm', 'p_rank',
-               'aso_eps_min', 'mdd', 'epochs_completed', 'wall_time', 'embeddings',
+               'aso_eps_min', 'aso_power', 'mdd', 'epochs_completed', 'wall_time', 'embeddings',
                'hardware')
 MD_COLUMNS = ('run', 'model', 'point', 'metric', 'mean ± std', '95 % CI', 'min', 'max',
               'n', 'best-dev test', 'paper', 'diff', 'p (Welch)', 'p (Holm)',
@@ -77,6 +77,32 @@ def _md_cell(text: str) -> str:
   return text.replace('|', '\\|')
 
 
+def aso_lines(members: Sequence[dict]) -> List[str]:
+  """A table's note of ASO verdicts: per metric, the rows the best row is almost
+  stochastically better than (epsilon under the threshold) and those it is not
+  shown better than, each with the bootstrap's power."""
+  notes = []
+  for metric in dict.fromkeys(m for r in members for m in r['metrics']):
+    better, unshown = [], []
+    for r in members:
+      e = r['metrics'].get(metric, {})
+      if not isinstance(e.get('aso'), float):
+        continue
+      power = e.get('aso_power')
+      text = f'{r["run"]} (ε {e["aso"]:.2f}' + (
+          f', power {power:.2f})' if power is not None else ')')
+      (better if e['aso'] < statistics.ASO_THRESHOLD else unshown).append(text)
+    if better or unshown:
+      parts = ([f'better than {", ".join(better)}'] if better else []) + (
+          [f'not shown better than {", ".join(unshown)}'] if unshown else [])
+      notes.append(f'{metric}: the best row is ' + '; '.join(parts))
+  if not notes:
+    return []
+  return ['', f'**ASO** (ε < {statistics.ASO_THRESHOLD}; power: the chance that as '
+          'many seeds again reach it, were the ordering seen here true): '
+          + '. '.join(_md_cell(n) for n in notes) + '.']
+
+
 def render_markdown(rows: Sequence[dict], skipped: Sequence[Tuple[str, str]],
                     links: Optional[Dict[str, List[Tuple[str, str]]]] = None) -> str:
   """report.md: a table per group, its plot links (``links``: {run or sweep label:
@@ -91,7 +117,10 @@ def render_markdown(rows: Sequence[dict], skipped: Sequence[Tuple[str, str]],
            'row of the table on the same metric (*ref*), *p (Holm)* the same adjusted '
            'for the number of rows compared (Holm), *p (rank)* the Mann-Whitney U '
            'test; *ASO ε*: Almost Stochastic Order of the best row over this one '
-           '(Dror et al., 2019; under 0.5: the best row is better); *MDD*: the smallest difference of means a t-test on this many seeds '
+           f'(Dror et al., 2019; under {statistics.ASO_THRESHOLD}, as deep-significance '
+           'recommends: the best row is almost stochastically better; the note under '
+           'a table gives each verdict and its power); *MDD*: the smallest difference '
+           'of means a t-test on this many seeds '
            'with this spread detects with power 0.8 (alpha 0.05).', '']
   for group, members in collect.grouped(rows):
     keep = [c != 'point' or _points_add_to_names(members) for c in MD_COLUMNS]
@@ -112,6 +141,7 @@ def render_markdown(rows: Sequence[dict], skipped: Sequence[Tuple[str, str]],
                 f'fewer than {statistics.FEW_SEEDS} seeds a p-value says little (and '
                 'the rank test cannot go below ~0.1); run more seeds before reading '
                 'one.']
+    lines += aso_lines(members)
     lines += run_lines(members)
     for r in members:
       lines += variance_lines(r)
@@ -217,7 +247,7 @@ def render_csv(rows: Sequence[dict]) -> str:
                       + [_csv_number(x) for x in (e.get('ci95') or (None, None))]
                       + [_csv_number(e.get(k)) for k in (
                           'min', 'max', 'best_dev_test', 'paper', 'diff', 'p_value',
-                          'p_holm', 'p_rank', 'aso', 'mdd')]
+                          'p_holm', 'p_rank', 'aso', 'aso_power', 'mdd')]
                       + [_csv_number(r['epochs_completed']),
                          _csv_number(r['wall_time']), r['embeddings'], r['hardware']])
   return buffer.getvalue()

@@ -21,7 +21,7 @@ from seedsweep.run import loop
 from seedsweep.run import outputs
 
 ALPHA = 0.05
-ASO_THRESHOLD = 0.2  # epsilon below it: one side almost stochastically dominates
+ASO_THRESHOLD = statistics.ASO_THRESHOLD  # epsilon below it: one side dominates
 POWER = 0.8          # of the default margin: equal distributions pass this often
 
 

@@ -286,17 +286,13 @@ def violation_ratio(a: Sequence[float], b: Sequence[float]) -> Optional[float]:
   return None if np.isnan(ratio) else ratio
 
 
-def aso_epsilon(a: Sequence[float], b: Sequence[float], alpha: float = ASO_ALPHA
-                ) -> Optional[float]:
-  """Almost Stochastic Order (Dror et al., 2019): the smallest epsilon for which "A
-  is almost stochastically larger than B" holds at confidence 1 - ``alpha``. 0: A's
-  scores lie above B's at every quantile; 1: below; under 0.5 is Dror et al.'s
-  threshold for calling A better. The violation ratio of the empirical quantile
-  functions plus the one-sided normal bound from its bootstrap spread,
-  ``eps + sqrt((n + m) / (n m)) * sigma * z_(1-alpha)``, capped at 1. A fixed seed:
-  the same samples give the same number. None with fewer than 2 values a side or
-  two samples that are the same distribution."""
-  from scipy import stats  # pylint: disable=g-import-not-at-top
+ASO_THRESHOLD = 0.2  # under it, A is almost stochastically better (deep-significance)
+
+
+def _aso_parts(a: Sequence[float], b: Sequence[float]):
+  """``(violation ratio, sigma, scale)`` of ASO (None with fewer than 2 values a
+  side or two samples of one distribution): the estimate, the bootstrap spread of
+  ``scale * (resample's ratio - estimate)`` and ``scale = sqrt(n m / (n + m))``."""
   a = np.sort(np.asarray(a, np.float64))
   b = np.sort(np.asarray(b, np.float64))
   n, m = len(a), len(b)
@@ -313,8 +309,43 @@ def aso_epsilon(a: Sequence[float], b: Sequence[float], alpha: float = ASO_ALPHA
   ratios = ratios[~np.isnan(ratios)]  # resamples that drew two equal samples
   scale = np.sqrt(n * m / (n + m))
   sigma = float(np.std(scale * (ratios - estimate), ddof=1)) if len(ratios) > 1 else 0.0
+  return estimate, sigma, scale
+
+
+def aso_epsilon(a: Sequence[float], b: Sequence[float], alpha: float = ASO_ALPHA
+                ) -> Optional[float]:
+  """Almost Stochastic Order (Dror et al., 2019): the smallest epsilon for which "A
+  is almost stochastically larger than B" holds at confidence 1 - ``alpha``. 0: A's
+  scores lie above B's at every quantile; 1: below; under :data:`ASO_THRESHOLD`
+  (0.2, as deep-significance recommends; Dror et al. used 0.5) A is called better.
+  The violation ratio of the empirical quantile functions plus the one-sided normal
+  bound from its bootstrap spread, ``eps + sqrt((n + m) / (n m)) * sigma *
+  z_(1-alpha)``, capped at 1. A fixed seed: the same samples give the same number.
+  None with fewer than 2 values a side or two samples of one distribution."""
+  from scipy import stats  # pylint: disable=g-import-not-at-top
+  parts = _aso_parts(a, b)
+  if parts is None:
+    return None
+  estimate, sigma, scale = parts
   bound = estimate + stats.norm.ppf(1 - alpha) * sigma / scale
   return float(min(1.0, max(0.0, bound)))
+
+
+def aso_power(a: Sequence[float], b: Sequence[float], alpha: float = ASO_ALPHA,
+              threshold: float = ASO_THRESHOLD) -> Optional[float]:
+  """The chance that as many seeds again give an epsilon under ``threshold``, were
+  the violation ratio what these samples show: from the bootstrap's spread,
+  ``Phi((threshold - eps) / (sigma / scale) - z_(1-alpha))``. Low power says a
+  verdict of "not better" means little (more seeds would decide it)."""
+  from scipy import stats  # pylint: disable=g-import-not-at-top
+  parts = _aso_parts(a, b)
+  if parts is None:
+    return None
+  estimate, sigma, scale = parts
+  if sigma == 0:
+    return 1.0 if estimate < threshold else 0.0
+  return float(stats.norm.cdf((threshold - estimate) * scale / sigma
+                              - stats.norm.ppf(1 - alpha)))
 
 
 # Random-effects ANOVA of a fully crossed seed design with one run per cell (e.g. a
