@@ -128,7 +128,9 @@ def test_early_stopping_gives_each_seed_its_numbers_alone(tmp_path):
 def test_a_run_ends_when_no_seed_improves_for_patience_epochs(tmp_path):
   config = small_config(seeds=(1, 2), epochs=6)
   config.data.num_buckets = 2
-  config.optimizer.learning_rate = 0.0  # dev accuracy never beats epoch 1's
+  # A rate too small to move any float32 parameter (0 is refused): dev accuracy
+  # never beats epoch 1's.
+  config.optimizer.learning_rate = 1e-30
   config.train.patience = 2
   results = loop.train(config, str(tmp_path), echo=lambda *_: None)
   assert results['epochs_completed'] == 3
@@ -166,7 +168,8 @@ def test_a_seed_whose_loss_turns_nan_is_frozen_and_flagged_and_the_others_go_on(
 def test_a_diverging_run_is_flagged_or_stopped_by_the_nan_policy(tmp_path, policy):
   config = small_config(seeds=(1, 2), epochs=1, nan_policy=policy)
   config.data.num_buckets = 1
-  config.optimizer.name, config.optimizer.learning_rate = 'sgd', float('inf')
+  # Finite, at float32's limit: updates overflow (a non-finite rate is refused).
+  config.optimizer.name, config.optimizer.learning_rate = 'sgd', 3e38
   if policy == 'fatal':
     with pytest.raises(UserError, match=r'the train loss became NaN or infinite '
                        r'\(seed_1 at step \d+, seed_2 at step \d+, by the end of epoch 1\)'

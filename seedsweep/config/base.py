@@ -24,8 +24,9 @@ def get_base_config() -> ml_collections.ConfigDict:
   config.data.bucket_multiple = 8  # padded lengths are multiples of this
   # Evaluation's own padded lengths: the fewest that pad dev and test to at most this
   # many times their real tokens (data/pipeline.py, eval_boundaries; one eval program
-  # each). 0 = the training buckets' lengths, as runs made before 2026-11-28 had.
-  config.data.eval_padding = 1.1
+  # each: 1.1 takes 9 for SST-2). 0 = the training buckets' lengths (4 programs for
+  # SST-2, padding 1.30x): the default while more programs cost more than they save.
+  config.data.eval_padding = 0.0
   config.data.max_length = 0      # > 0: every example keeps its first N tokens only
   config.data.tfds_dir = ''       # '' = $SEEDSWEEP_TFDS_DIR or ~/.cache/seedsweep/tfds
   config.data.verify_checksums = True  # raw files must match data/raw.py RECORDED
@@ -127,9 +128,9 @@ def get_base_config() -> ml_collections.ConfigDict:
   # this CPU, numbers of this CPU family only. WORKSPACE_NOTES, determinism.
   config.runtime.numerics = 'portable'
   # MiB a run may hold (seedsweep/run/memory.py estimates it from the shapes before
-  # compiling); 0 = 80 % of what this process can use (RAM or a cgroup's limit; a
-  # GPU's own memory). Members beyond it train in groups one after another inside the
-  # run (seedsweep/run/groups.py); a run whose one member does not fit is refused.
+  # compiling); 0 = 50 % of what this process can use on a CPU (RAM or a cgroup's
+  # limit), 80 % of a GPU's memory. Members beyond it train in groups one after
+  # another inside the run (seedsweep/run/groups.py); one member over it is refused.
   config.runtime.memory_budget = 0
 
   # Where runs are also logged (none changes a number; seedsweep/run/tracking.py).

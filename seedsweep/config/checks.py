@@ -24,7 +24,7 @@ NON_SEMANTIC_SECTIONS = ('log.', 'launch.')
 # numerics, the machine's own; before evaluation's own lengths, the training buckets).
 ADDED = {'optimizer.embedding_update': 'dense', 'runtime.cpu_threads': 0,
          'runtime.numerics': 'native', 'runtime.memory_budget': 0,
-         'data.eval_padding': 0,
+         'data.eval_padding': 0.0,
          'data.files.text_column': '', 'data.files.label_column': '',
          'train.nan_policy': 'freeze', 'log.mlflow': False, 'log.mlflow_uri': '',
          'log.mlflow_experiment': 'seedsweep', 'stack.fields': (), 'stack.points': (),
@@ -130,7 +130,7 @@ def validate(config) -> None:
   budget = config.runtime.memory_budget
   if isinstance(budget, bool) or not isinstance(budget, (int, float)) or budget < 0:
     raise UserError(f'config.runtime.memory_budget={budget!r}; expected MiB as a '
-                    'number >= 0 (0 = 80 % of the memory this process can use)')
+                    'number >= 0 (0 = 50 % of the memory this process can use)')
   padding = config.data.eval_padding
   if (isinstance(padding, bool) or not isinstance(padding, (int, float))
       or not (padding == 0 or 1 <= padding < float('inf'))):
