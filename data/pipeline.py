@@ -121,11 +121,12 @@ class TrainPlan:
     return jnp.concatenate(out, axis=0)
 
 
-def chunk_rows(n: int, max_rows: int) -> Tuple[int, int]:
+def chunk_rows(n, max_rows: int):
   """``(k, c)``: ``n`` eval rows in ``k = ceil(n / max_rows)`` chunks of ``c`` rows,
-  ``c`` the smallest multiple of 8 (at most ``max_rows``) that holds them."""
-  count = _ceil_div(n, max_rows)
-  size = min(8 * _ceil_div(_ceil_div(n, count), 8), max_rows)
+  ``c`` the smallest multiple of 8 (at most ``max_rows``) that holds them; ``n`` an
+  int or an array of them (0 rows: no chunk)."""
+  count = np.maximum(_ceil_div(n, max_rows), 1)
+  size = np.maximum(np.minimum(8 * _ceil_div(_ceil_div(n, count), 8), max_rows), 1)
   return _ceil_div(n, size), size
 
 
@@ -144,9 +145,8 @@ def eval_boundaries(lengths: np.ndarray, shortest: int, max_padding: float,
   cum = np.concatenate([[0], np.cumsum(counts)])
   real, n = float(np.maximum(lengths, 1).sum()), len(cand)
   rows = np.maximum(cum[None, :] - cum[:, None], 0)  # [i, j]: rows of candidates i..j-1
-  chunks = -(-rows // max_rows)
-  size = np.minimum(8 * -(-(-(-rows // np.maximum(chunks, 1))) // 8), max_rows)
-  tokens = -(-rows // np.maximum(size, 1)) * size * np.concatenate([[0], cand])[None, :]
+  count, size = chunk_rows(rows, max_rows)
+  tokens = count * size * np.concatenate([[0], cand])[None, :]
   tokens = np.where(rows > 0, tokens, np.inf).astype(np.float64)  # i < j only
   best = np.full(n + 1, np.inf)  # best[j]: least tokens of candidates 0..j-1 so far
   best[0] = 0.0
@@ -197,7 +197,7 @@ class EvalPlan:
     chunks = {}
     for b in sorted({b for groups in per_view for b in groups}):
       n = max(len(g[b][0]) if b in g else 0 for g in per_view)
-      count, size = chunk_rows(n, max_rows)
+      count, size = (int(x) for x in chunk_rows(n, max_rows))
       out_rows = np.full((len(per_view), count * size), -1, np.int32)
       out_split = np.zeros((len(per_view), count * size), np.int32)
       for v, groups in enumerate(per_view):

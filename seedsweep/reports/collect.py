@@ -538,9 +538,9 @@ def _set_p_values(rows: List[dict]) -> None:
       for e in others:
         e['p_value'] = statistics.welch_p(e['values'], best['values'])
         e['p_rank'] = statistics.rank_p(e['values'], best['values'])
-        ours = ([sign * v for v in best['values']], [sign * v for v in e['values']])
-        e['aso'] = statistics.aso_epsilon(*ours)
-        e['aso_power'] = statistics.aso_power(*ours)
+        e['aso'], e['aso_power'] = statistics.aso(
+            [sign * v for v in best['values']], [sign * v for v in e['values']]
+        ) or (None, None)
       # One family per table and metric: every row against the best one.
       for e, adjusted in zip(others, statistics.holm([e['p_value'] for e in others])):
         e['p_holm'] = adjusted

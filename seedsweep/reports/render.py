@@ -13,8 +13,8 @@ from seedsweep.sweep import runner as sweep
 CSV_COLUMNS = ('source', 'dataset', 'run', 'model', 'point', 'sweep', 'index',
                'metric', 'n', 'mean', 'std', 'ci95_low', 'ci95_high', 'min', 'max',
                'best_dev_test', 'paper', 'diff', 'p_value', 'p_holm', 'p_rank',
-               'aso_eps_min', 'aso_power', 'mdd', 'epochs_completed', 'wall_time', 'embeddings',
-               'hardware')
+               'aso_eps_min', 'aso_power', 'mdd', 'epochs_completed', 'wall_time',
+               'embeddings', 'hardware')
 MD_COLUMNS = ('run', 'model', 'point', 'metric', 'mean ± std', '95 % CI', 'min', 'max',
               'n', 'best-dev test', 'paper', 'diff', 'p (Welch)', 'p (Holm)',
               'p (rank)', 'ASO ε', 'MDD')

@@ -312,6 +312,24 @@ def _aso_parts(a: Sequence[float], b: Sequence[float]):
   return estimate, sigma, scale
 
 
+def aso(a: Sequence[float], b: Sequence[float], alpha: float = ASO_ALPHA,
+        threshold: float = ASO_THRESHOLD) -> Optional[Tuple[float, float]]:
+  """``(epsilon, power)`` of Almost Stochastic Order (Dror et al., 2019) from one
+  bootstrap: :func:`aso_epsilon` and :func:`aso_power` (None as they are)."""
+  from scipy import stats  # pylint: disable=g-import-not-at-top
+  parts = _aso_parts(a, b)
+  if parts is None:
+    return None
+  estimate, sigma, scale = parts
+  z = stats.norm.ppf(1 - alpha)
+  epsilon = float(min(1.0, max(0.0, estimate + z * sigma / scale)))
+  if sigma == 0:
+    power = 1.0 if estimate < threshold else 0.0
+  else:
+    power = float(stats.norm.cdf((threshold - estimate) * scale / sigma - z))
+  return epsilon, power
+
+
 def aso_epsilon(a: Sequence[float], b: Sequence[float], alpha: float = ASO_ALPHA
                 ) -> Optional[float]:
   """Almost Stochastic Order (Dror et al., 2019): the smallest epsilon for which "A
@@ -322,13 +340,8 @@ def aso_epsilon(a: Sequence[float], b: Sequence[float], alpha: float = ASO_ALPHA
   bound from its bootstrap spread, ``eps + sqrt((n + m) / (n m)) * sigma *
   z_(1-alpha)``, capped at 1. A fixed seed: the same samples give the same number.
   None with fewer than 2 values a side or two samples of one distribution."""
-  from scipy import stats  # pylint: disable=g-import-not-at-top
-  parts = _aso_parts(a, b)
-  if parts is None:
-    return None
-  estimate, sigma, scale = parts
-  bound = estimate + stats.norm.ppf(1 - alpha) * sigma / scale
-  return float(min(1.0, max(0.0, bound)))
+  found = aso(a, b, alpha)
+  return None if found is None else found[0]
 
 
 def aso_power(a: Sequence[float], b: Sequence[float], alpha: float = ASO_ALPHA,
@@ -337,15 +350,8 @@ def aso_power(a: Sequence[float], b: Sequence[float], alpha: float = ASO_ALPHA,
   the violation ratio what these samples show: from the bootstrap's spread,
   ``Phi((threshold - eps) / (sigma / scale) - z_(1-alpha))``. Low power says a
   verdict of "not better" means little (more seeds would decide it)."""
-  from scipy import stats  # pylint: disable=g-import-not-at-top
-  parts = _aso_parts(a, b)
-  if parts is None:
-    return None
-  estimate, sigma, scale = parts
-  if sigma == 0:
-    return 1.0 if estimate < threshold else 0.0
-  return float(stats.norm.cdf((threshold - estimate) * scale / sigma
-                              - stats.norm.ppf(1 - alpha)))
+  found = aso(a, b, alpha, threshold)
+  return None if found is None else found[1]
 
 
 # Random-effects ANOVA of a fully crossed seed design with one run per cell (e.g. a

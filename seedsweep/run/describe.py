@@ -49,9 +49,9 @@ def describe(config) -> dict:
       experiment.make_schedule(config, dataset), placement.mode)
   budget = memory.budget_mib(config)
   fits = estimate.members_within(budget)
-  groups = (len(groups_lib.plan(len(members), fits, placement.mesh.size
-                                if placement.mesh else 1))
-            if 0 < fits < len(members) else 1)
+  bounds = groups_lib.needed(len(members), fits,
+                            placement.mesh.size if placement.mesh else 1)
+  groups = len(bounds) if bounds else 1
   return {'memory_mib': {**estimate.as_dict(len(members)), 'budget_mib': round(budget),
                          'members_within_budget': fits, 'groups': groups},
           'config': config_checks.to_dict(config), 'model': type(model).__name__,

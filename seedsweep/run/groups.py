@@ -44,6 +44,12 @@ def plan(members: int, fits: int, multiple: int = 1) -> Bounds:
   return bounds
 
 
+def needed(members: int, fits: int, multiple: int = 1) -> Optional[Bounds]:
+  """:func:`plan`'s groups when ``fits`` (at least one) is short of ``members``,
+  else None: one program holds them all."""
+  return plan(members, fits, multiple) if 0 < fits < members else None
+
+
 def path(workdir: str) -> str:
   return os.path.join(workdir, SPLIT)
 
@@ -84,10 +90,8 @@ def split(workdir: str, members: int, fits: int, multiple: int = 1,
       raise UserError(f'{path(workdir)} splits members 0..{bounds[-1][1] - 1}, but '
                       f'the run has {members}; expected the workdir of this config')
     return bounds
-  if fits >= members or started_unsplit:
-    return None
-  bounds = plan(members, fits, multiple)
-  if write:
+  bounds = None if started_unsplit else needed(members, fits, multiple)
+  if bounds is not None and write:
     outputs.write_json(path(workdir), {'bounds': [list(b) for b in bounds]})
   return bounds
 
