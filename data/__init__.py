@@ -25,6 +25,7 @@ from tensorflow_datasets.proto import tf_example_pb2
 
 from seedsweep.config import checks as config_checks
 from seedsweep.config import keys
+from seedsweep.config import python_files
 from seedsweep.data import atis
 from seedsweep.data import demo
 from seedsweep.data import demo_grammar
@@ -37,6 +38,7 @@ from seedsweep.data import raw
 from seedsweep.data import sst
 from seedsweep.data import subj
 from seedsweep.data import trec
+from seedsweep.data import user_code
 from seedsweep.data import user_files
 from seedsweep.data import vectors as vectors_lib
 from seedsweep.data import vocabulary as vocab_lib
@@ -111,6 +113,11 @@ def checksum(texts, labels) -> str:
 
 
 def spec_of(name: str) -> DatasetSpec:
+  """The spec of a registered name, or of a user's reader or builder by reference
+  (``path/to/file.py:Name``: data/user_code.py)."""
+  if python_files.is_reference(name):
+    builder = user_code.builder_class(name)
+    return DatasetSpec(builder or user_code.SeedsweepReader)
   if name not in REGISTRY:
     raise UserError(f'config.data.name={name!r} is not a registered dataset'
                     f'{keys.did_you_mean(name, REGISTRY)}; expected one of '
@@ -155,6 +162,20 @@ def _user_files(data_config) -> Dict[str, str]:
   return paths
 
 
+def _user_code(name: str, spec: DatasetSpec, data_config):
+  """``(builder config, data root, digests, cache key)`` of a user's reader (keyed
+  by the rows it returns) or builder (keyed by its file and class)."""
+  if spec.builder is user_code.SeedsweepReader:
+    splits = user_code.read(name, data_config)
+    key = 'reader_' + user_code.digest(splits)
+    return user_code.ReaderConfig(name=key, splits=splits), None, {name: key}, key
+  file_digest = python_files.reference_digest(name) or name
+  digests = {name: file_digest}
+  root = raw.root() if spec.builder.READS_ROOT else None
+  key = f'builder_{raw.digest_of({**digests, "version": str(spec.builder.VERSION)})}'
+  return None, root, digests, key
+
+
 def prepare(name: str, data_config) -> Tuple[tfds.core.DatasetBuilder, Dict[str, str]]:
   """The prepared builder of dataset ``name`` and the sha256 of its raw files."""
   spec = spec_of(name)
@@ -171,6 +192,8 @@ def prepare(name: str, data_config) -> Tuple[tfds.core.DatasetBuilder, Dict[str,
                                  str(data_config.files.label_column))
     key = raw.digest_of({**digests, 'columns': columns.key()})
     config = user_files.FilesConfig(name=f'files_{key}', paths=paths, columns=columns)
+  elif python_files.is_reference(name):
+    config, root, digests, key = _user_code(name, spec, data_config)
   elif spec.raw_files:
     root = raw.root() or _download_root(spec)
     digests = raw.check_files(root, spec.raw_files, spec.downloads, verify)

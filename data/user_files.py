@@ -1,4 +1,4 @@
-"""Your own data: a builder over TSV, CSV or JSONL files named in the config.
+"""Your own data: a builder over TSV, CSV, JSONL or Parquet files named in the config.
 
 ``config.data.name = 'files'`` with ``config.data.files.train`` (required),
 ``.dev`` and ``.test`` (optional) paths. The format follows the extension:
@@ -15,7 +15,11 @@
 
 * ``.jsonl`` / ``.json``: one JSON object per line, ``{"text": ..., "label": ...}``
   with an optional ``"tags"`` (a list, or a space-separated string); the config's
-  column names pick other keys.
+  column names pick other keys;
+
+* ``.parquet`` (as Hugging Face datasets publish them; pyarrow, the ``[parquet]``
+  extra): a table whose text column is ``text`` or ``sentence`` and label column
+  ``label`` (integer labels read as their digits), other names as for a header.
 
 ``text`` is pre-tokenised (tokens separated by spaces); ``tags``, when present, has
 one tag per token and must be given for every example of every file or for none.
@@ -38,6 +42,7 @@ from seedsweep.errors import UserError
 SPLITS = ('train', 'dev', 'test')
 DELIMITERS = {'.tsv': '\t', '.txt': '\t', '.csv': ','}
 JSONL_EXTENSIONS = ('.jsonl', '.json')
+PARQUET = '.parquet'  # read through pyarrow (the [parquet] extra)
 TEXT_NAMES = ('text', 'sentence')  # header names taken as the text column
 LABEL_NAMES = ('label',)
 TAGS_NAME = 'tags'
@@ -73,9 +78,11 @@ def file_format(path: str) -> str:
     return 'csv' if ext == '.csv' else 'tsv'
   if ext in JSONL_EXTENSIONS:
     return 'jsonl'
+  if ext == PARQUET:
+    return 'parquet'
   raise UserError(f'{path}: unknown extension {ext!r}; expected one of '
-                  f'{tuple(DELIMITERS) + JSONL_EXTENSIONS} (TSV, CSV or JSONL, '
-                  'data/user_files.py)')
+                  f'{tuple(DELIMITERS) + JSONL_EXTENSIONS + (PARQUET,)} (TSV, CSV, '
+                  'JSONL or Parquet, data/user_files.py)')
 
 
 def _example(text, label, tags, where: str) -> tfds_base.Example:
@@ -179,14 +186,44 @@ def _read_jsonl(path: str, columns: Columns) -> List[tfds_base.Example]:
   return examples
 
 
+def _read_parquet(path: str, columns: Columns) -> List[tfds_base.Example]:
+  """A Parquet file's rows (Hugging Face datasets' format) as a JSONL file's objects;
+  the text column ``text`` or ``sentence`` unless the config names one."""
+  try:
+    import pyarrow.parquet as pq  # pylint: disable=g-import-not-at-top
+  except ImportError as e:
+    raise UserError(f"{path}: reading Parquet needs pyarrow: pip install "
+                    "'seedsweep[parquet]'") from e
+  try:
+    table = pq.read_table(path)
+  except Exception as e:  # pylint: disable=broad-except  (pyarrow's many errors)
+    raise UserError(f'{path}: not a readable Parquet file ({type(e).__name__}: '
+                    f'{str(e)[:120]}); expected a Parquet table of examples') from None
+  names = table.column_names
+  text = _find(names, columns.text_names())
+  label = _find(names, columns.label_names())
+  if text is None or label is None:
+    raise UserError(f'{path}: columns {names}; expected a text column '
+                    f'{"/".join(columns.text_names())} and a label column '
+                    f'{"/".join(columns.label_names())} (config.data.files.text_column, '
+                    'label_column)')
+  tags = _find(names, (TAGS_NAME,))
+  rows = table.to_pylist()
+  return [_example(r[names[text]], r[names[label]],
+                   r[names[tags]] if tags is not None else None, f'{path}: row {i + 1}')
+          for i, r in enumerate(rows)]
+
+
 def read_file(path: str, columns: Columns = Columns()) -> List[tfds_base.Example]:
-  """Examples of one TSV, CSV or JSONL file, in file order (tags None when absent)."""
+  """Examples of one TSV, CSV, JSONL or Parquet file, in file order (tags None when
+  absent)."""
   fmt = file_format(path)
   if not os.path.isfile(path):
     raise UserError(f'{path}: file not found; expected a {fmt.upper()} file of '
                     'examples (config.data.files)')
+  readers = {'jsonl': _read_jsonl, 'parquet': _read_parquet}
   try:
-    examples = (_read_jsonl(path, columns) if fmt == 'jsonl'
+    examples = (readers[fmt](path, columns) if fmt in readers
                 else _read_delimited(path, fmt, columns))
   except UnicodeDecodeError as e:
     raise UserError(f'{path}: not UTF-8 text (byte {e.start}: {e.reason}); expected '

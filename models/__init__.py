@@ -2,7 +2,9 @@
 
 To add a model: write a Flax module that maps a batch dict to a
 :class:`~seedsweep.models.output.ModelOutput` and names its word embedding
-``embedding``, then add one line to ``REGISTRY`` (name -> (class, fixed fields)).
+``embedding``, then add one line to ``REGISTRY`` (name -> (class, fixed fields)); or
+keep it in your own folder and name it in the config:
+``config.model.name = 'path/to/file.py:Name'`` (or ``'package.module:Name'``).
 Config fields under ``config.model`` other than ``name`` become the module's
 dataclass fields.
 """
@@ -14,6 +16,7 @@ import flax.linen as nn
 
 from seedsweep.config import checks as config_checks
 from seedsweep.config import keys
+from seedsweep.config import python_files
 from seedsweep.errors import UserError
 from seedsweep.models import baselines
 from seedsweep.models import clstm
@@ -68,6 +71,29 @@ def check_field(field: dataclasses.Field, value) -> None:
     raise UserError(f'{where}; expected a non-empty tuple of positive ints')
 
 
+def model_class(name) -> Tuple[Type[nn.Module], Dict[str, Any]]:
+  """``(class, fixed fields)`` of ``config.model.name``: a registered name, or a
+  user's own module by reference (``path/to/file.py:Name``, ``package.module:Name``)
+  that takes ``vocab_size`` and ``num_classes`` as fields."""
+  if not python_files.is_reference(name):
+    if name not in REGISTRY:
+      raise UserError(f'config.model.name={name!r} is not a registered model'
+                      f'{keys.did_you_mean(name, REGISTRY)}; expected one of '
+                      f'{sorted(REGISTRY)} (models/__init__.py), or path/to/file.py:Name')
+    return REGISTRY[name]
+  cls = python_files.load_object(name, 'config.model.name')
+  if not (isinstance(cls, type) and issubclass(cls, nn.Module)):
+    raise UserError(f'config.model.name={name!r} is {type(cls).__name__}; expected a '
+                    'flax.linen.Module class (the model contract: WORKSPACE_NOTES.md, '
+                    '"How to add a model")')
+  missing = {'vocab_size', 'num_classes'} - {f.name for f in dataclasses.fields(cls)}
+  if missing:
+    raise UserError(f'config.model.name={name!r}: {cls.__name__} has no field(s) '
+                    f'{sorted(missing)}; expected vocab_size: int and num_classes: int '
+                    '(the framework sets them from the data)')
+  return cls, {}
+
+
 def build_model(model_config, *, vocab_size: int, num_classes: int,
                 num_tags: int = 0) -> nn.Module:
   """Instantiates ``config.model`` (a ConfigDict or dict with a ``name`` key).
@@ -76,11 +102,7 @@ def build_model(model_config, *, vocab_size: int, num_classes: int,
   """
   fields = dict(model_config)
   name = fields.pop('name', None)
-  if name not in REGISTRY:
-    raise UserError(f'config.model.name={name!r} is not a registered model'
-                    f'{keys.did_you_mean(name, REGISTRY)}; expected one of '
-                    f'{sorted(REGISTRY)} (models/__init__.py)')
-  cls, fixed = REGISTRY[name]
+  cls, fixed = model_class(name)
   field_names = {f.name for f in dataclasses.fields(cls)}
   allowed = field_names - {'vocab_size', 'num_classes', 'num_tags', 'parent',
                            'name'} - set(fixed)

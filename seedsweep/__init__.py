@@ -10,16 +10,17 @@ tests/test_layers.py):
 4. :mod:`seedsweep.run`      one run and its files
 5. :mod:`seedsweep.sweep`    many runs
 6. :mod:`seedsweep.reports`   tables and plots from a folder of runs
-7. this package itself, the experiment and sweep files (``experiments/``,
-   ``sweeps/``, installed as :mod:`seedsweep.experiments`, :mod:`seedsweep.sweeps`)
-   and ``launch.py``
+7. this package itself, the experiment, sweep and search files (``experiments/``,
+   ``sweeps/``, ``searches/``, installed as :mod:`seedsweep.experiments`,
+   :mod:`seedsweep.sweeps`, :mod:`seedsweep.searches`) and ``launch.py``
 """
 import os as _os
 
-# ``models/``, ``data/``, ``experiments/`` and ``sweeps/`` live at the checkout's top
-# level and are installed inside this package (setup.cfg, package_dir). Imported from a
-# checkout that is not installed in development mode (``python launch.py`` beside a
-# ``pip install .``, or no install), they are found beside this package instead.
+# ``models/``, ``data/``, ``experiments/``, ``sweeps/`` and ``searches/`` live at the
+# checkout's top level and are installed inside this package (setup.cfg, package_dir).
+# Imported from a checkout that is not installed in development mode (``python
+# launch.py`` beside a ``pip install .``, or no install), they are found beside this
+# package instead.
 _CHECKOUT = _os.path.dirname(_os.path.dirname(_os.path.abspath(__file__)))
 if (_os.path.isfile(_os.path.join(_CHECKOUT, 'setup.cfg'))
     and _os.path.isfile(_os.path.join(_CHECKOUT, 'models', '__init__.py'))):
@@ -27,7 +28,8 @@ if (_os.path.isfile(_os.path.join(_CHECKOUT, 'setup.cfg'))
 
 # The Python API (seedsweep/api.py), imported on first use so that ``import seedsweep``
 # stays cheap (no jax until a function needs it).
-_API = ('load_config', 'train', 'evaluate', 'predict', 'run_sweep', 'report',
+_API = ('load_config', 'train', 'evaluate', 'predict', 'run_sweep', 'run_search',
+        'report',
         'read_split', 'workdir_config')
 __all__ = list(_API) + ['UserError']
 

@@ -37,8 +37,8 @@ def load_config(spec: str, **overrides):
 
 def packaged_path(spec: str, folder: str) -> str:
   """``spec`` (``'path.py[:arg]'``) itself when its file exists, else the file of
-  that name that the package installs from ``folder`` (``experiments`` or
-  ``sweeps``: ``'demo:quick'`` and ``'experiments/demo.py:quick'`` both find
+  that name that the package installs from ``folder`` (``experiments``, ``sweeps``
+  or ``searches``: ``'demo:quick'`` and ``'experiments/demo.py:quick'`` both find
   seedsweep/experiments/demo.py from any folder), else ``spec`` (whose error then
   names it)."""
   path, colon, arg = spec.partition(':')
@@ -114,6 +114,19 @@ def run_sweep(config, spec: str, root: str, shard: str = '0/1', echo=print) -> d
   return runner.run(config, packaged_path(spec, 'sweeps'), root, shard, echo=echo)
 
 
+def run_search(config, spec: str, root: str, study: str = '', worker: str = '0/1',
+               echo=print) -> dict:
+  """``--search``: the search file ``spec`` (``'searches/X.py[:arg]'`` or a packaged
+  search's name) on ``config`` under ``root``, resumed where it stopped; ``study``
+  an SQLAlchemy URL (default SQLite in ``root``), ``worker='i/n'`` as
+  ``--sweep_shard``. Returns search.json's contents: every trial with its params,
+  its seeds' dev scores and score, the best trial and the parameter importances."""
+  from seedsweep.sweep import search  # pylint: disable=g-import-not-at-top
+  _start(config)
+  return search.run(config, packaged_path(spec, 'searches'), root, study, worker,
+                    echo=echo)
+
+
 def report(root: str, latex: bool = False, plots: bool = True, echo=print,
            out: str = '') -> dict:
   """Writes ``report.md``, ``report.csv`` (``report.tex``) and plots for every run
@@ -131,5 +144,6 @@ def read_split(config, split: str = 'test'):
   return data.read_split(config.data, split)
 
 
-__all__ = ['load_config', 'train', 'evaluate', 'predict', 'run_sweep', 'report',
+__all__ = ['load_config', 'train', 'evaluate', 'predict', 'run_sweep', 'run_search',
+           'report',
            'read_split', 'workdir_config', 'UserError']

@@ -13,7 +13,9 @@ JSONL; JSONL out to ``--output``, ``-`` for stdout; seedsweep/run/predict.py). O
 
 Sweeps: ``--sweep=sweeps/X.py[:arg]`` trains every point in ``W/<point name>``;
 ``--sweep_shard=i/n`` takes every n-th point from the i-th (seedsweep/sweep/runner.py);
-``--launcher=local|slurm`` runs the shards as jobs through submitit.
+``--launcher=local|slurm`` runs the shards as jobs through submitit. Searches:
+``--search=searches/X.py[:arg]`` (Optuna; seedsweep/sweep/search.py), resumed by the
+same command, shared by workers through ``--study`` and ``--launcher``.
 """
 import os
 import sys
@@ -36,7 +38,15 @@ _JSON = flags.DEFINE_bool('json', False, 'describe: print JSON instead of a tabl
 _SWEEP = flags.DEFINE_string(
     'sweep', None, 'A sweep file, `sweeps/X.py[:arg]`: train every point under --workdir.')
 _SWEEP_SHARD = flags.DEFINE_string(
-    'sweep_shard', '0/1', 'i/n: run the sweep points k with k % n == i only.')
+    'sweep_shard', '0/1', 'i/n: run the sweep points k with k % n == i only (--search: '
+    'be worker i of n sharing the study).')
+_SEARCH = flags.DEFINE_string(
+    'search', None, 'A search file, `searches/X.py[:arg]`: Optuna asks points, each '
+    'trained with all its seeds, stacked where shapes allow, scored on dev over the '
+    'seeds (seedsweep/sweep/search.py).')
+_STUDY = flags.DEFINE_string(
+    'study', '', '--search: the study storage, an SQLAlchemy URL (default sqlite in '
+    '--workdir; postgresql://... for workers on several machines).')
 _LAUNCHER = flags.DEFINE_enum(
     'launcher', 'none', ('none', 'local', 'slurm'),
     '--sweep: run the shards as jobs: local processes, or a Slurm job array, through '
@@ -120,13 +130,27 @@ def run_mode(mode: str) -> None:
     return
   if not workdir:
     raise UserError(f'--workdir is required for --mode={mode}')
-  if _LAUNCHER.value != 'none' and not _SWEEP.value:
-    raise UserError(f'--launcher={_LAUNCHER.value} submits the shards of a sweep; add '
-                    '--sweep=sweeps/X.py (a single run trains here)')
+  if _LAUNCHER.value != 'none' and not (_SWEEP.value or _SEARCH.value):
+    raise UserError(f'--launcher={_LAUNCHER.value} submits the shards of a sweep or '
+                    'the workers of a search; add --sweep=sweeps/X.py or '
+                    '--search=searches/X.py (a single run trains here)')
+  if _SWEEP.value and _SEARCH.value:
+    raise UserError('--sweep and --search both given; expected one (a search asks its '
+                    'own points)')
   if mode == 'commands':
     if not _SWEEP.value:
       raise UserError('--mode=commands needs --sweep=sweeps/X.py')
     print('\n'.join(sweep.commands(config, _SWEEP.value, workdir, sys.argv)))
+  elif _SEARCH.value:
+    if mode != 'train':
+      raise UserError(f'--search trains; for --mode={mode} point --workdir at one '
+                      'trials_* folder (or use --mode=report on the root)')
+    if _LAUNCHER.value != 'none':
+      from seedsweep.sweep import launchers  # pylint: disable=g-import-not-at-top
+      launchers.submit_search(config, workdir, _LAUNCHER.value, sys.argv)
+    else:
+      from seedsweep.sweep import search  # pylint: disable=g-import-not-at-top
+      search.run(config, _SEARCH.value, workdir, _STUDY.value, _SWEEP_SHARD.value)
   elif _SWEEP.value:
     if mode != 'train':
       raise UserError(f'--sweep trains; for --mode={mode} point --workdir at one point '
@@ -230,7 +254,7 @@ def packaged_files(argv):
   here pointed at the experiment or sweep the package installs under that name
   (``--config=demo:quick`` from any folder)."""
   from seedsweep import api  # pylint: disable=g-import-not-at-top
-  folders = {'--config': 'experiments', '--sweep': 'sweeps'}
+  folders = {'--config': 'experiments', '--sweep': 'sweeps', '--search': 'searches'}
   out = []
   for a in argv:
     flag, eq, value = a.partition('=')

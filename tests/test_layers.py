@@ -19,11 +19,12 @@ LAYERS = (
     ('seedsweep.run',),
     ('seedsweep.sweep',),
     ('seedsweep.reports',),
-    ('seedsweep', 'seedsweep.experiments', 'seedsweep.sweeps', 'launch'),
+    ('seedsweep', 'seedsweep.experiments', 'seedsweep.sweeps', 'seedsweep.searches',
+     'launch'),
 )
 FOLDERS = {'seedsweep': 'seedsweep', 'models': 'seedsweep.models',
            'data': 'seedsweep.data', 'experiments': 'seedsweep.experiments',
-           'sweeps': 'seedsweep.sweeps'}
+           'sweeps': 'seedsweep.sweeps', 'searches': 'seedsweep.searches'}
 # What the engine must not import: it computes, the run layer reads and writes files.
 FILE_LIBRARIES = ('os', 'io', 'json', 'csv', 'pathlib', 'shutil', 'tempfile', 'orbax',
                   'tensorboardX', 'etils', 'tensorflow_datasets')

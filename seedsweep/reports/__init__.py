@@ -7,7 +7,9 @@ with figures beside them (:mod:`~seedsweep.reports.plots`).
 folder kept under version control while the runs and their checkpoints stay elsewhere):
 
 * ``ROOT/report.md``: one table per (paper source, dataset) group, a line per run and
-  reported metric, links to the plots, and the runs that were skipped;
+  reported metric, links to the plots, a section per search (the point chosen on
+  dev, its test scores over its seeds, the parameter importances: ``searches``), and
+  the runs that were skipped;
 * ``ROOT/report.csv``: the same numbers, one line per run and metric, unrounded;
 * ``ROOT/report.tex`` (``latex=True``): a booktabs tabular of the same table;
 * ``ROOT/plots/*.png`` at 200 dpi, each with ``.pdf`` and ``.svg`` copies
@@ -21,6 +23,7 @@ from seedsweep.errors import UserError
 from seedsweep.reports import collect
 from seedsweep.reports import plots as plots_lib
 from seedsweep.reports import render
+from seedsweep.reports import searches
 from seedsweep.run import outputs
 
 REPORT_MD, REPORT_CSV, REPORT_TEX = 'report.md', 'report.csv', 'report.tex'
@@ -64,7 +67,8 @@ def write_report(root: str, latex: bool = False, plots: bool = True,
       files += [plot.path, *plot.also]
       links.setdefault(plot.owner, []).append(
           (plot.label, '/'.join(collect.relative_parts(os.path.relpath(plot.path, out)))))
-  outputs_text = [(REPORT_MD, render.render_markdown(rows, skipped, links)),
+  markdown = render.render_markdown(rows, skipped, links, searches.markdown(root, rows))
+  outputs_text = [(REPORT_MD, markdown),
                   (REPORT_CSV, render.render_csv(rows))]
   if latex:
     outputs_text.append((REPORT_TEX, render.render_latex(rows)))

@@ -104,10 +104,11 @@ def aso_lines(members: Sequence[dict]) -> List[str]:
 
 
 def render_markdown(rows: Sequence[dict], skipped: Sequence[Tuple[str, str]],
-                    links: Optional[Dict[str, List[Tuple[str, str]]]] = None) -> str:
+                    links: Optional[Dict[str, List[Tuple[str, str]]]] = None,
+                    search_lines: Sequence[str] = ()) -> str:
   """report.md: a table per group, its plot links (``links``: {run or sweep label:
-  [(text, path relative to ROOT)]}, keyed by the run a plot belongs to), then the
-  skipped runs."""
+  [(text, path relative to ROOT)]}, keyed by the run a plot belongs to), the
+  searches' sections (``search_lines``, Markdown), then the skipped runs."""
   links = links or {}
   lines = ['# Report', '',
            f'{collect.runs_text(len(rows))}. Over seeds: mean ± sample std (ddof=1), '
@@ -158,6 +159,7 @@ def render_markdown(rows: Sequence[dict], skipped: Sequence[Tuple[str, str]],
     if plot_lines:
       lines += ['', 'Plots:', ''] + plot_lines
     lines.append('')
+  lines += list(search_lines)
   if skipped:
     lines += ['## Skipped runs', '']
     lines += [f'- {_md_cell(name)}: {_md_cell(reason)}' for name, reason in skipped]

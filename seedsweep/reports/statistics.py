@@ -13,13 +13,8 @@ from scipy import special
 from seedsweep.run import outputs
 
 
-def lower_is_better(metric: str) -> bool:
-  return metric.endswith(('_error', '_loss'))
-
-
-def dev_metric(metric: str) -> str:
-  """The dev metric whose best seed is reported: test_X -> dev_X, else dev_accuracy."""
-  return metric.replace('test_', 'dev_', 1) if 'test_' in metric else 'dev_accuracy'
+lower_is_better = outputs.lower_is_better
+dev_metric = outputs.dev_metric
 
 
 def best_index(scores: Sequence[float], lower: bool) -> int:

@@ -552,6 +552,7 @@ class Experiment:
                      'classes': list(self.data.label_names),
                      'sizes': self.data.sizes(), 'vectors': self.data.vectors},
             'versions': provenance_lib.library_versions(),
+            'user_code': provenance_lib.user_code(self.config),
             'git_commit': provenance_lib.git_commit(),
             'devices': provenance_lib.devices(),
             'determinism': provenance_lib.determinism_record(),

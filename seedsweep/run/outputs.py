@@ -170,6 +170,15 @@ def stacked_results(members, metrics: Dict[str, Sequence[float]], points,
           'by_point': per_point, **extra}
 
 
+def lower_is_better(metric: str) -> bool:
+  return metric.endswith(('_error', '_loss'))
+
+
+def dev_metric(metric: str) -> str:
+  """The dev side of a paper metric: test_X -> dev_X, else dev_accuracy."""
+  return metric.replace('test_', 'dev_', 1) if 'test_' in metric else 'dev_accuracy'
+
+
 def point_results(results: dict) -> List[dict]:
   """Each point's results object (``[results]`` for a run of one point), with the
   run's ``paper``, ``selection``, ``epochs_completed`` and ``provenance``."""

@@ -10,6 +10,8 @@ from typing import Dict, List, Optional, Sequence, Tuple
 import jax
 import numpy as np
 
+from seedsweep.config import python_files
+
 PACKAGES = ('jax', 'jaxlib', 'flax', 'optax', 'orbax-checkpoint', 'ml_collections',
             'tensorflow-datasets', 'numpy', 'absl-py')
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -218,6 +220,15 @@ def portability_warning(record: dict) -> Optional[str]:
   return (f'warning: portable numerics, but {len(ops)} op(s) of the train step compute '
           f'with kernels that follow the CPU ({shown}; XLA_FLAGS='
           f'{record.get("xla_flags", "")!r}): these numbers may differ on another CPU')
+
+
+def user_code(config) -> Dict[str, str]:
+  """``{reference: sha256 of its file}`` for a model or dataset named by a
+  ``file.py:Name`` reference ({} for registered names; a module reference records
+  the module's name only)."""
+  refs = [str(config.model.name), str(config.data.name)]
+  return {ref: python_files.reference_digest(ref) or 'module'
+          for ref in refs if python_files.is_reference(ref)}
 
 
 def input_digests(data: Optional[dict]) -> Dict[str, str]:

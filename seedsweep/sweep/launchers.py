@@ -13,6 +13,9 @@ resubmits every shard; the finished points cost nothing.
   ``config.launch`` (partition, time limit, CPUs, GPUs, memory, how many array tasks
   run at once); the launch returns after submission with the array's job id.
 
+A search (``--search``) submits ``config.launch.jobs`` workers (0: one), each the same
+command with ``--sweep_shard=k/n``: they share the study and its trial budget.
+
 Job logs and submitit's pickles go to ``ROOT/jobs/``.
 """
 import os
@@ -60,25 +63,51 @@ def make_executor(config, launcher: str, folder: str):
   return executor
 
 
+def check_jobs(config) -> int:
+  """``config.launch.jobs``, checked: an int >= 0."""
+  jobs = config.launch.jobs
+  if not isinstance(jobs, int) or isinstance(jobs, bool) or jobs < 0:
+    raise UserError(f'config.launch.jobs={jobs!r}; expected an int >= 0 (0 = one job '
+                    'per run of a sweep, one worker for a search)')
+  return jobs
+
+
 def submit(config, spec: str, root: str, launcher: str, argv: Sequence[str],
            echo=print) -> list:
   """Submits the shards of the sweep ``spec`` under ``root``; the submitit jobs.
   Every point's config is checked first, so a bad point submits nothing."""
+  check_launcher(launcher)
+  points, runs = runner.plan_runs(config, spec)
+  jobs = min(check_jobs(config) or len(runs), len(runs))
+  return run_jobs(config, root, launcher, shard_commands(argv, jobs),
+                  f'{jobs} jobs for the {len(points)} points of {spec} '
+                  f'({len(runs)} programs)', echo)
+
+
+def submit_search(config, root: str, launcher: str, argv: Sequence[str],
+                  echo=print) -> list:
+  """Submits ``config.launch.jobs`` (0: one) workers of the search that ``argv``
+  names, sharing its study (``--study``; SQLite in ``root`` by default)."""
+  check_launcher(launcher)
+  jobs = check_jobs(config) or 1
+  return run_jobs(config, root, launcher, shard_commands(argv, jobs),
+                  f'{jobs} search workers', echo)
+
+
+def check_launcher(launcher: str) -> None:
   if launcher not in LAUNCHERS[1:]:
     raise UserError(f'--launcher={launcher!r}; expected one of {LAUNCHERS}')
-  points, runs = runner.plan_runs(config, spec)
-  jobs = config.launch.jobs or len(runs)
-  if not isinstance(jobs, int) or not 0 < jobs:
-    raise UserError(f'config.launch.jobs={config.launch.jobs!r}; expected an int >= 0 '
-                    '(0 = one job per run of the sweep)')
-  jobs = min(jobs, len(runs))
+
+
+def run_jobs(config, root: str, launcher: str, commands: List[List[str]], what: str,
+             echo=print) -> list:
+  """Submits ``commands`` as one job each; with ``local``, waits for them and raises
+  UserError naming the failed ones; with ``slurm``, returns after submission."""
+  jobs = len(commands)
   folder = os.path.join(os.path.abspath(root), JOBS_DIR)
   executor = make_executor(config, launcher, folder)
-  commands = shard_commands(argv, jobs)
   submitted = executor.map_array(run_command, commands, [os.getcwd()] * jobs)
-  echo(f'--launcher={launcher}: {jobs} jobs for the {len(points)} points of {spec} '
-       f'({len(runs)} programs) '
-       f'(logs in {folder})')
+  echo(f'--launcher={launcher}: {what} (logs in {folder})')
   if launcher == 'slurm':
     echo(f'submitted Slurm job array {submitted[0].job_id.split("_")[0]}; when it is '
          f'done: seedsweep --mode=report --workdir={root}')

@@ -75,15 +75,15 @@ def point_names(points: Sequence[Dict[str, Any]], spec: str) -> List[str]:
   return names
 
 
-def spec_label(spec: str) -> str:
-  """How point.json, sweep.json and the report name a sweep: a packaged sweep file
-  (seedsweep/sweeps/X.py, however it was reached) as ``sweeps/X.py[:arg]``, the
-  same on every machine; any other spec as given."""
+def spec_label(spec: str, folder: str = 'sweeps') -> str:
+  """How point.json, sweep.json and the report name a sweep (or a search: ``folder``
+  ``searches``): a packaged file (seedsweep/sweeps/X.py, however it was reached) as
+  ``sweeps/X.py[:arg]``, the same on every machine; any other spec as given."""
   path, colon, arg = spec.partition(':')
-  found = importlib.util.find_spec('seedsweep.sweeps')  # found, not imported: the
-  folders = found.submodule_search_locations or []      # sweeps sit above this layer
+  found = importlib.util.find_spec(f'seedsweep.{folder}')  # found, not imported: the
+  folders = found.submodule_search_locations or []         # files sit above this layer
   if os.path.dirname(os.path.abspath(path)) in {os.path.abspath(f) for f in folders}:
-    return f'sweeps/{os.path.basename(path)}{colon}{arg}'
+    return f'{folder}/{os.path.basename(path)}{colon}{arg}'
   return spec
 
 
@@ -93,16 +93,6 @@ def parse_shard(text: str) -> Tuple[int, int]:
   if not match or not int(match[1]) < int(match[2]):
     raise UserError(f'--sweep_shard={text!r}; expected i/n with 0 <= i < n, e.g. 0/4')
   return int(match[1]), int(match[2])
-
-
-def point_configs(config, spec: str):
-  """``(points, names, configs)`` of the sweep ``spec`` on ``config``: every point's
-  overrides checked (UserError naming the point) before any point trains."""
-  points = load_points(spec)
-  names = point_names(points, spec)
-  configs = [keys.with_values(config, p, f'--sweep={spec} point {i} ({names[i]})')
-             for i, p in enumerate(points)]
-  return points, names, configs
 
 
 @dataclasses.dataclass(frozen=True)
@@ -118,13 +108,23 @@ class Run:
 
 
 def plan_runs(config, spec: str) -> Tuple[List[Dict[str, Any]], List[Run]]:
-  """``(points, runs)``: the sweep's points, grouped into programs. Points whose
-  overrides agree outside :data:`stacking.STACKABLE` share one run (in the order of
-  their first point); a group of one is a plain run named by its point."""
+  """``(points, runs)``: the sweep's points, grouped into programs
+  (:func:`plan_points`)."""
   if tuple(config.stack.fields):
     raise UserError(f'--sweep={spec} with config.stack set: put the stacked values '
                     'in the sweep as points (it stacks them by itself)')
-  points, names, configs = point_configs(config, spec)
+  points = load_points(spec)
+  return points, plan_points(config, points, point_names(points, spec), f'--sweep={spec}')
+
+
+def plan_points(config, points: Sequence[Dict[str, Any]], names: Sequence[str],
+                where: str) -> List[Run]:
+  """The runs that train ``points`` (named ``names``): points whose overrides agree
+  outside :data:`stacking.STACKABLE` share one run (in the order of their first
+  point); a group of one is a plain run named by its point. Every point's overrides
+  are checked first (UserError naming ``where`` and the point)."""
+  configs = [keys.with_values(config, p, f'{where} point {i} ({names[i]})')
+             for i, p in enumerate(points)]
   groups = {}
   for i, point in enumerate(points):
     rest = stacking.split_overrides(point)[1]
@@ -134,24 +134,24 @@ def plan_runs(config, spec: str) -> Tuple[List[Dict[str, Any]], List[Run]]:
     if len(indices) == 1:
       runs.append(Run(names[indices[0]], tuple(indices), configs[indices[0]]))
     else:
-      runs.append(_stacked_run(config, spec, [points[i] for i in indices], indices))
+      runs.append(_stacked_run(config, where, [points[i] for i in indices], indices))
   taken = {}
   for r in runs:
     if r.name in taken:
-      raise UserError(f'--sweep={spec}: points {taken[r.name]} and {r.indices} would '
+      raise UserError(f'{where}: points {taken[r.name]} and {r.indices} would '
                       f'share the folder {r.name}; give them distinct overrides')
     taken[r.name] = r.indices
-  return points, runs
+  return runs
 
 
-def _stacked_run(config, spec: str, points: List[Dict[str, Any]], indices) -> Run:
+def _stacked_run(config, where: str, points: List[Dict[str, Any]], indices) -> Run:
   """The run of ``points`` (same non-stackable overrides) as one program."""
   rest = stacking.split_overrides(points[0])[1]
-  base = keys.with_values(config, rest, f'--sweep={spec} point {indices[0]}')
+  base = keys.with_values(config, rest, f'{where} point {indices[0]}')
   fields = list(dict.fromkeys(k for p in points for k in stacking.split_overrides(p)[0]))
   rows = tuple(tuple(p.get(k, _value(base, k)) for k in fields) for p in points)
   stacked = keys.with_values(base, {'stack.fields': tuple(fields), 'stack.points': rows},
-                             f'--sweep={spec} points {list(indices)}')
+                             f'{where} points {list(indices)}')
   parts = [point_name(rest)] if point_name(rest) else []
   for name, k in zip(keys.short_names(fields), fields):
     values = '+'.join(keys.value_text(v) for v in dict.fromkeys(r[fields.index(k)]
@@ -186,19 +186,27 @@ def run(config, spec: str, root: str, shard: str = '0/1',
   mine = [k for k in range(len(runs)) if k % count == index]
   for position, k in enumerate(mine):
     r = runs[k]
-    workdir = os.path.join(root, r.name)
     what = (f'points {"+".join(str(i + 1) for i in r.indices)}/{len(points)} in one '
             'program' if r.stacked else f'point {r.indices[0] + 1}/{len(points)}')
     echo(f'sweep {what} ({position + 1}/{len(mine)} of shard {index}/{count}): '
-         f'{workdir}')
-    os.makedirs(workdir, exist_ok=True)
-    if primary:
-      pick = lambda values: values if r.stacked else values[0]
-      outputs.write_json(os.path.join(workdir, POINT), {
-          'sweep': spec_label(spec), 'index': pick(list(r.indices)),
-          'overrides': pick([points[i] for i in r.indices])})
-    results[r.name] = loop.train(r.config, workdir, echo=echo)
+         f'{os.path.join(root, r.name)}')
+    results[r.name] = train_run(r, root, spec_label(spec), points, primary, echo)
   return results
+
+
+def train_run(r: Run, root: str, label: str, points: Sequence[Dict[str, Any]],
+              primary: bool, echo=print) -> dict:
+  """Trains (or resumes, or reads back) the run ``r`` in ``root/<its name>``, its
+  point.json written first (``label``: the sweep or search that owns it)."""
+  from seedsweep.run import loop  # pylint: disable=g-import-not-at-top
+  workdir = os.path.join(root, r.name)
+  os.makedirs(workdir, exist_ok=True)
+  if primary:
+    pick = lambda values: values if r.stacked else values[0]
+    outputs.write_json(os.path.join(workdir, POINT), {
+        'sweep': label, 'index': pick(list(r.indices)),
+        'overrides': pick([points[i] for i in r.indices])})
+  return loop.train(r.config, workdir, echo=echo)
 
 
 # Flags a shard's own command line leaves out: it trains one shard, here.

@@ -1,0 +1,31 @@
+"""Learning rate, dropout and L2 of the demo's Bi-LSTM, searched by Optuna's TPE over
+12 points asked 4 at a time, 3 seeds a point: each round is ONE program of
+``[4 points x 3 seeds]`` members, and each point is scored on its seeds' mean dev
+accuracy (seedsweep/sweep/search.py).
+
+  seedsweep --config=demo --search=demo_search --workdir=/tmp/seedsweep/demo_search
+  seedsweep --mode=report --workdir=/tmp/seedsweep/demo_search
+
+``searches/demo_search.py:quick`` is the tests' form (4 points, 2 a round, 2 seeds);
+``:lcb`` scores a point by the lower end of its mean's 95 % interval instead.
+
+Expected (2 CPU cores, 2026-11-29): see WORKSPACE_NOTES.md, results log.
+"""
+from seedsweep.sweep import space
+
+PARAMS = {
+    'optimizer.learning_rate': space.log_uniform(1e-3, 3e-2),
+    'model.dropout': space.uniform(0.0, 0.5, step=0.05),
+    'l2.coef': space.log_uniform(1e-7, 1e-3),
+}
+
+
+def search(arg: str = ''):
+  if arg == 'quick':
+    return space.Search(PARAMS, trials=4, points_per_round=2, seeds=(1, 2))
+  if arg == 'lcb':
+    return space.Search(PARAMS, trials=12, seeds=(1, 2, 3), score='lcb')
+  if arg:
+    raise ValueError(f'searches/demo_search.py: argument {arg!r}; expected none, quick '
+                     'or lcb')
+  return space.Search(PARAMS, trials=12, points_per_round=4, seeds=(1, 2, 3))

@@ -1,0 +1,394 @@
+"""A hyperparameter search that scores every point on all of its seeds:
+``seedsweep --config=E --search=searches/X.py[:arg] --workdir=ROOT``.
+
+Optuna (the ``[search]`` extra) through ask-and-tell. Each round asks ``k`` points
+(:func:`round_size`: as many as the search allows whose members fit one program),
+trains the points that differ only in shape-free values as ONE stacked program with
+all their seeds (:func:`seedsweep.sweep.runner.plan_points`, as a sweep does), and
+tells Optuna each point's score over its seeds (:func:`score`): their mean dev score,
+or the pessimistic end of its 95 % t interval. Test scores are never read here.
+
+Under ROOT:
+
+* ``study.db``: Optuna's storage (SQLite), unless ``--study`` names another
+  (any SQLAlchemy URL, e.g. PostgreSQL, for workers on several machines);
+* ``trials_<numbers>/``: one run per program of a round, named by the trials it
+  trains, with ``point.json`` as a sweep point's (the trial numbers are its indices);
+* ``sweep.json``: every trial asked so far as a sweep's points, and ``search.json``:
+  each trial's params, seeds' dev scores and score, the best trial, and fANOVA
+  parameter importances. The report reads both.
+
+Resume: a rerun opens the same study; the trials this worker asked and did not tell
+(its interrupted round) train again, their runs resuming from their checkpoints. A
+round is marked asked once all its trials are; a round cut short while asking is
+failed in the study and asked again. Each round's sampler is seeded by
+(``Search.seed``, the worker's round number), so with one worker the points tried are
+a pure function of the config, the search file and the scores told, kills or not.
+
+Workers: ``--sweep_shard=i/n`` (or ``--launcher`` with ``config.launch.jobs``) makes
+this process worker ``i``; workers share the study and the trial budget. Their rounds
+interleave, so several workers give a valid search but not a reproducible one.
+"""
+import json
+import math
+import os
+from typing import Dict, List, Sequence
+
+import numpy as np
+from scipy import stats
+
+from seedsweep.config import checks as config_checks
+from seedsweep.config import keys
+from seedsweep.config import python_files
+from seedsweep.engine import hosts
+from seedsweep.errors import UserError
+from seedsweep.run import faults
+from seedsweep.run import loop
+from seedsweep.run import outputs
+from seedsweep.run import runtime
+from seedsweep.sweep import runner
+from seedsweep.sweep import space as space_lib
+
+STUDY_DB, SEARCH = 'study.db', 'search.json'
+ROUND, WORKER = 'round', 'worker'  # each trial's user attributes
+IMPORTANCE_SEED = 0  # fANOVA's forest: the same table for the same trials
+
+
+def import_optuna():
+  """Optuna, quiet; UserError naming the extra when it is missing."""
+  try:
+    import optuna  # pylint: disable=g-import-not-at-top
+  except ImportError as e:
+    raise UserError("--search needs Optuna: pip install 'seedsweep[search]'") from e
+  optuna.logging.set_verbosity(optuna.logging.WARNING)
+  return optuna
+
+
+def load_search(spec: str) -> space_lib.Search:
+  """The checked :class:`~seedsweep.sweep.space.Search` of ``searches/X.py[:arg]``."""
+  found = python_files.call(spec, 'search', '--search', always_arg=True)
+  return space_lib.check(found, f'--search={spec}')
+
+
+def distributions(optuna, search: space_lib.Search) -> dict:
+  """``{config key: optuna distribution}`` of the search's params."""
+  out = {}
+  for key, p in search.params.items():
+    if isinstance(p, space_lib.Choice):
+      out[key] = optuna.distributions.CategoricalDistribution(p.values)
+    elif isinstance(p, space_lib.Integer):
+      out[key] = optuna.distributions.IntDistribution(p.low, p.high, log=p.log,
+                                                      step=p.step)
+    else:
+      out[key] = optuna.distributions.FloatDistribution(p.low, p.high, log=p.log,
+                                                        step=p.step or None)
+  return out
+
+
+def score_metric(config, search: space_lib.Search) -> str:
+  return search.metric or outputs.dev_metric(config.paper.metric)
+
+
+def score(values: Sequence[float], how: str, lower_better: bool):
+  """A point's score from its seeds' dev ``values``: their mean (``'mean'``), or the
+  end of its one-sided 95 % t interval on the losing side (``'lcb'``); None when a
+  seed's value is not finite (the trial fails)."""
+  values = np.asarray(values, dtype=float)
+  if not values.size or not np.all(np.isfinite(values)):
+    return None
+  mean = float(values.mean())
+  if how == 'mean' or values.size < 2:
+    return mean
+  half = float(stats.t.ppf(0.95, values.size - 1) * values.std(ddof=1)
+               / math.sqrt(values.size))
+  return mean + half if lower_better else mean - half
+
+
+def round_size(config, search: space_lib.Search, seeds: int) -> int:
+  """Points a round asks: ``Search.points_per_round``, fewer when their members
+  would not fit one program within the memory budget (``--mode=describe``'s
+  estimate)."""
+  from seedsweep.run import describe  # pylint: disable=g-import-not-at-top
+  m = describe.describe(config)['memory_mib']
+  fits = int((m['budget_mib'] - m['shared_mib']) // max(m['member_mib'], 1e-9))
+  return max(1, min(search.points_per_round, fits // max(seeds, 1)))
+
+
+def check_space(config, search: space_lib.Search, where: str) -> None:
+  """UserError, before the study opens, for a key that names no config field or a
+  value the field cannot take (each range's ends, each choice)."""
+  for key, p in search.params.items():
+    values = p.values if isinstance(p, space_lib.Choice) else (p.low, p.high)
+    for value in values:
+      keys.with_values(config, {key: value}, f'{where}: params[{key!r}]')
+
+
+def study_identity(config, search: space_lib.Search, metric: str, label: str) -> dict:
+  """What a resumed study must have been made with."""
+  return {'search': label, 'space': search.describe(), 'metric': metric,
+          'score': search.score,
+          'sampler': search.sampler, 'seed': search.seed,
+          'config': config_checks.to_dict(config)}
+
+
+def open_study(optuna, storage: str, name: str, direction: str, identity: dict):
+  """The study ``name`` in ``storage``, created or resumed; UserError when the one
+  stored was made by another search or config."""
+  try:
+    study = optuna.create_study(storage=storage, study_name=name, direction=direction,
+                                load_if_exists=True)
+  except Exception as e:  # pylint: disable=broad-except  (SQLAlchemy's many errors)
+    raise UserError(f'--study={storage}: cannot open the study ({type(e).__name__}: '
+                    f'{str(e).splitlines()[0][:200]}); expected an SQLAlchemy URL '
+                    '(sqlite:///path.db, postgresql://...)') from e
+  stored = study.user_attrs.get('identity')
+  if stored is None:
+    study.set_user_attr('identity', identity)
+    return study
+  diff = [f'{k}: stored {stored.get(k)!r} != requested {identity[k]!r}'
+          for k in ('search', 'space', 'metric', 'score', 'sampler', 'seed')
+          if stored.get(k) != identity[k]]
+  diff += config_checks.differences(stored.get('config', {}), identity['config'])
+  if diff:
+    raise UserError(f'study {name} in {storage} was made by another search or config:'
+                    '\n  ' + '\n  '.join(diff[:8])
+                    + '\nUse another --workdir (or --study), or the same search.')
+  return study
+
+
+def make_sampler(optuna, search: space_lib.Search, worker: int, round_number: int):
+  """The sampler of one round, seeded by (search seed, worker, round)."""
+  seed = int(np.random.SeedSequence([search.seed, worker, round_number]).generate_state(1)[0])
+  if search.sampler == 'random':
+    return optuna.samplers.RandomSampler(seed=seed)
+  return optuna.samplers.TPESampler(seed=seed)
+
+
+def _mine(study, worker: int, states) -> list:
+  return [t for t in study.get_trials(deepcopy=False, states=states)
+          if t.user_attrs.get(WORKER) == worker]
+
+
+def pending_round(optuna, study, worker: int) -> list:
+  """This worker's asked, untold trials when their round was fully asked (an
+  interrupted round, to train again); a round cut short while asking is failed."""
+  running = _mine(study, worker, (optuna.trial.TrialState.RUNNING,))
+  if not running:
+    return []
+  number = running[0].user_attrs[ROUND]
+  if study.user_attrs.get(f'asked_{worker}_{number}') is not None:
+    return [optuna.Trial(study, t._trial_id)  # pylint: disable=protected-access
+            for t in sorted(running, key=lambda t: t.number)]
+  for t in running:  # cut short while asking: asked again, with the same sampler seed
+    study.tell(t.number, state=optuna.trial.TrialState.FAIL)
+  return []
+
+
+def ask_round(optuna, study, search, worker: int, k: int) -> list:
+  """Asks up to ``k`` trials (fewer where the budget ends); [] when it has."""
+  states = optuna.trial.TrialState
+  taken = len(study.get_trials(deepcopy=False, states=(states.COMPLETE, states.RUNNING,
+                                                      states.WAITING)))
+  failed = [t for t in study.get_trials(deepcopy=False, states=(states.FAIL,))
+            if 'error' in t.user_attrs]  # diverged points count; cut-short asks do not
+  n = min(k, search.trials - taken - len(failed))
+  if n <= 0:
+    return []
+  told = [t for t in _mine(study, worker, (states.COMPLETE, states.FAIL))
+          if t.state == states.COMPLETE or 'error' in t.user_attrs]
+  number = 1 + max((t.user_attrs.get(ROUND, 0) for t in told), default=0)
+  study.sampler = make_sampler(optuna, search, worker, number)
+  dists = distributions(optuna, search)
+  trials = []
+  for _ in range(n):
+    trial = study.ask(dists)
+    trial.set_user_attr(ROUND, number)
+    trial.set_user_attr(WORKER, worker)
+    trials.append(trial)
+    faults.reached('search_ask')
+  study.set_user_attr(f'asked_{worker}_{number}', [t.number for t in trials])
+  return trials
+
+
+def trial_point(search, trial) -> dict:
+  """A trial's config overrides, in the search file's order; a value on a float
+  grid as the grid's decimal (0.35, not Optuna's 0.35000000000000003)."""
+  return {k: _on_grid(trial.params[k], p) for k, p in search.params.items()}
+
+
+def _on_grid(value, param):
+  if isinstance(param, space_lib.Uniform) and param.step:
+    return float(f'{value:.12g}')
+  return value
+
+
+def round_runs(config, search, trials, where: str) -> List[runner.Run]:
+  """The programs of a round, each named by the trials it trains."""
+  points = [trial_point(search, t) for t in trials]
+  names = [f'trial_{t.number}' for t in trials]
+  runs = runner.plan_points(config, points, names, where)
+  numbered = []
+  for r in runs:
+    numbers = [trials[i].number for i in r.indices]
+    numbered.append(runner.Run('trials_' + '+'.join(map(str, numbers)),
+                               tuple(numbers), r.config))
+  return numbered
+
+
+def tell_round(optuna, study, search, trials, results_by_trial, metric, lower_better):
+  """Tells each trial its score over its seeds (a non-finite seed fails it)."""
+  for t in trials:
+    result = results_by_trial[t.number]
+    values = result['metrics'].get(metric)
+    if values is None:
+      raise UserError(f'the search scores {metric}, which the run of trial {t.number} '
+                      f'does not report; expected one of '
+                      f'{sorted(m for m in result["metrics"] if m.startswith("dev_"))} '
+                      '(Search.metric)')
+    t.set_user_attr('dev_values', [float(v) for v in values])
+    value = score(values, search.score, lower_better)
+    if value is None:
+      t.set_user_attr('error', "a seed's dev score is not finite")
+      study.tell(t, state=optuna.trial.TrialState.FAIL)
+    else:
+      study.tell(t, value)
+
+
+def trial_results(runs: Sequence[runner.Run], results: Dict[str, dict]) -> dict:
+  """``{trial number: that point's results}`` from the results of each run."""
+  out = {}
+  for r in runs:
+    for number, point in zip(r.indices, outputs.point_results(results[r.name])):
+      out[number] = point
+  return out
+
+
+def summary(optuna, study, label: str, storage: str, metric: str, search) -> dict:
+  """search.json: every trial, the best, the parameter importances."""
+  states = optuna.trial.TrialState
+  trials = []
+  for t in sorted(study.get_trials(deepcopy=False), key=lambda t: t.number):
+    if t.state == states.FAIL and 'error' not in t.user_attrs:
+      continue  # a round cut short while asking: asked again under another number
+    trials.append({'number': t.number, 'state': t.state.name.lower(),
+                   'params': trial_point(search, t), 'value': t.value,
+                   'dev_values': t.user_attrs.get('dev_values'),
+                   'round': t.user_attrs.get(ROUND), 'worker': t.user_attrs.get(WORKER),
+                   'run': t.user_attrs.get('run')})
+  complete = [t for t in trials if t['state'] == 'complete']
+  best = None
+  if complete:
+    pick = min if study.direction == optuna.study.StudyDirection.MINIMIZE else max
+    best = pick(complete, key=lambda t: (t['value'], -t['number']))['number']
+  return {'search': label, 'study': study.study_name, 'storage': _safe_url(storage),
+          'metric': metric, 'score': search.score, 'direction': study.direction.name.lower(),
+          'budget': search.trials, 'best': best, 'trials': trials,
+          'importance': importance(optuna, study, search)}
+
+
+def importance(optuna, study, search) -> Dict[str, float]:
+  """fANOVA importances of the params ({} with fewer than two finished trials, or
+  without scikit-learn)."""
+  states = optuna.trial.TrialState
+  if len(study.get_trials(deepcopy=False, states=(states.COMPLETE,))) < 2:
+    return {}
+  try:
+    evaluator = optuna.importance.FanovaImportanceEvaluator(seed=IMPORTANCE_SEED)
+    found = optuna.importance.get_param_importances(study, evaluator=evaluator)
+  except (ImportError, RuntimeError, ValueError):
+    return {}  # scikit-learn missing, or every point equal: nothing to apportion
+  return {k: round(float(found.get(k, 0.0)), 6) for k in search.params}
+
+
+def _safe_url(storage: str) -> str:
+  """``storage`` without a password (``postgresql://user:***@host/db``)."""
+  head, at, tail = storage.rpartition('@')
+  if not at or ':' not in head.split('//', 1)[-1]:
+    return storage
+  scheme, _, user = head.partition('//')
+  return f'{scheme}//{user.split(":", 1)[0]}:***@{tail}'
+
+
+def study_name(root: str) -> str:
+  """The workdir's name: one study per workdir (a shared storage holds several)."""
+  return os.path.basename(os.path.abspath(root))
+
+
+def storage_url(root: str, storage: str) -> str:
+  return storage or f'sqlite:///{os.path.abspath(os.path.join(root, STUDY_DB))}'
+
+
+def write_files(root: str, label: str, info: dict) -> None:
+  """sweep.json (the trials as a sweep's points) and search.json under ``root``."""
+  points = [{'name': f'trial_{t["number"]}', 'overrides': t['params'], 'run': t['run']}
+            for t in info['trials'] if t['run']]
+  outputs.write_json(os.path.join(root, runner.SWEEP), {'sweep': label, 'points': points})
+  outputs.write_json(os.path.join(root, SEARCH), info)
+
+
+def run(config, spec: str, root: str, storage: str = '', worker: str = '0/1',
+        echo=print) -> dict:
+  """Runs (or resumes) the search ``spec`` on ``config`` under ``root``; returns
+  search.json's contents."""
+  runtime.pin_for(config)
+  search = load_search(spec)
+  optuna = import_optuna()
+  index, _ = runner.parse_shard(worker)
+  label = runner.spec_label(spec, 'searches')
+  if search.seeds:
+    config = keys.with_values(config, {'seeds': tuple(search.seeds)}, f'--search={spec}')
+  if tuple(config.stack.fields):
+    raise UserError(f'--search={spec} with config.stack set: the search stacks its '
+                    'points by itself')
+  check_space(config, search, f'--search={spec}')
+  metric = score_metric(config, search)
+  lower_better = outputs.lower_is_better(metric)
+  loop.check_folder(root)
+  os.makedirs(root, exist_ok=True)
+  storage = storage_url(root, storage)
+  study = open_study(optuna, storage, study_name(root),
+                     'minimize' if lower_better else 'maximize',
+                     study_identity(config, search, metric, label))
+  primary = hosts.is_primary()
+  k = round_size(config, search, len(config.seeds))
+  where = f'--search={spec}'
+  while True:
+    trials = pending_round(optuna, study, index) or ask_round(optuna, study, search,
+                                                              index, k)
+    if not trials:
+      break
+    runs = round_runs(config, search, trials, where)
+    folder = {number: r.name for r in runs for number in r.indices}
+    for t in trials:
+      t.set_user_attr('run', folder[t.number])
+    if primary:
+      write_files(root, label, summary(optuna, study, label, storage, metric, search))
+    echo(f'search round {trials[0].user_attrs[ROUND]}: trials '
+         f'{", ".join(str(t.number) for t in trials)} of {search.trials} in '
+         f'{len(runs)} program(s), {len(config.seeds)} seeds each')
+    points = {t.number: trial_point(search, t) for t in trials}
+    results = {r.name: runner.train_run(r, root, label, points, primary, echo)
+               for r in runs}
+    tell_round(optuna, study, search, trials, trial_results(runs, results), metric,
+               lower_better)
+    if primary:
+      write_files(root, label, summary(optuna, study, label, storage, metric, search))
+  info = summary(optuna, study, label, storage, metric, search)
+  if primary:
+    write_files(root, label, info)
+  echo(best_text(info, root))
+  return info
+
+
+def best_text(info: dict, root: str) -> str:
+  """One line: the best trial on dev and its params."""
+  if info['best'] is None:
+    return f'search {info["search"]}: no finished trial'
+  best = next(t for t in info['trials'] if t['number'] == info['best'])
+  params = ', '.join(f'{k}={v:.4g}' if isinstance(v, float) else f'{k}={v}'
+                     for k, v in best['params'].items())
+  done = sum(t['state'] == 'complete' for t in info['trials'])
+  return (f'search {info["search"]}: {done} of {info["budget"]} trials finished; best '
+          f'on {info["metric"]} ({info["score"]} over seeds): trial {best["number"]} '
+          f'= {best["value"]:.4f} ({params}); its test scores: seedsweep --mode=report '
+          f'--workdir={root}')

@@ -1,0 +1,152 @@
+"""seedsweep/sweep/search.py and space.py: a search scores every point on all its
+seeds, stacks a round's points in one program, resumes after kill -9 with the same
+points, and the report names the point dev chose with its seeds' test spread."""
+import json
+import os
+
+import numpy as np
+import pytest
+
+from seedsweep import api
+from seedsweep.errors import UserError
+from seedsweep.sweep import search
+from seedsweep.sweep import space
+from tests.conftest import run_launch
+
+QUICK = ('--config=experiments/demo.py:quick', '--search=demo_search:quick',
+         '--config.train.num_epochs=1', '--config.train.progress=False',
+         '--config.data.num_buckets=1', '--config.model.embed_dim=8',
+         '--config.model.hidden=8')
+
+
+def _write(tmp_path, body: str) -> str:
+  path = tmp_path / 'my_search.py'
+  path.write_text('from seedsweep.sweep import space\n\ndef search(arg):\n  ' + body
+                  + '\n')
+  return str(path)
+
+
+@pytest.mark.parametrize('body, expected', [
+    ('return {"model.dropout": (0.1, 0.2)}', 'expected seedsweep.sweep.space.Search'),
+    ('return space.Search({}, trials=3)', 'params is {}'),
+    ('return space.Search({"model.dropout": space.uniform(0.5, 0.1)}, trials=3)',
+     'model.dropout: range [0.5, 0.1]; expected finite low < high'),
+    ('return space.Search({"l2.coef": space.log_uniform(0, 1)}, trials=3)',
+     'l2.coef: a log scale from 0.0; expected low > 0'),
+    ('return space.Search({"model.dropout": space.uniform(0, .5)}, trials=0)',
+     'trials=0; expected an int >= 1'),
+    ('return space.Search({"model.dropout": space.uniform(0, .5)}, trials=3, '
+     'metric="test_accuracy")', 'a search never sees test scores'),
+    ('return space.Search({"model.dropout": space.uniform(0, .5)}, trials=3, '
+     'score="median")', "score='median'; expected one of ('mean', 'lcb')"),
+    ('return space.Search({"seeds": space.integer(1, 9)}, trials=3)',
+     'seeds are every point'),
+])
+def test_a_bad_search_file_is_one_line_naming_file_and_field(tmp_path, body, expected):
+  spec = _write(tmp_path, body)
+  with pytest.raises(UserError) as e:
+    search.load_search(spec)
+  assert expected in str(e.value) and f'--search={spec}' in str(e.value)
+
+
+def test_a_search_key_that_is_no_config_field_is_named_before_anything_trains(
+    tmp_path):
+  spec = _write(tmp_path, 'return space.Search({"model.dropuot": space.uniform(0, .5)}, '
+                'trials=2, seeds=(1,))')
+  root = tmp_path / 'w'
+  with pytest.raises(UserError, match='dropuot'):
+    api.run_search(api.load_config('demo:quick'), spec, str(root))
+  assert not list(root.glob('trials_*'))
+
+
+def test_score_is_the_seeds_mean_or_the_pessimistic_end_of_its_interval():
+  # t(0.95, 2 df) = 2.919986; values 1, 2, 3: mean 2, sd 1.
+  assert search.score([1.0, 2.0, 3.0], 'mean', False) == 2.0
+  assert search.score([1.0, 2.0, 3.0], 'lcb', False) == pytest.approx(
+      2.0 - 2.919986 / np.sqrt(3), abs=1e-6)
+  assert search.score([1.0, 2.0, 3.0], 'lcb', True) == pytest.approx(
+      2.0 + 2.919986 / np.sqrt(3), abs=1e-6)
+  assert search.score([1.0, float('nan')], 'mean', False) is None
+
+
+def test_a_step_grid_value_is_its_decimal():
+  param = space.uniform(0.0, 0.5, step=0.05)
+  assert search._on_grid(0.35000000000000003, param) == 0.35  # pylint: disable=protected-access
+
+
+def _trials(root):
+  with open(os.path.join(root, search.SEARCH)) as f:
+    info = json.load(f)
+  return [(t['number'], t['params'], t['value'], t['dev_values'], t['run'])
+          for t in info['trials']], info
+
+
+def _metric_rows(root):
+  rows = {}
+  for folder in sorted(os.listdir(root)):
+    path = os.path.join(root, folder, 'metrics.jsonl')
+    if os.path.exists(path):
+      with open(path) as f:
+        rows[folder] = [json.loads(line) for line in f]
+  for lines in rows.values():
+    for r in lines:
+      r.pop('wall_time', None)
+  return rows
+
+
+@pytest.mark.slow
+def test_a_search_killed_while_asking_and_while_training_ends_as_an_undisturbed_one(
+    tmp_path):
+  """4 points, 2 a round, 2 seeds: an undisturbed search against one killed (-9)
+  while asking round 2's points and again while training round 2. Each rerun keeps
+  the finished points; the end is the same trials, the same params (the round's
+  sampler is seeded by its number), the same scores and every metrics row equal."""
+  calm, hit = str(tmp_path / 'calm'), str(tmp_path / 'hit')
+  proc = run_launch(*QUICK, f'--workdir={calm}')
+  assert proc.returncode == 0, proc.stderr[-2000:]
+  assert 'search round 1: trials 0, 1 of 4 in 1 program(s), 2 seeds each' in proc.stdout
+  killed = run_launch(*QUICK, f'--workdir={hit}', env={'SEEDSWEEP_FAULT': 'search_ask:3'})
+  assert killed.returncode == -9 and 'fault: SIGKILL at search_ask:3' in killed.stderr
+  first, _ = _trials(hit)
+  killed = run_launch(*QUICK, f'--workdir={hit}', env={'SEEDSWEEP_FAULT': 'metrics_row:2'})
+  assert killed.returncode == -9, killed.stderr[-2000:]
+  # Round 1 was told: kept, not trained again; trial 2 (cut short) was asked again.
+  assert killed.stdout.startswith('search round 2: trials 3, 4 of 4')
+  proc = run_launch(*QUICK, f'--workdir={hit}')
+  assert proc.returncode == 0, proc.stderr[-2000:]
+  calm_trials, info = _trials(calm)
+  hit_trials, hit_info = _trials(hit)
+  # The cut-short ask left one trial, failed and asked again: numbers move by one.
+  assert [t[1:4] for t in hit_trials] == [t[1:4] for t in calm_trials]
+  assert [t[:4] for t in first] == [t[:4] for t in calm_trials[:2]]
+  best = lambda trials, i: next(t[1] for t in trials if t[0] == i['best'])
+  assert best(hit_trials, hit_info) == best(calm_trials, info)
+  assert hit_info['importance'] == info['importance']
+  calm_rows, hit_rows = _metric_rows(calm), _metric_rows(hit)
+  assert list(calm_rows.values()) == list(hit_rows.values())
+  assert sum(len(v) for v in calm_rows.values()) == 4 * 2  # 4 points x 2 seeds x 1 epoch
+  # The report: the point dev chose, with its seeds' test scores.
+  report = api.report(hit, plots=False)
+  text = open(os.path.join(hit, 'report.md')).read()
+  assert '## Search searches/demo_search.py:quick' in text
+  assert f'**Chosen on dev:** trial {hit_info["best"]} (' in text
+  assert 'mean ± std over 2 seeds' in text and '| parameter | importance (fANOVA) |' in text
+  assert len(report['rows']) == 4
+
+
+def test_a_rerun_with_another_space_is_refused(tmp_path):
+  root = str(tmp_path / 'w')
+  config = api.load_config('demo:quick', train__progress=False, train__num_epochs=1,
+                           data__num_buckets=1, model__embed_dim=8, model__hidden=8)
+  first = _write(tmp_path, 'return space.Search({"model.dropout": space.uniform(0, .5)}, '
+                 'trials=1, seeds=(1,))')
+  info = api.run_search(config, first, root, echo=lambda *a: None)
+  assert [t['state'] for t in info['trials']] == ['complete']
+  again = api.run_search(config, first, root, echo=lambda *a: None)  # finished: kept
+  assert again['trials'] == info['trials']
+  other = tmp_path / 'other.py'
+  other.write_text('from seedsweep.sweep import space\n\ndef search(arg):\n  return '
+                   'space.Search({"model.dropout": space.uniform(0, .4)}, trials=1, '
+                   'seeds=(1,))\n')
+  with pytest.raises(UserError, match='made by another search or config'):
+    api.run_search(config, str(other), root, echo=lambda *a: None)
