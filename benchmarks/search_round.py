@@ -145,7 +145,8 @@ def main(argv):
   lines = [f'# A search round, {report["date"]} ({os.cpu_count()} cores)', '',
            f'`python benchmarks/search_round.py --config={_CONFIG.value} '
            f'--search={_SEARCH.value}'
-           + ''.join(f' --set={s}' for s in _SET.value) + '`: the first round\'s points x {len(seeds)} seeds, '
+           + ''.join(f' --set={s}' for s in _SET.value)
+           + f'`: the first round\'s points x {len(seeds)} seeds, '
            'stacked in one program against one by one in one process; each '
            'contestant with an empty compilation cache.', '',
            '| round | points | stacked (one program) | one by one | stacked / one by one '

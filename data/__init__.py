@@ -14,8 +14,10 @@ import contextlib
 import dataclasses
 import fcntl
 import hashlib
+import json
 import logging
 import os
+import shutil
 import sys
 from typing import Callable, Dict, List, Mapping, Optional, Tuple, Type
 
@@ -23,6 +25,7 @@ import numpy as np
 import tensorflow_datasets as tfds
 from tensorflow_datasets.proto import tf_example_pb2
 
+from seedsweep import files
 from seedsweep.config import checks as config_checks
 from seedsweep.config import keys
 from seedsweep.config import python_files
@@ -205,11 +208,14 @@ def prepare(name: str, data_config) -> Tuple[tfds.core.DatasetBuilder, Dict[str,
 
 
 def _prepared_builder(spec: DatasetSpec, config, data_dir: str, manual_dir):
-  """``spec``'s builder over ``data_dir``, built first if no process has built it.
+  """``spec``'s builder over ``data_dir``, built first if no process has built it,
+  and built again if its files are damaged (:func:`damaged`).
 
   Building holds an exclusive lock on ``data_dir/.prepare.lock``: processes started
   together on an empty cache (sweep shards, test workers) build each dataset once,
-  and the others wait, then read what it wrote.
+  and the others wait, then read what it wrote. The builder records the sha256 of
+  every file it wrote (:data:`INTEGRITY`); every later open checks them, so a
+  truncated or garbled entry is never read as data.
   """
   def make():
     with _quiet_tfds():
@@ -220,20 +226,69 @@ def _prepared_builder(spec: DatasetSpec, config, data_dir: str, manual_dir):
       return builder.is_prepared()
 
   builder = make()
-  if prepared(builder):
+  if prepared(builder) and damaged(builder.data_dir) is None:
     return builder
   os.makedirs(data_dir, exist_ok=True)
   with open(os.path.join(data_dir, '.prepare.lock'), 'a') as lock:
     fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
     builder = make()  # another process may have built it while this one waited
-    if not prepared(builder):
-      print(f'preparing dataset {builder.name} once, in {data_dir}', file=sys.stderr,
-            flush=True)
-      tfds.disable_progress_bar()
-      with _quiet_tfds():
-        builder.download_and_prepare(download_config=tfds.download.DownloadConfig(
-            manual_dir=manual_dir, try_download_gcs=False))
+    if prepared(builder):
+      why = damaged(builder.data_dir)
+      if why in (None, NO_RECORD):
+        if why == NO_RECORD:  # prepared before integrity records existed: trusted
+          record_integrity(builder.data_dir)
+        return builder
+      print(f'warning: the prepared dataset in {builder.data_dir} is damaged ({why}); '
+            'preparing it again', file=sys.stderr, flush=True)
+      shutil.rmtree(builder.data_dir)
+      builder = make()
+    print(f'preparing dataset {builder.name} once, in {data_dir}', file=sys.stderr,
+          flush=True)
+    tfds.disable_progress_bar()
+    with _quiet_tfds():
+      builder.download_and_prepare(download_config=tfds.download.DownloadConfig(
+          manual_dir=manual_dir, try_download_gcs=False))
+    record_integrity(builder.data_dir)
   return builder
+
+
+# Beside a prepared entry's files: {file name: sha256} of every file TFDS wrote.
+INTEGRITY = 'seedsweep_integrity.json'
+NO_RECORD = 'no integrity record'
+
+
+def _digests(folder: str) -> Dict[str, str]:
+  """sha256 of the files TFDS wrote (not the record, nor a temporary file: dotted)."""
+  return {name: raw.sha256_file(os.path.join(folder, name))
+          for name in sorted(os.listdir(folder))
+          if name != INTEGRITY and not name.startswith('.')
+          and os.path.isfile(os.path.join(folder, name))}
+
+
+def record_integrity(folder: str) -> None:
+  """Writes :data:`INTEGRITY` for the entry in ``folder`` (atomically)."""
+  with files.atomic_write(os.path.join(folder, INTEGRITY), 'w') as f:
+    json.dump(_digests(folder), f, indent=1, sort_keys=True)
+
+
+def damaged(folder: str) -> Optional[str]:
+  """Why the prepared entry in ``folder`` cannot be read as written
+  (:data:`NO_RECORD` for one prepared before records existed), or None."""
+  path = os.path.join(folder, INTEGRITY)
+  try:
+    with open(path, encoding='utf-8') as f:
+      recorded = json.load(f)
+  except FileNotFoundError:
+    return NO_RECORD
+  except (OSError, ValueError):
+    return f'{INTEGRITY} unreadable'
+  current = _digests(folder)
+  for name, digest in sorted(recorded.items()):
+    if name not in current:
+      return f'{name} missing'
+    if current[name] != digest:
+      return f'{name}: sha256 differs from when it was written'
+  return None
 
 
 @contextlib.contextmanager

@@ -44,6 +44,7 @@ import gzip
 import hashlib
 import json
 import os
+import sys
 import zipfile
 import zlib
 from typing import BinaryIO, Dict, Iterator, List, Optional, Sequence, Tuple
@@ -352,8 +353,10 @@ def load_vectors_cached(path: str, words: Sequence[str], cache_dir: str, *,
       with np.load(cache_file, allow_pickle=False) as z:
         if str(z['key']) == key:
           return z['matrix'], z['found']
-    except (OSError, ValueError, KeyError, zipfile.BadZipFile, EOFError):
-      pass  # a damaged entry: recompute and overwrite it
+    except (OSError, ValueError, KeyError, zipfile.BadZipFile, EOFError) as e:
+      # A damaged entry (the zip's CRC-32 catches flipped bytes): said, rebuilt.
+      print(f'warning: the vectors cache {cache_file} is damaged ({type(e).__name__}: '
+            f'{str(e)[:80]}); rebuilding it', file=sys.stderr, flush=True)
   matrix, found = load_vectors(path, words, fmt=fmt, lowercase=lowercase)
   try:
     os.makedirs(cache_dir, exist_ok=True)

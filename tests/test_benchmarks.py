@@ -56,3 +56,17 @@ def test_compare_ab_parts_and_members_probe_what_they_name(tmp_path):
   assert all(p['estimated_peak_mib'] > 0 and p['peak_device_mib'] is None
              for p in members.values())
   assert '| bilstm | 2 |' in table and 'estimated MiB' in table
+
+
+def test_compile_profile_sums_each_programs_phases_from_jax_log_lines():
+  from benchmarks import compile_profile  # pylint: disable=g-import-not-at-top
+  log = '\n'.join([
+      'WARNING ... Finished tracing + transforming train_step for pjit in 0.5 sec',
+      'WARNING ... Finished jaxpr to MLIR module conversion jit(train_step) in 0.25 sec',
+      'WARNING ... Finished XLA compilation of jit(train_step) in 3.0 sec',
+      'WARNING ... Finished XLA compilation of jit(train_step) in 2.0 sec',
+      'WARNING ... Finished XLA compilation of jit(eval_batch) in 1.5 sec',
+      'something else entirely'])
+  assert compile_profile.parse(log) == {
+      'train_step': {'trace': 0.5, 'lower': 0.25, 'compile': 5.0, 'count': 2},
+      'eval_batch': {'compile': 1.5, 'count': 1}}

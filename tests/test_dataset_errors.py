@@ -130,3 +130,33 @@ def test_without_local_data_an_unreachable_download_fails_at_once(tmp_path, monk
   assert time.perf_counter() - start < 10
   assert not os.path.exists(tmp_path / 'raw' / 'trec')
 
+
+
+def _record_files(tfds_dir):
+  return sorted(p for p in tfds_dir.rglob('*.array_record*') if p.is_file())
+
+
+@pytest.mark.parametrize('damage', ['garbled', 'truncated'])
+def test_a_damaged_prepared_entry_is_named_and_built_again(trec_root, tmp_path, capfd,
+                                                           damage):
+  """Bytes flipped in the middle of a prepared file (a bad disk, a killed copy) or the
+  file cut short: the next load says so in one line and prepares the entry again,
+  never reading the damaged bytes (it used to stop every later run with array_record's
+  'Corrupted Riegeli/records file' traceback)."""
+  first = data_lib.load_dataset(config())
+  (target,) = [p for p in _record_files(tmp_path / 'tfds') if 'train' in p.name]
+  body = bytearray(target.read_bytes())
+  if damage == 'garbled':
+    middle = len(body) // 2
+    body[middle:middle + 64] = bytes(b ^ 0xFF for b in body[middle:middle + 64])
+  else:
+    body = body[:len(body) // 3]
+  target.write_bytes(bytes(body))
+  capfd.readouterr()
+  again = data_lib.load_dataset(config())
+  err = capfd.readouterr().err
+  assert 'is damaged (' in err and 'sha256 differs from when it was written' in err
+  assert again.checksums == first.checksums
+  assert again.sizes() == first.sizes()
+  data_lib.load_dataset(config())  # healed: no warning the next time
+  assert 'damaged' not in capfd.readouterr().err

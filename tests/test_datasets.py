@@ -212,3 +212,4 @@ def test_processes_started_together_on_an_empty_cache_build_a_dataset_once(tmp_p
             if os.path.isdir(d)]
   assert len(builds) == 1, builds  # one version folder, no leftover incomplete ones
   assert os.listdir(tmp_path / 'tmp') == []
+  assert data_lib.damaged(builds[0]) is None  # one good entry, its integrity recorded

@@ -256,6 +256,52 @@ def test_a_failing_checkpoint_write_is_a_clear_error_and_keeps_earlier_ones(
   assert final(workdir) == final(straight)
 
 
+def _folder_bytes(folder):
+  return sum(os.path.getsize(os.path.join(w, f)) for w, _, fs in os.walk(folder)
+             for f in fs)
+
+
+@pytest.fixture
+def small_disk(tmp_path):
+  """A tmpfs of its own (a real full disk: ENOSPC), or a skip where mounting is
+  refused (not root, no CAP_SYS_ADMIN)."""
+  mount = tmp_path / 'disk'
+  mount.mkdir()
+  def size(n_bytes):  # mounts, or remounts with another size (room freed)
+    options = f'size={n_bytes}' + (',remount' if os.path.ismount(mount) else '')
+    return subprocess.run(['mount', '-t', 'tmpfs', '-o', options, 'tmpfs', str(mount)],
+                          capture_output=True, text=True, check=False)
+  tried = size(1 << 20)
+  if tried.returncode:
+    pytest.skip(f'mounting a tmpfs is refused here: {tried.stderr.strip()[:200]}')
+  try:
+    yield mount, size
+  finally:
+    subprocess.run(['umount', '-l', str(mount)], check=False)
+
+
+def test_a_full_disk_stops_the_run_in_one_line_and_a_rerun_with_room_ends_equal(
+    straight, small_disk):
+  """The workdir on a tmpfs with room for about half of what the run writes: the
+  run stops with one line (no traceback), what it wrote before stays readable, and
+  once there is room the same command ends equal to an undisturbed run."""
+  mount, size = small_disk
+  needed = _folder_bytes(straight)
+  assert size(needed // 2).returncode == 0
+  workdir = str(mount / 'run')
+  proc = launch(workdir)
+  assert proc.returncode == 1, proc.stderr[-3000:]
+  lines = [x for x in proc.stderr.splitlines() if x.startswith('error: ')]
+  assert len(lines) == 1 and ('No space left on device' in lines[0]
+                              or 'cannot save checkpoint' in lines[0]), proc.stderr[-3000:]
+  assert 'Traceback' not in proc.stderr.split(lines[0])[1]  # nothing after the line
+  assert_readable(workdir)
+  assert size(4 * needed).returncode == 0  # room again
+  again = launch(workdir)
+  assert again.returncode == 0, again.stderr[-3000:]
+  assert final(workdir) == final(straight)
+
+
 def test_a_second_process_on_a_workdir_is_refused(tmp_path):
   """The first process stops itself (SIGSTOP) at step 3 of a run it has written a
   config and a checkpoint for; the second is refused and changes no file."""

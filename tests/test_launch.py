@@ -65,7 +65,7 @@ def test_describe_prints_a_table():
     (['--config=experiments/demo.py', '--config.train.patience=3',
       '--config.train.selection=last'], "config.train.patience=3 needs"),
     (['--config=experiments/demo.py', '--launcher=local'],
-     '--launcher=local submits the shards of a sweep; add --sweep='),
+     '--launcher=local submits the shards of a sweep or the workers of a search; add --sweep='),
     (['--config=experiments/demo.py', '--mode=predict'], '--mode=predict needs --input'),
 ])
 def test_bad_config_is_a_clear_error(tmp_path, args, expected):

@@ -150,3 +150,21 @@ def test_a_rerun_with_another_space_is_refused(tmp_path):
                    'seeds=(1,))\n')
   with pytest.raises(UserError, match='made by another search or config'):
     api.run_search(config, str(other), root, echo=lambda *a: None)
+
+
+def test_a_round_stacks_shape_free_points_and_gives_shapes_programs_of_their_own():
+  """Trials 4..7: two hidden sizes x two learning rates -> one program per hidden
+  size, each stacking its two learning rates, named by the trials it trains."""
+  import types  # pylint: disable=g-import-not-at-top
+  found = space.Search({'model.hidden': space.choice(8, 16),
+                        'optimizer.learning_rate': space.log_uniform(1e-3, 1e-2)},
+                       trials=4)
+  trials = [types.SimpleNamespace(number=n, params={'model.hidden': h,
+                                                    'optimizer.learning_rate': lr})
+            for n, (h, lr) in zip(range(4, 8), [(8, 1e-3), (16, 1e-3), (8, 2e-3),
+                                                (16, 2e-3)])]
+  runs = search.round_runs(api.load_config('demo:quick'), found, trials, 'test')
+  assert [(r.name, r.indices) for r in runs] == [('trials_4+6', (4, 6)),
+                                                 ('trials_5+7', (5, 7))]
+  assert [r.config.model.hidden for r in runs] == [8, 16]
+  assert [tuple(r.config.stack.points) for r in runs] == [((1e-3,), (2e-3,))] * 2

@@ -208,7 +208,7 @@ def test_file_record_names_the_file_and_what_trained_it(tmp_path, monkeypatch):
     vectors.file_record(str(tmp_path / 'nowhere.txt'), cache)
 
 
-def test_cache_reused_and_invalidated(tmp_path, monkeypatch):
+def test_cache_reused_and_invalidated(tmp_path, monkeypatch, capsys):
   path = _write(tmp_path, 'glove.txt', _text_lines(False))
   cache = str(tmp_path / 'cache')
   first = vectors.load_vectors_cached(path, WORDS, cache)
@@ -242,6 +242,16 @@ def test_cache_reused_and_invalidated(tmp_path, monkeypatch):
   np.testing.assert_array_equal(matrix, [[4, 5, 6], [0, 0, 0]])
   with np.load(entry) as z:
     assert str(z['key']) == key
+  # Bytes flipped inside the matrix (a bad disk): the zip's CRC-32 catches them; one
+  # line says so and the entry is rebuilt, never read as vectors.
+  body = bytearray(open(entry, 'rb').read())
+  at = bytes(body).index(np.float32(5).tobytes())
+  body[at:at + 4] = np.float32(7).tobytes()
+  with open(entry, 'wb') as f:
+    f.write(bytes(body))
+  matrix, _ = vectors.load_vectors_cached(path, ['the', 'cat'], cache)
+  np.testing.assert_array_equal(matrix, [[4, 5, 6], [0, 0, 0]])
+  assert 'the vectors cache' in capsys.readouterr().err
 
 
 def test_embedding_matrix_policies():

@@ -409,6 +409,8 @@ def _train_members(exp, folder: str, workdir: str, timer, echo) -> dict:
     evaluated = {}  # epoch -> its eval metrics, to build results without re-evaluating
     # A resumed run whose members had all stopped early trains no further epoch.
     first = num_epochs + 1 if exp.all_stopped(state, latest) else latest + 1
+    if first <= num_epochs:
+      exp.compile_train_steps(state, first)
     ahead = exp.compile_ahead(state.params) if first <= num_epochs else None
     with stop_signals.catch() as stop:
       for epoch in range(first, num_epochs + 1):

@@ -158,7 +158,8 @@ def open_study(optuna, storage: str, name: str, direction: str, identity: dict):
 
 def make_sampler(optuna, search: space_lib.Search, worker: int, round_number: int):
   """The sampler of one round, seeded by (search seed, worker, round)."""
-  seed = int(np.random.SeedSequence([search.seed, worker, round_number]).generate_state(1)[0])
+  sequence = np.random.SeedSequence([search.seed, worker, round_number])
+  seed = int(sequence.generate_state(1)[0])
   if search.sampler == 'random':
     return optuna.samplers.RandomSampler(seed=seed)
   return optuna.samplers.TPESampler(seed=seed)
@@ -281,7 +282,8 @@ def summary(optuna, study, label: str, storage: str, metric: str, search) -> dic
     pick = min if study.direction == optuna.study.StudyDirection.MINIMIZE else max
     best = pick(complete, key=lambda t: (t['value'], -t['number']))['number']
   return {'search': label, 'study': study.study_name, 'storage': _safe_url(storage),
-          'metric': metric, 'score': search.score, 'direction': study.direction.name.lower(),
+          'metric': metric, 'score': search.score,
+          'direction': study.direction.name.lower(),
           'budget': search.trials, 'best': best, 'trials': trials,
           'importance': importance(optuna, study, search)}
 

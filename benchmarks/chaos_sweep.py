@@ -1,0 +1,213 @@
+r"""A whole sweep on a preemptible cluster, played on one machine: its shards killed
+again and again, then compared with the same sweep undisturbed.
+
+  python benchmarks/chaos_sweep.py --kills=100            # the long form (README)
+  python benchmarks/chaos_sweep.py --kills=3 --seed=7     # replays one schedule
+
+A stacked demo sweep of three points in two programs (two learning rates stacked at
+one hidden size, a third point at another size) runs through ``--launcher=local``:
+two jobs, each a process of its own, with a third process writing ``--mode=report``
+now and then. A seeded schedule kills the launch's whole process group (SIGKILL or
+SIGTERM) at a random moment, ``--kills`` times, each time relaunching the same
+command; the last launch runs to the end. Then (:func:`differences`): every point's
+results and every metrics.jsonl row equal the undisturbed sweep's (wall times
+aside), no row twice or missing, no temporary file, no interrupted checkpoint, the
+same files in every run folder, ``sweep.json`` complete, and report.md and
+report.csv the same bytes once their wall-time cells are set aside.
+"""
+import argparse
+import json
+import os
+import random
+import re
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from typing import Dict, List
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SWEEP = '''def sweep(arg):
+  return [{"model.hidden": 8, "optimizer.learning_rate": 0.005},
+          {"model.hidden": 8, "optimizer.learning_rate": 0.01},
+          {"model.hidden": 16, "optimizer.learning_rate": 0.005}]
+'''
+FLAGS = ('--config=experiments/demo.py:quick', '--config.seeds=(1,2)',
+         '--config.train.num_epochs=2', '--config.train.progress=False',
+         '--config.data.num_buckets=1', '--config.model.embed_dim=8')
+# Where a run leaves what a kill interrupted: atomic writes' temporaries, orbax's.
+LEFTOVERS = re.compile(r'(^\..*\.tmp$)|(orbax-checkpoint-tmp)|(\.tmp-\d+)')
+
+
+def launch_command(sweep: str, root: str) -> List[str]:
+  return [sys.executable, os.path.join(REPO, 'launch.py'), *FLAGS, f'--sweep={sweep}',
+          f'--workdir={root}', '--launcher=local']
+
+
+def report(root: str) -> subprocess.CompletedProcess:
+  return subprocess.run([sys.executable, os.path.join(REPO, 'launch.py'),
+                         '--mode=report', f'--workdir={root}'], cwd=REPO,
+                        capture_output=True, text=True, check=False)
+
+
+def run_with_kills(sweep: str, root: str, kills: int, seed: int,
+                   window=(2.0, 20.0), echo=print) -> dict:
+  """The sweep under ``root``, its process group killed ``kills`` times at moments
+  drawn from ``window`` seconds after each launch by ``random.Random(seed)``;
+  returns what happened."""
+  rng = random.Random(seed)
+  done = {'kills': 0, 'relaunches': 0, 'by_signal': {'SIGKILL': 0, 'SIGTERM': 0},
+          'reports': 0}
+  while True:
+    proc = subprocess.Popen(launch_command(sweep, root), cwd=REPO,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                            text=True, start_new_session=True)
+    if done['kills'] < kills:
+      at = rng.uniform(*window)
+      signum = rng.choice((signal.SIGKILL, signal.SIGTERM))
+      deadline = time.monotonic() + at
+      while time.monotonic() < deadline and proc.poll() is None:
+        time.sleep(0.05)
+      if rng.random() < 0.3:  # a reader now and then, while shards may be training
+        report(root)
+        done['reports'] += 1
+      if proc.poll() is not None:  # it finished before the kill's moment
+        _, err = proc.communicate()
+        if proc.returncode:
+          raise RuntimeError(f'a launch failed ({proc.returncode}):\n{err[-3000:]}')
+        done['finished_before_the_last_kills'] = kills - done['kills']
+        return done
+      os.killpg(proc.pid, signum)
+      done['kills'] += 1
+      done['by_signal'][signum.name] += 1
+      echo(f'kill {done["kills"]}/{kills}: {signum.name} at {at:.1f} s')
+      proc.communicate()
+      _reap(proc.pid)
+      done['relaunches'] += 1
+      continue
+    _, err = proc.communicate()
+    if proc.returncode:
+      raise RuntimeError(f'the last launch failed ({proc.returncode}):\n{err[-3000:]}')
+    return done
+
+
+def _reap(pgid: int) -> None:
+  """Waits until no process of the killed group is left (its jobs die with it)."""
+  for _ in range(200):
+    try:
+      os.killpg(pgid, 0)
+    except ProcessLookupError:
+      return
+    time.sleep(0.05)
+  os.killpg(pgid, signal.SIGKILL)
+
+
+def _rows(path: str) -> List[dict]:
+  with open(path) as f:
+    rows = [json.loads(line) for line in f]
+  for r in rows:
+    r.pop('wall_time', None)
+  return rows
+
+
+def snapshot(root: str) -> Dict[str, object]:
+  """What must be equal: per run folder its file names (tensorboard and job logs
+  aside), metrics rows and results' metrics; sweep.json; the reports less wall."""
+  out = {}
+  for name in sorted(os.listdir(root)):
+    folder = os.path.join(root, name)
+    if not os.path.isdir(folder) or name in ('jobs', 'plots'):
+      continue
+    files = sorted(os.path.relpath(os.path.join(w, f), folder)
+                   for w, _, fs in os.walk(folder) for f in fs
+                   if 'tensorboard' not in w)
+    with open(os.path.join(folder, 'results.json')) as f:
+      results = json.load(f)
+    out[name] = {'files': files, 'rows': _rows(os.path.join(folder, 'metrics.jsonl')),
+                 'metrics': [p.get('metrics') for p in results.get('by_point', [results])]}
+  with open(os.path.join(root, 'sweep.json')) as f:
+    out['sweep.json'] = json.load(f)
+  for name in ('report.md', 'report.csv'):
+    with open(os.path.join(root, name)) as f:
+      out[name] = _without_wall(f.read())
+  return out
+
+
+def _without_wall(text: str) -> str:
+  """A report with its wall-time cells blanked (they measure the machine)."""
+  text = re.sub(r'\| (\d+ h \d+ min|\d+ min \d+ s|\d+(\.\d+)? s) \|', '| WALL |', text)
+  return re.sub(r',(\d+\.\d+),(random|[^,]*\.(txt|bin|vec)),', r',WALL,\2,', text)
+
+
+def leftovers(root: str) -> List[str]:
+  """Temporary files and interrupted checkpoints anywhere under ``root``."""
+  return sorted(os.path.relpath(os.path.join(w, n), root)
+                for w, dirs, fs in os.walk(root) for n in dirs + fs
+                if LEFTOVERS.search(n))
+
+
+def duplicated_rows(root: str) -> List[str]:
+  """Runs whose metrics.jsonl repeats or skips an (epoch, member) row."""
+  bad = []
+  for name in sorted(os.listdir(root)):
+    path = os.path.join(root, name, 'metrics.jsonl')
+    if not os.path.exists(path):
+      continue
+    keys = [(r['epoch'], r['seed'], r.get('point')) for r in _rows(path)]
+    if len(keys) != len(set(keys)):
+      bad.append(name)
+  return bad
+
+
+def differences(calm: str, hit: str) -> List[str]:
+  """Every way the killed sweep ``hit`` ended unlike the undisturbed ``calm``."""
+  out = [f'left behind: {p}' for p in leftovers(hit)]
+  out += [f'{name}: a metrics row twice' for name in duplicated_rows(hit)]
+  a, b = snapshot(calm), snapshot(hit)
+  for key in sorted(set(a) | set(b)):
+    if a.get(key) != b.get(key):
+      out.append(f'{key} differs')
+  return out
+
+
+def chaos(kills: int, seed: int, tmp: str, echo=print) -> dict:
+  """The undisturbed sweep and the killed one under ``tmp``; the figures."""
+  sweep = os.path.join(tmp, 'chaos_sweep.py')
+  with open(sweep, 'w') as f:
+    f.write(SWEEP)
+  calm, hit = os.path.join(tmp, 'calm'), os.path.join(tmp, 'hit')
+  start = time.perf_counter()
+  run_with_kills(sweep, calm, 0, seed)
+  calm_s = time.perf_counter() - start
+  done = run_with_kills(sweep, hit, kills, seed, window=(1.0, max(2.0, calm_s)),
+                        echo=echo)
+  for root in (calm, hit):
+    proc = report(root)
+    if proc.returncode:
+      raise RuntimeError(f'report of {root} failed:\n{proc.stderr[-2000:]}')
+  return {**done, 'seed': seed, 'undisturbed_s': round(calm_s, 1),
+          'differences': differences(calm, hit)}
+
+
+def main():
+  parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
+  parser.add_argument('--kills', type=int, default=100)
+  parser.add_argument('--seed', type=int, default=0)
+  parser.add_argument('--out', default=os.path.join(REPO, 'benchmarks', 'results'))
+  args = parser.parse_args()
+  start = time.perf_counter()
+  with tempfile.TemporaryDirectory(prefix='seedsweep_chaos_') as tmp:
+    figures = chaos(args.kills, args.seed, tmp)
+  figures['wall_s'] = round(time.perf_counter() - start, 1)
+  figures['date'] = time.strftime('%Y-%m-%d')
+  os.makedirs(args.out, exist_ok=True)
+  path = os.path.join(args.out, f'chaos_sweep_{figures["date"]}.json')
+  with open(path, 'w') as f:
+    json.dump(figures, f, indent=1)
+  print(json.dumps(figures, indent=1))
+  sys.exit(1 if figures['differences'] else 0)
+
+
+if __name__ == '__main__':
+  main()
