@@ -7,8 +7,9 @@ again and again, then compared with the same sweep undisturbed.
 A stacked demo sweep of three points in two programs (two learning rates stacked at
 one hidden size, a third point at another size) runs through ``--launcher=local``:
 two jobs, each a process of its own, with a third process writing ``--mode=report``
-now and then. A seeded schedule kills the launch's whole process group (SIGKILL or
-SIGTERM) at a random moment, ``--kills`` times, each time relaunching the same
+now and then. A seeded schedule kills the launch's whole process group, or has each
+job kill itself at a metrics row (SIGKILL or SIGTERM; :func:`run_with_kills`),
+``--kills`` times, each time relaunching the same
 command; the last launch runs to the end. Then (:func:`differences`): every point's
 results and every metrics.jsonl row equal the undisturbed sweep's (wall times
 aside), no row twice or missing, no temporary file, no interrupted checkpoint, the
@@ -34,7 +35,7 @@ SWEEP = '''def sweep(arg):
           {"model.hidden": 16, "optimizer.learning_rate": 0.005}]
 '''
 FLAGS = ('--config=experiments/demo.py:quick', '--config.seeds=(1,2)',
-         '--config.train.num_epochs=2', '--config.train.progress=False',
+         '--config.train.num_epochs=6', '--config.train.progress=False',
          '--config.data.num_buckets=1', '--config.model.embed_dim=8')
 # Where a run leaves what a kill interrupted: atomic writes' temporaries, orbax's.
 LEFTOVERS = re.compile(r'(^\..*\.tmp$)|(orbax-checkpoint-tmp)|(\.tmp-\d+)')
@@ -51,45 +52,69 @@ def report(root: str) -> subprocess.CompletedProcess:
                         capture_output=True, text=True, check=False)
 
 
-def run_with_kills(sweep: str, root: str, kills: int, seed: int,
-                   window=(2.0, 20.0), echo=print) -> dict:
-  """The sweep under ``root``, its process group killed ``kills`` times at moments
-  drawn from ``window`` seconds after each launch by ``random.Random(seed)``;
-  returns what happened."""
+def rows_written(root: str) -> int:
+  """metrics.jsonl rows under ``root`` so far: how far the sweep has come."""
+  total = 0
+  for name in os.listdir(root) if os.path.isdir(root) else ():
+    path = os.path.join(root, name, 'metrics.jsonl')
+    if os.path.exists(path):
+      with open(path, 'rb') as f:
+        total += f.read().count(b'\n')
+  return total
+
+
+def run_with_kills(sweep: str, root: str, kills: int, seed: int, total_rows: int = 0,
+                   kinds=('group', 'jobs'), echo=print) -> dict:
+  """The sweep under ``root``, killed ``kills`` times; returns what happened. Each
+  kill is drawn by ``random.Random(seed)``: its signal (SIGKILL or SIGTERM) and its
+  kind, one of ``kinds``:
+
+  * ``group``: the launch's whole process group, after a number of new metrics rows
+    (0 .. half of what is left of ``total_rows``: in training, whatever the
+    machine's speed) and 0-0.5 s more, or with no row 0.5-4 s after the launch
+    (start-up, loading, compiling);
+  * ``jobs``: each job signals itself at its k-th metrics row (k = 1..3,
+    ``$SEEDSWEEP_FAULT``): a moment no timing can miss; the launch then fails.
+  """
   rng = random.Random(seed)
   done = {'kills': 0, 'relaunches': 0, 'by_signal': {'SIGKILL': 0, 'SIGTERM': 0},
-          'reports': 0}
+          'by_kind': {k: 0 for k in kinds}, 'reports': 0}
   while True:
-    proc = subprocess.Popen(launch_command(sweep, root), cwd=REPO,
+    kind = rng.choice(kinds) if done['kills'] < kills else None
+    signum = rng.choice((signal.SIGKILL, signal.SIGTERM))
+    env = dict(os.environ)
+    if kind == 'jobs':
+      env['SEEDSWEEP_FAULT'] = f'metrics_row:{rng.randint(1, 3)}@{signum.name[3:]}'
+    proc = subprocess.Popen(launch_command(sweep, root), cwd=REPO, env=env,
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                             text=True, start_new_session=True)
-    if done['kills'] < kills:
-      at = rng.uniform(*window)
-      signum = rng.choice((signal.SIGKILL, signal.SIGTERM))
-      deadline = time.monotonic() + at
+    if kind == 'group':
+      start = rows_written(root)
+      rows = rng.randint(0, max(0, (total_rows - start) // 2))
+      delay = rng.uniform(0.5, 4.0) if rows == 0 else rng.uniform(0.0, 0.5)
+      while proc.poll() is None and rows_written(root) < start + rows:
+        time.sleep(0.05)
+      deadline = time.monotonic() + delay
       while time.monotonic() < deadline and proc.poll() is None:
         time.sleep(0.05)
-      if rng.random() < 0.3:  # a reader now and then, while shards may be training
-        report(root)
-        done['reports'] += 1
-      if proc.poll() is not None:  # it finished before the kill's moment
-        _, err = proc.communicate()
-        if proc.returncode:
-          raise RuntimeError(f'a launch failed ({proc.returncode}):\n{err[-3000:]}')
-        done['finished_before_the_last_kills'] = kills - done['kills']
-        return done
+    if kind is not None and rng.random() < 0.3:  # a reader now and then
+      report(root)
+      done['reports'] += 1
+    if kind == 'group' and proc.poll() is None:
       os.killpg(proc.pid, signum)
-      done['kills'] += 1
-      done['by_signal'][signum.name] += 1
-      echo(f'kill {done["kills"]}/{kills}: {signum.name} at {at:.1f} s')
-      proc.communicate()
-      _reap(proc.pid)
-      done['relaunches'] += 1
-      continue
     _, err = proc.communicate()
-    if proc.returncode:
-      raise RuntimeError(f'the last launch failed ({proc.returncode}):\n{err[-3000:]}')
-    return done
+    _reap(proc.pid)
+    if kind is None or proc.returncode == 0:  # the sweep ended (before its kill)
+      if proc.returncode:
+        raise RuntimeError(f'the last launch failed ({proc.returncode}):\n{err[-3000:]}')
+      if kind is not None:
+        done['finished_before_the_last_kills'] = kills - done['kills']
+      return done
+    done['kills'] += 1
+    done['by_signal'][signum.name] += 1
+    done['by_kind'][kind] += 1
+    done['relaunches'] += 1
+    echo(f'kill {done["kills"]}/{kills}: {kind} {signum.name}')
 
 
 def _reap(pgid: int) -> None:
@@ -119,9 +144,11 @@ def snapshot(root: str) -> Dict[str, object]:
     folder = os.path.join(root, name)
     if not os.path.isdir(folder) or name in ('jobs', 'plots'):
       continue
-    files = sorted(os.path.relpath(os.path.join(w, f), folder)
-                   for w, _, fs in os.walk(folder) for f in fs
-                   if 'tensorboard' not in w)
+    # orbax names its data chunks at random (.../d/<hash>): their folders count.
+    files = sorted({os.path.relpath(w if os.path.basename(w) == 'd' else
+                                    os.path.join(w, f), folder)
+                    for w, _, fs in os.walk(folder) for f in fs
+                    if 'tensorboard' not in w})
     with open(os.path.join(folder, 'results.json')) as f:
       results = json.load(f)
     out[name] = {'files': files, 'rows': _rows(os.path.join(folder, 'metrics.jsonl')),
@@ -171,7 +198,7 @@ def differences(calm: str, hit: str) -> List[str]:
   return out
 
 
-def chaos(kills: int, seed: int, tmp: str, echo=print) -> dict:
+def chaos(kills: int, seed: int, tmp: str, kinds=('group', 'jobs'), echo=print) -> dict:
   """The undisturbed sweep and the killed one under ``tmp``; the figures."""
   sweep = os.path.join(tmp, 'chaos_sweep.py')
   with open(sweep, 'w') as f:
@@ -180,8 +207,7 @@ def chaos(kills: int, seed: int, tmp: str, echo=print) -> dict:
   start = time.perf_counter()
   run_with_kills(sweep, calm, 0, seed)
   calm_s = time.perf_counter() - start
-  done = run_with_kills(sweep, hit, kills, seed, window=(1.0, max(2.0, calm_s)),
-                        echo=echo)
+  done = run_with_kills(sweep, hit, kills, seed, rows_written(calm), kinds, echo=echo)
   for root in (calm, hit):
     proc = report(root)
     if proc.returncode:

@@ -28,7 +28,7 @@ from benchmarks import compare  # pylint: disable=wrong-import-position
 
 # jax's messages under jax_log_compiles (jax/_src/dispatch.py, pxla.py).
 PHASES = {
-    'trace': re.compile(r'Finished tracing \+ transforming (\S+) for pjit in ([\d.]+) sec'),
+    'trace': re.compile(r'Finished tracing (\S+) for jit in ([\d.]+) sec'),
     'lower': re.compile(r'Finished jaxpr to MLIR module conversion jit\((\S+)\) in '
                         r'([\d.]+) sec'),
     'compile': re.compile(r'Finished XLA compilation of jit\((\S+)\) in ([\d.]+) sec'),

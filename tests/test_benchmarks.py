@@ -61,7 +61,7 @@ def test_compare_ab_parts_and_members_probe_what_they_name(tmp_path):
 def test_compile_profile_sums_each_programs_phases_from_jax_log_lines():
   from benchmarks import compile_profile  # pylint: disable=g-import-not-at-top
   log = '\n'.join([
-      'WARNING ... Finished tracing + transforming train_step for pjit in 0.5 sec',
+      'WARNING ... Finished tracing train_step for jit in 0.5 sec',
       'WARNING ... Finished jaxpr to MLIR module conversion jit(train_step) in 0.25 sec',
       'WARNING ... Finished XLA compilation of jit(train_step) in 3.0 sec',
       'WARNING ... Finished XLA compilation of jit(train_step) in 2.0 sec',

@@ -19,7 +19,8 @@ def test_chaos_sweep_compares_reports_without_their_wall_times():
 
 @pytest.mark.slow
 def test_a_sweep_killed_three_times_ends_as_the_undisturbed_one(tmp_path):
-  figures = chaos_sweep.chaos(kills=3, seed=0, tmp=str(tmp_path), echo=lambda *a: None)
+  # The jobs kill themselves at rows (a timed group kill can miss a fast sweep).
+  figures = chaos_sweep.chaos(kills=3, seed=0, tmp=str(tmp_path), kinds=('jobs',),
+                              echo=lambda *a: None)
   assert figures['differences'] == []
-  assert figures['kills'] + figures.get('finished_before_the_last_kills', 0) == 3
-  assert figures['kills'] >= 1
+  assert figures['kills'] == 3 and figures['relaunches'] == 3, figures

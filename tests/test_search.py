@@ -69,9 +69,10 @@ def test_score_is_the_seeds_mean_or_the_pessimistic_end_of_its_interval():
   assert search.score([1.0, float('nan')], 'mean', False) is None
 
 
-def test_a_step_grid_value_is_its_decimal():
-  param = space.uniform(0.0, 0.5, step=0.05)
-  assert search._on_grid(0.35000000000000003, param) == 0.35  # pylint: disable=protected-access
+def test_a_value_is_its_grid_decimal_or_four_significant_digits():
+  assert search.readable(0.35000000000000003, space.uniform(0.0, 0.5, step=0.05)) == 0.35
+  assert search.readable(0.009104804578291803, space.log_uniform(1e-3, 1e-2)) == 0.009105
+  assert search.readable(7, space.integer(1, 9)) == 7
 
 
 def _trials(root):

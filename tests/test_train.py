@@ -240,27 +240,6 @@ def test_the_evaluation_compiled_ahead_is_not_compiled_again(caplog):
   assert not [r for r in caplog.records if 'jit(_eval_batch)' in r.getMessage()]
 
 
-def test_the_train_steps_compiled_side_by_side_are_not_compiled_again(caplog):
-  """Experiment.compile_train_steps compiles every bucket's step before epoch 1: the
-  epoch then compiles no step, and its numbers are those of steps compiled lazily."""
-  from seedsweep.run import experiment  # pylint: disable=g-import-not-at-top
-  config = small_config(seeds=(1, 2), epochs=1)
-  lazy = experiment.build(config)
-  _, lazy_loss = lazy.train_epoch(lazy.init_state(), 1)
-  exp = experiment.build(config)
-  state = exp.init_state()
-  exp.compile_train_steps(state, 1)
-  jax.config.update('jax_log_compiles', True)
-  try:
-    with caplog.at_level('WARNING'):
-      _, loss = exp.train_epoch(state, 1)
-  finally:
-    jax.config.update('jax_log_compiles', False)
-  assert len(set(length for _, length in exp.schedule.plan.schedule(1))) > 1
-  assert not [r for r in caplog.records if 'jit(_train_step)' in r.getMessage()]
-  np.testing.assert_array_equal(loss, lazy_loss)
-
-
 def test_a_workdir_that_is_a_file_is_refused_in_one_line(tmp_path):
   path = tmp_path / 'notes.txt'
   path.write_text('mine')

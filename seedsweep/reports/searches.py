@@ -37,7 +37,7 @@ def chosen_row(folder: str, info: dict, rows: Sequence[dict]) -> Optional[dict]:
 
 
 def _value(v) -> str:
-  return f'{v:.3g}' if isinstance(v, float) else str(v)
+  return f'{v:.4g}' if isinstance(v, float) else str(v)
 
 
 def lines(folder: str, info: dict, rows: Sequence[dict]) -> List[str]:

@@ -13,7 +13,6 @@ them (one epoch, an evaluation, the selected results).
     device    = put_on_device(arrays, members, placement)    engine.steps.DeviceData
     steps     = engine.steps.Steps(learner, schedule.plan, placement.mode, ...)
 """
-import concurrent.futures
 import dataclasses
 import functools
 import threading
@@ -405,26 +404,6 @@ class Experiment:
       if on_step is not None:
         on_step(length)
     return state, total, len(visits)
-
-  def compile_train_steps(self, state, epoch: int) -> None:
-    """Compiles the train step of every length bucket before ``epoch``'s first step,
-    the buckets side by side (one thread per usable core: XLA compiles without the
-    GIL), instead of one after another as the epoch first meets each. The steps then
-    find them in jit's cache; nothing the steps compute changes."""
-    if self.steps.lone and self.steps.mode == 'vmap':
-      return  # a lone member steps as a pair, outside one jitted call
-    orders = self.steps.epoch_orders(self.device, epoch)
-    first = {}  # length -> (slot, position) of its first visit
-    for position, (slot, length) in enumerate(self.schedule.plan.schedule(epoch)):
-      first.setdefault(length, (slot, position))
-    # Lowered on the arrays themselves, as the steps will be called (compile_ahead).
-    lowered = [self.steps.train_step.lower(
-        state, self.device, steps_lib.StepAt(orders=orders, slot=slot, epoch=epoch,
-                                             position=position), length=length)
-               for length, (slot, position) in first.items()]
-    workers = min(len(lowered), max(1, runtime.usable_cores()))
-    with concurrent.futures.ThreadPoolExecutor(workers, 'compile-train') as pool:
-      list(pool.map(lambda program: program.compile(), lowered))
 
   def compile_ahead(self, params) -> Optional[threading.Thread]:
     """Lowers the evaluation's programs and starts compiling them in a background

@@ -250,8 +250,11 @@ def finished_results(config, workdir: str) -> Optional[dict]:
     results = outputs.read_json(path)
   except ValueError:  # damaged: the run computes it again from its checkpoints
     return None
-  num_epochs = config.train.num_epochs
-  done = latest >= min(num_epochs, results.get('epochs_completed', num_epochs))
+  num_epochs, completed = config.train.num_epochs, results.get('epochs_completed', 0)
+  # Only training marks a run finished (early stops included): a results.json that
+  # --mode=eval or a report wrote from an unfinished run's checkpoint is not.
+  done = (latest >= completed if results.get('finished')
+          else latest >= num_epochs and completed >= num_epochs)
   return results if done else None
 
 
@@ -299,6 +302,7 @@ def _train_locked(config, workdir: str, echo) -> dict:
   results['wall_time'] = selected['elapsed']
   # Seconds of this process only (a resumed run counts from its restart).
   results['timing'] = timer.as_dict()
+  results['finished'] = True  # trained to its end (finished_results)
   if primary:
     outputs.write_json(os.path.join(workdir, outputs.RESULTS), results)
     tracking.record_finished(config, workdir, results)
@@ -409,8 +413,6 @@ def _train_members(exp, folder: str, workdir: str, timer, echo) -> dict:
     evaluated = {}  # epoch -> its eval metrics, to build results without re-evaluating
     # A resumed run whose members had all stopped early trains no further epoch.
     first = num_epochs + 1 if exp.all_stopped(state, latest) else latest + 1
-    if first <= num_epochs:
-      exp.compile_train_steps(state, first)
     ahead = exp.compile_ahead(state.params) if first <= num_epochs else None
     with stop_signals.catch() as stop:
       for epoch in range(first, num_epochs + 1):
