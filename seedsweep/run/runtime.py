@@ -47,6 +47,35 @@ def enable_compilation_cache() -> None:
   jax.config.update('jax_compilation_cache_dir', os.path.join(cache_dir(), 'jax'))
   jax.config.update('jax_persistent_cache_min_compile_time_secs', 0.2)
   jax.config.update('jax_persistent_cache_min_entry_size_bytes', 0)
+  _heal_damaged_cache_entries(os.path.join(cache_dir(), 'jax'))
+
+
+def _heal_damaged_cache_entries(folder: str) -> None:
+  """An entry that does not read back (zlib's checksum: a garbled or truncated file)
+  is said in one line and removed, so the program compiled instead is written in its
+  place; jax alone warns and recompiles at every run, keeping the bad entry. Wraps
+  jax's internal reader; a jax without it just keeps jax's own behaviour."""
+  try:
+    from jax._src import compilation_cache  # pylint: disable=g-import-not-at-top
+    read = compilation_cache.get_executable_and_time
+  except (ImportError, AttributeError):
+    return
+  if getattr(read, 'heals', False):
+    return
+
+  def healing(cache_key, *args, **kwargs):
+    try:
+      return read(cache_key, *args, **kwargs)
+    except Exception as e:  # pylint: disable=broad-except  (jax warns and compiles)
+      path = os.path.join(folder, f'{cache_key}-cache')
+      if os.path.exists(path):
+        print(f'warning: compilation cache entry {path} is damaged ({type(e).__name__}: '
+              f'{str(e)[:80]}); removed, compiling it again', file=sys.stderr, flush=True)
+        os.remove(path)
+      raise
+
+  healing.heals = True
+  compilation_cache.get_executable_and_time = healing
 
 
 # XLA:CPU splits a long reduction (a sum, the contraction of a weight gradient over
