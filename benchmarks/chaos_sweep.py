@@ -14,13 +14,15 @@ command; the last launch runs to the end. Then (:func:`differences`): every poin
 results and every metrics.jsonl row equal the undisturbed sweep's (wall times
 aside), no row twice or missing, no temporary file, no interrupted checkpoint, the
 same files in every run folder, ``sweep.json`` complete, and report.md and
-report.csv the same bytes once their wall-time cells are set aside.
+report.csv the same bytes once their wall-time cells are set aside. A sweep that
+ends before all the kills were dealt is compared, and the next cycle starts afresh.
 """
 import argparse
 import json
 import os
 import random
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -199,21 +201,39 @@ def differences(calm: str, hit: str) -> List[str]:
 
 
 def chaos(kills: int, seed: int, tmp: str, kinds=('group', 'jobs'), echo=print) -> dict:
-  """The undisturbed sweep and the killed one under ``tmp``; the figures."""
+  """The undisturbed sweep and killed ones under ``tmp``, until ``kills`` kills were
+  dealt: a sweep that ends before them is compared and another one starts (a cycle),
+  each on the same undisturbed sweep. Returns the figures."""
   sweep = os.path.join(tmp, 'chaos_sweep.py')
   with open(sweep, 'w') as f:
     f.write(SWEEP)
-  calm, hit = os.path.join(tmp, 'calm'), os.path.join(tmp, 'hit')
+  calm = os.path.join(tmp, 'calm')
   start = time.perf_counter()
   run_with_kills(sweep, calm, 0, seed)
   calm_s = time.perf_counter() - start
-  done = run_with_kills(sweep, hit, kills, seed, rows_written(calm), kinds, echo=echo)
-  for root in (calm, hit):
-    proc = report(root)
+  if report(calm).returncode:
+    raise RuntimeError(f'report of {calm} failed')
+  figures = {'kills': 0, 'relaunches': 0, 'cycles': 0, 'reports': 0,
+             'by_signal': {'SIGKILL': 0, 'SIGTERM': 0}, 'by_kind': {k: 0 for k in kinds},
+             'seed': seed, 'undisturbed_s': round(calm_s, 1), 'differences': []}
+  while figures['kills'] < kills or not figures['cycles']:
+    hit = os.path.join(tmp, f'hit{figures["cycles"]}')
+    done = run_with_kills(sweep, hit, kills - figures['kills'],
+                          seed + 1000 * figures['cycles'], rows_written(calm), kinds,
+                          echo=echo)
+    proc = report(hit)
     if proc.returncode:
-      raise RuntimeError(f'report of {root} failed:\n{proc.stderr[-2000:]}')
-  return {**done, 'seed': seed, 'undisturbed_s': round(calm_s, 1),
-          'differences': differences(calm, hit)}
+      raise RuntimeError(f'report of {hit} failed:\n{proc.stderr[-2000:]}')
+    figures['cycles'] += 1
+    for key in ('kills', 'relaunches', 'reports'):
+      figures[key] += done[key]
+    for key in ('by_signal', 'by_kind'):
+      for k, v in done[key].items():
+        figures[key][k] += v
+    figures['differences'] += [f'cycle {figures["cycles"]}: {d}'
+                               for d in differences(calm, hit)]
+    shutil.rmtree(hit)  # a cycle's checkpoints: disk, not evidence, once compared
+  return figures
 
 
 def main():
