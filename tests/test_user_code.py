@@ -100,7 +100,7 @@ def _command(*args, cwd, env=None):
 
 @pytest.mark.slow
 def test_a_model_and_reader_of_ones_own_folder_train_ten_seeds_and_verify(
-    user_folder, tmp_path):
+    user_folder, tmp_path, monkeypatch):
   workdir = tmp_path / 'run'
   tfds = {'SEEDSWEEP_TFDS_DIR': str(tmp_path / 'tfds')}
   proc = _command('--config=my_experiment.py', f'--workdir={workdir}', cwd=user_folder,
@@ -118,7 +118,7 @@ def test_a_model_and_reader_of_ones_own_folder_train_ten_seeds_and_verify(
                        cwd=user_folder, env=tfds)
   assert described.returncode == 0, described.stderr[-2000:]
   assert 'embedding' in described.stdout
-  os.chdir(user_folder)  # the references are relative to where the user runs
+  monkeypatch.chdir(user_folder)  # the references are relative to where one runs
   answer = seedsweep.predict(str(workdir), ['the film was great', 'a dull plot'])
   assert answer['labels'] == ['pos', 'neg']
   report = seedsweep.report(str(workdir), plots=False, echo=lambda *a: None)
