@@ -35,7 +35,7 @@ def _row(row, where: str) -> tfds_base.Example:
     raise UserError(f'{where}: {row!r:.80}; expected (text, label), (text, label, '
                     'tags) or a dict with those keys')
   text, label, tags = (*row, None) if len(row) == 2 else row
-  return user_files._example(text, label, tags, where)  # pylint: disable=protected-access
+  return user_files.example(text, label, tags, where)
 
 
 def read(ref: str, data_config) -> Dict[str, List[tfds_base.Example]]:

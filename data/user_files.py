@@ -85,7 +85,8 @@ def file_format(path: str) -> str:
                   'JSONL or Parquet, data/user_files.py)')
 
 
-def _example(text, label, tags, where: str) -> tfds_base.Example:
+def example(text, label, tags, where: str) -> tfds_base.Example:
+  """One checked example (``where`` names its file and line, or row, in errors)."""
   if not isinstance(text, str) or not text.strip():
     raise UserError(f'{where}: empty or missing text; expected pre-tokenised text')
   if not isinstance(label, (str, int)) or isinstance(label, bool) or str(label) == '':
@@ -151,14 +152,14 @@ def _read_delimited(path: str, fmt: str, columns: Columns) -> List[tfds_base.Exa
                             f'{len([i for i in indices if i is not None])} columns '
                             'the header names')
           text, label, tags = indices
-          examples.append(_example(fields[text], fields[label],
+          examples.append(example(fields[text], fields[label],
                                    fields[tags] if tags is not None else None, where))
           continue
         if len(fields) not in (2, 3):
           raise UserError(f'{where}: {len(fields)} {sep}-separated fields; expected '
                           f'label<{sep}>text or label<{sep}>text<{sep}>tags, or a header '
                           'row naming the text and label columns')
-        examples.append(_example(fields[1], fields[0],
+        examples.append(example(fields[1], fields[0],
                                  fields[2] if len(fields) == 3 else None, where))
     except csv.Error as e:
       raise UserError(f'{path}:{reader.line_num}: {e}; expected {fmt.upper()} '
@@ -182,7 +183,7 @@ def _read_jsonl(path: str, columns: Columns) -> List[tfds_base.Example]:
       if not isinstance(obj, dict) or text_key not in obj or label_key not in obj:
         raise UserError(f'{where}: expected an object with "{text_key}" and '
                         f'"{label_key}" (and optionally "tags")')
-      examples.append(_example(obj[text_key], obj[label_key], obj.get(TAGS_NAME), where))
+      examples.append(example(obj[text_key], obj[label_key], obj.get(TAGS_NAME), where))
   return examples
 
 
@@ -209,7 +210,7 @@ def _read_parquet(path: str, columns: Columns) -> List[tfds_base.Example]:
                     'label_column)')
   tags = _find(names, (TAGS_NAME,))
   rows = table.to_pylist()
-  return [_example(r[names[text]], r[names[label]],
+  return [example(r[names[text]], r[names[label]],
                    r[names[tags]] if tags is not None else None, f'{path}: row {i + 1}')
           for i, r in enumerate(rows)]
 

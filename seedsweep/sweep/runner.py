@@ -178,10 +178,8 @@ def run(config, spec: str, root: str, shard: str = '0/1',
   primary = hosts.is_primary()  # under jax.distributed only process 0 writes
   if index == 0 and primary:  # one writer when shards share the root
     folder = {i: r.name for r in runs for i in r.indices}
-    outputs.write_json(os.path.join(root, SWEEP), {
-        'sweep': spec_label(spec), 'points': [
-            {'name': n, 'overrides': p, 'run': folder[i]}
-            for i, (n, p) in enumerate(zip(names, points))]})
+    write_sweep(root, spec_label(spec), [(n, p, folder[i])
+                                         for i, (n, p) in enumerate(zip(names, points))])
   results = {}
   mine = [k for k in range(len(runs)) if k % count == index]
   for position, k in enumerate(mine):
@@ -194,10 +192,18 @@ def run(config, spec: str, root: str, shard: str = '0/1',
   return results
 
 
-def train_run(r: Run, root: str, label: str, points: Sequence[Dict[str, Any]],
-              primary: bool, echo=print) -> dict:
+def write_sweep(root: str, label: str, points) -> None:
+  """``root/sweep.json``: the sweep (or search) ``label`` and its points, each
+  ``(name, overrides, run folder)``."""
+  outputs.write_json(os.path.join(root, SWEEP), {'sweep': label, 'points': [
+      {'name': n, 'overrides': o, 'run': r} for n, o, r in points]})
+
+
+def train_run(r: Run, root: str, label: str, points, primary: bool,
+              echo=print) -> dict:
   """Trains (or resumes, or reads back) the run ``r`` in ``root/<its name>``, its
-  point.json written first (``label``: the sweep or search that owns it)."""
+  point.json written first (``label``: the sweep or search that owns it;
+  ``points[i]``: the overrides of point ``i``, a list's or a dict's)."""
   from seedsweep.run import loop  # pylint: disable=g-import-not-at-top
   workdir = os.path.join(root, r.name)
   os.makedirs(workdir, exist_ok=True)

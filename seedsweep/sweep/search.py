@@ -274,8 +274,10 @@ def trial_results(runs: Sequence[runner.Run], results: Dict[str, dict]) -> dict:
   return out
 
 
-def summary(optuna, study, label: str, storage: str, metric: str, search) -> dict:
-  """search.json: every trial, the best, the parameter importances."""
+def summary(optuna, study, label: str, storage: str, metric: str, search,
+            importances=None) -> dict:
+  """search.json: every trial, the best, the parameter importances (``importances``
+  when the finished trials are those they were computed from)."""
   states = optuna.trial.TrialState
   trials = []
   for t in sorted(study.get_trials(deepcopy=False), key=lambda t: t.number):
@@ -295,7 +297,8 @@ def summary(optuna, study, label: str, storage: str, metric: str, search) -> dic
           'metric': metric, 'score': search.score,
           'direction': study.direction.name.lower(),
           'budget': search.trials, 'best': best, 'trials': trials,
-          'importance': importance(optuna, study, search)}
+          'importance': (importance(optuna, study, search) if importances is None
+                         else importances)}
 
 
 def importance(optuna, study, search) -> Dict[str, float]:
@@ -332,9 +335,8 @@ def storage_url(root: str, storage: str) -> str:
 
 def write_files(root: str, label: str, info: dict) -> None:
   """sweep.json (the trials as a sweep's points) and search.json under ``root``."""
-  points = [{'name': f'trial_{t["number"]}', 'overrides': t['params'], 'run': t['run']}
-            for t in info['trials'] if t['run']]
-  outputs.write_json(os.path.join(root, runner.SWEEP), {'sweep': label, 'points': points})
+  runner.write_sweep(root, label, [(f'trial_{t["number"]}', t['params'], t['run'])
+                                   for t in info['trials'] if t['run']])
   outputs.write_json(os.path.join(root, SEARCH), info)
 
 
@@ -347,12 +349,13 @@ def run(config, spec: str, root: str, storage: str = '', worker: str = '0/1',
   optuna = import_optuna()
   index, _ = runner.parse_shard(worker)
   label = runner.spec_label(spec, 'searches')
+  where = f'--search={spec}'
   if search.seeds:
-    config = keys.with_values(config, {'seeds': tuple(search.seeds)}, f'--search={spec}')
+    config = keys.with_values(config, {'seeds': tuple(search.seeds)}, where)
   if tuple(config.stack.fields):
-    raise UserError(f'--search={spec} with config.stack set: the search stacks its '
-                    'points by itself')
-  check_space(config, search, f'--search={spec}')
+    raise UserError(f'{where} with config.stack set: the search stacks its points by '
+                    'itself')
+  check_space(config, search, where)
   metric = score_metric(config, search)
   lower_better = outputs.lower_is_better(metric)
   loop.check_folder(root)
@@ -363,7 +366,7 @@ def run(config, spec: str, root: str, storage: str = '', worker: str = '0/1',
                      study_identity(config, search, metric, label))
   primary = hosts.is_primary()
   k = round_size(config, search, len(config.seeds))
-  where = f'--search={spec}'
+  info = None  # search.json as of the last tell
   while True:
     trials = pending_round(optuna, study, index) or ask_round(optuna, study, search,
                                                               index, k)
@@ -373,8 +376,9 @@ def run(config, spec: str, root: str, storage: str = '', worker: str = '0/1',
     folder = {number: r.name for r in runs for number in r.indices}
     for t in trials:
       t.set_user_attr('run', folder[t.number])
-    if primary:
-      write_files(root, label, summary(optuna, study, label, storage, metric, search))
+    if primary:  # the round's folders, before they train (asking told nothing)
+      write_files(root, label, summary(optuna, study, label, storage, metric, search,
+                                       info and info['importance']))
     echo(f'search round {trials[0].user_attrs[ROUND]}: trials '
          f'{", ".join(str(t.number) for t in trials)} of {search.trials} in '
          f'{len(runs)} program(s), {len(config.seeds)} seeds each')
@@ -383,11 +387,13 @@ def run(config, spec: str, root: str, storage: str = '', worker: str = '0/1',
                for r in runs}
     tell_round(optuna, study, search, trials, trial_results(runs, results), metric,
                lower_better)
+    info = summary(optuna, study, label, storage, metric, search)
     if primary:
-      write_files(root, label, summary(optuna, study, label, storage, metric, search))
-  info = summary(optuna, study, label, storage, metric, search)
-  if primary:
-    write_files(root, label, info)
+      write_files(root, label, info)
+  if info is None:  # nothing was left to train: the study as it stands
+    info = summary(optuna, study, label, storage, metric, search)
+    if primary:
+      write_files(root, label, info)
   echo(best_text(info, root))
   return info
 
