@@ -248,7 +248,7 @@ def main():
   figures['wall_s'] = round(time.perf_counter() - start, 1)
   figures['date'] = time.strftime('%Y-%m-%d')
   os.makedirs(args.out, exist_ok=True)
-  path = os.path.join(args.out, f'chaos_sweep_{figures["date"]}.json')
+  path = os.path.join(args.out, f'chaos_sweep_{figures["date"]}_{args.kills}kills.json')
   with open(path, 'w') as f:
     json.dump(figures, f, indent=1)
   print(json.dumps(figures, indent=1))

@@ -45,29 +45,44 @@ POSITIVE = ('embed_dim', 'hidden', 'filters', 'groups', 'units', 'layers', 'unro
             'tag_dim')
 
 
+# Float fields with a range, by name (any module's: a naming convention), each as
+# (what the error says, the test); a field not named here need only be finite.
+FLOAT_RANGES = {'init_scale': ('a number > 0', lambda v: v > 0),
+                'beta': ('a number >= 0', lambda v: v >= 0),
+                'rho': ('a rate in (0, 1)', lambda v: 0 < v < 1)}
+SIZE_LIMIT = 2**31  # sizes reach int32 shapes and indices: larger ones cannot run
+
+
 def check_field(field: dataclasses.Field, value) -> None:
-  """A model field's value of the right type: ints not negative (sizes in
-  :data:`POSITIVE` positive), rates in [0, 1), flags bools, widths non-empty tuples
-  of positive ints."""
+  """A model field's value of the right type: ints in [0, 2**31) (sizes in
+  :data:`POSITIVE` positive), dropout rates in [0, 1), the floats of
+  :data:`FLOAT_RANGES` in their ranges, flags bools, widths non-empty tuples of
+  positive ints."""
   where = f'config.model.{field.name}={value!r}'
   is_int = isinstance(value, int) and not isinstance(value, bool)
   if field.type is int:
     least = 1 if field.name in POSITIVE else 0
     if not is_int or value < least:
       raise UserError(f'{where}; expected an int >= {least}')
+    if value >= SIZE_LIMIT:
+      raise UserError(f'{where}; expected an int below 2**31 (sizes are int32)')
   elif field.type is float:
     if (isinstance(value, bool) or not isinstance(value, (int, float))
         or not math.isfinite(value)):
       raise UserError(f'{where}; expected a finite number')
     if 'dropout' in field.name and not 0 <= value < 1:
       raise UserError(f'{where}; expected a rate in [0, 1)')
+    expected, ok = FLOAT_RANGES.get(field.name, ('', lambda v: True))
+    if not ok(value):
+      raise UserError(f'{where}; expected {expected}')
   elif field.type is bool and not isinstance(value, bool):
     raise UserError(f'{where}; expected True or False')
   elif field.type is str and not isinstance(value, str):
     raise UserError(f'{where}; expected a string')
   elif 'Sequence' in str(field.type) and not (
       isinstance(value, (tuple, list)) and value and all(
-          isinstance(v, int) and not isinstance(v, bool) and v > 0 for v in value)):
+          isinstance(v, int) and not isinstance(v, bool) and 0 < v < SIZE_LIMIT
+          for v in value)):
     raise UserError(f'{where}; expected a non-empty tuple of positive ints')
 
 

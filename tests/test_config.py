@@ -110,3 +110,20 @@ def test_a_bad_optimiser_number_is_refused_before_anything_runs(key, value, expe
   keys.set_value(config, key, value, 'test')
   with pytest.raises(UserError, match=rf'^config.{key}=.*; expected {expected}$'):
     checks.validate(config)
+
+
+@pytest.mark.parametrize('key, value, expected', [
+    ('train.batch_size', 0, 'an int >= 1$'),
+    ('train.num_epochs', 2**40, r'an int <= 2147483647$'),
+    ('data.num_buckets', 10**6, r'an int <= 1024 \(each bucket is a program'),
+    ('data.bucket_multiple', 10**12, r'an int <= 65536'),
+    ('data.min_count', -1, 'an int >= 0$'),
+    ('data.num_folds', 1, r'an int >= 2 \(folds'),
+    ('data.max_length', -5, r'an int >= 0 \(0 = no limit\)$'),
+])
+def test_a_count_or_size_out_of_range_is_refused_before_anything_runs(key, value,
+                                                                      expected):
+  config = base.get_base_config()
+  keys.set_value(config, key, value, 'test')
+  with pytest.raises(UserError, match=rf'^config.{key}=.*; expected {expected}'):
+    checks.validate(config)

@@ -206,6 +206,12 @@ def test_seed_init_is_the_same_alone_and_in_a_group():
     ('joint_slu', 'latent', 'yes', r"config.model.latent='yes'; expected True or False"),
     ('clstm', 'widths', (3, 0), r'config.model.widths=\(3, 0\); expected a non-empty '
      r'tuple of positive ints'),
+    ('bilstm', 'hidden', 2**40, r'config.model.hidden=1099511627776; expected an int '
+     r'below 2\*\*31'),
+    ('mtlstm', 'init_scale', -0.1, r'config.model.init_scale=-0.1; expected a number > 0'),
+    ('joint_slu', 'beta', float('nan'), r'config.model.beta=nan; expected a finite'),
+    ('joint_slu', 'beta', -1.0, r'config.model.beta=-1.0; expected a number >= 0'),
+    ('joint_slu', 'rho', 1.0, r'config.model.rho=1.0; expected a rate in \(0, 1\)'),
 ])
 def test_model_fields_of_the_wrong_type_or_range_are_refused_by_name(name, field, value,
                                                                      message):

@@ -28,6 +28,20 @@ def test_point_names_are_readable_stable_and_distinct():
     sweep.point_names([{'a.b': 1}, {'a.b': 1}], 's.py')
 
 
+def test_no_value_of_a_point_makes_a_run_write_outside_the_sweep_root(tmp_path):
+  """Values become folder names made safe and short; keys naming where runs write
+  (the dataset cache, MLflow's store) are refused in a point."""
+  long = sweep.point_name({'data.name': '../../' + 'x' * 300, 'model.hidden': 8})
+  assert '/' not in long and len(long) <= sweep.NAME_LIMIT
+  assert long != sweep.point_name({'data.name': '../../' + 'x' * 299, 'model.hidden': 8})
+  escape = tmp_path / 'escape.py'
+  escape.write_text('def sweep(arg):\n  return [{"model.hidden": 8},\n'
+                    '          {"data.tfds_dir": "/tmp/elsewhere"}]\n')
+  with pytest.raises(UserError, match=r'point 1 sets data.tfds_dir, a path runs write '
+                                      r'to; a sweep writes under its --workdir only'):
+    sweep.load_points(str(escape))
+
+
 def test_a_bad_point_names_its_field_before_any_point_trains(tmp_path):
   typo = tmp_path / 'typo.py'
   typo.write_text('def sweep(arg):\n  return [{"model.hidden": 8}, {"model.hiden": 8}]\n')

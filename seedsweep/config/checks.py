@@ -39,6 +39,18 @@ NON_NEGATIVE_NUMBERS = ('optimizer.eps', 'optimizer.initial_accumulator_value',
 RATES = ('optimizer.momentum', 'optimizer.rho', 'optimizer.decay', 'optimizer.b1',
          'optimizer.b2')  # in [0, 1)
 
+# The ints of the sections every config has: (least, most, what the error adds).
+# Counts and sizes become int32 shapes (2**31 - 1 at most); every bucket is a
+# program of its own, and a bucket's length is a multiple of bucket_multiple.
+_MOST = 2**31 - 1
+INTS = {'train.num_epochs': (1, _MOST, ''), 'train.batch_size': (1, _MOST, ''),
+        'train.eval_batch_size': (1, _MOST, ''), 'train.checkpoint_every': (1, _MOST, ''),
+        'train.patience': (0, _MOST, ' (0 = no early stopping)'),
+        'data.num_buckets': (1, 1024, ' (each bucket is a program compiled of its own)'),
+        'data.bucket_multiple': (1, 2**16, ' (bucket lengths are its multiples)'),
+        'data.min_count': (0, _MOST, ''), 'data.max_length': (0, _MOST, ' (0 = no limit)'),
+        'data.num_folds': (2, _MOST, ' (folds of cross-validation)')}
+
 
 def to_dict(config) -> dict:
   """The config as plain JSON data (tuples become lists)."""
@@ -116,15 +128,9 @@ def validate(config) -> None:
   one_of('train.selection', t.selection, SELECTIONS)
   one_of('train.seed_parallel', t.seed_parallel, SEED_PARALLEL_MODES + ('auto',))
   one_of('train.nan_policy', t.nan_policy, NAN_POLICIES)
-  for key in ('num_epochs', 'batch_size', 'eval_batch_size', 'checkpoint_every'):
-    if not isinstance(t[key], int) or t[key] < 1:
-      raise UserError(f'config.train.{key}={t[key]!r}; expected a positive int')
-  patience = t.patience
-  if not isinstance(patience, int) or isinstance(patience, bool) or patience < 0:
-    raise UserError(f'config.train.patience={patience!r}; expected an int >= 0 '
-                    f'(0 = no early stopping)')
-  if patience and t.selection != 'best_dev':
-    raise UserError(f'config.train.patience={patience} needs '
+  check_ints(config)
+  if t.patience and t.selection != 'best_dev':
+    raise UserError(f'config.train.patience={t.patience} needs '
                     f"config.train.selection='best_dev' (got {t.selection!r}): "
                     f'early stopping watches the dev score')
   budget = config.runtime.memory_budget
@@ -138,10 +144,17 @@ def validate(config) -> None:
                     '>= 1 (padded tokens at most this many times the real ones), or 0 '
                     "for the training buckets' lengths")
   check_numbers(config)
-  if config.data.num_buckets < 1 or config.data.bucket_multiple < 1:
-    raise UserError('config.data.num_buckets and config.data.bucket_multiple must be '
-                    f'positive; got {config.data.num_buckets}, '
-                    f'{config.data.bucket_multiple}')
+
+
+def check_ints(config) -> None:
+  """UserError naming the first int of :data:`INTS` that is not an int in its range."""
+  for key, (least, most, note) in INTS.items():
+    section, field = key.split('.')
+    value = config[section].get(field)
+    if not isinstance(value, int) or isinstance(value, bool) or value < least:
+      raise UserError(f'config.{key}={value!r}; expected an int >= {least}{note}')
+    if value > most:
+      raise UserError(f'config.{key}={value!r}; expected an int <= {most}{note}')
 
 
 def check_numbers(config) -> None:

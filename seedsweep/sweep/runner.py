@@ -21,6 +21,7 @@ lists of them for a stacked run), and the root ``sweep.json`` (every point's nam
 and overrides): the report reads them.
 """
 import dataclasses
+import hashlib
 import json
 import importlib.util
 import os
@@ -37,6 +38,9 @@ from seedsweep.run import outputs
 from seedsweep.run import runtime
 
 POINT, SWEEP = 'point.json', 'sweep.json'
+NAME_LIMIT = 120  # characters of a run folder's name
+# Keys naming where runs write beside their workdir: a sweep's point may not set them.
+WRITE_PATHS = ('data.tfds_dir', 'log.mlflow_uri')
 
 
 def load_points(spec: str) -> List[Dict[str, Any]]:
@@ -51,15 +55,30 @@ def load_points(spec: str) -> List[Dict[str, Any]]:
     if 'seeds' in point:
       raise UserError(f'--sweep={spec}: point {i} sets seeds; seeds are the vmap axis '
                       f'of every point, never a sweep axis (set --config.seeds)')
+    where = sorted(k for k in point if k in WRITE_PATHS)
+    if where:
+      raise UserError(f'--sweep={spec}: point {i} sets {where[0]}, a path runs write '
+                      "to; a sweep writes under its --workdir only (set it with "
+                      f'--config.{where[0]} for the whole sweep)')
   return list(points)
 
 
 def point_name(point: Dict[str, Any]) -> str:
   """``'dl=5,dh=40'``: the point's overrides (``paper.*`` left out) in their order,
-  named by :func:`seedsweep.config.keys.short_names`."""
+  named by :func:`seedsweep.config.keys.short_names`; a name over
+  :data:`NAME_LIMIT` characters is cut and ends in a digest of the whole."""
   own = [k for k in point if not k.startswith('paper.')]
-  return ','.join(f'{n}={keys.folder_safe(keys.value_text(point[k]))}'
-                  for n, k in zip(keys.short_names(own), own))
+  return folder_name([f'{n}={keys.folder_safe(keys.value_text(point[k]))}'
+                      for n, k in zip(keys.short_names(own), own)])
+
+
+def folder_name(parts: Sequence[str]) -> str:
+  """``parts`` joined by commas; a name over :data:`NAME_LIMIT` characters is cut
+  and ends in a digest of the whole (file systems refuse names over 255 bytes)."""
+  name = ','.join(parts)
+  if len(name) <= NAME_LIMIT:
+    return name
+  return f'{name[:NAME_LIMIT - 17]}-{hashlib.sha256(name.encode()).hexdigest()[:16]}'
 
 
 def point_names(points: Sequence[Dict[str, Any]], spec: str) -> List[str]:
@@ -152,12 +171,14 @@ def _stacked_run(config, where: str, points: List[Dict[str, Any]], indices) -> R
   rows = tuple(tuple(p.get(k, _value(base, k)) for k in fields) for p in points)
   stacked = keys.with_values(base, {'stack.fields': tuple(fields), 'stack.points': rows},
                              f'{where} points {list(indices)}')
-  parts = [point_name(rest)] if point_name(rest) else []
+  own = [k for k in rest if not k.startswith('paper.')]
+  parts = [f'{n}={keys.folder_safe(keys.value_text(rest[k]))}'
+           for n, k in zip(keys.short_names(own), own)]
   for name, k in zip(keys.short_names(fields), fields):
     values = '+'.join(keys.value_text(v) for v in dict.fromkeys(r[fields.index(k)]
                                                                  for r in rows))
     parts.append(f'{name}={keys.folder_safe(values)}')
-  return Run(','.join(parts), tuple(indices), stacked)
+  return Run(folder_name(parts), tuple(indices), stacked)
 
 
 def _value(config, key: str):
