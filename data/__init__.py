@@ -103,8 +103,13 @@ def cache_root() -> str:
 
 def tfds_dir(data_config) -> str:
   """Where built array_record files live: config, $SEEDSWEEP_TFDS_DIR, or a cache."""
-  return (data_config.tfds_dir or os.environ.get('SEEDSWEEP_TFDS_DIR')
-          or os.path.join(cache_root(), 'tfds'))
+  where = ('config.data.tfds_dir' if data_config.tfds_dir else
+           '$SEEDSWEEP_TFDS_DIR' if os.environ.get('SEEDSWEEP_TFDS_DIR') else
+           '$SEEDSWEEP_CACHE')
+  folder = (data_config.tfds_dir or os.environ.get('SEEDSWEEP_TFDS_DIR')
+            or os.path.join(cache_root(), 'tfds'))
+  files.refuse_file(folder, where, 'a folder for prepared datasets')
+  return folder
 
 
 def checksum(texts, labels) -> str:
@@ -187,6 +192,7 @@ def prepare(name: str, data_config) -> Tuple[tfds.core.DatasetBuilder, Dict[str,
   if name == 'files':
     paths = _user_files(data_config)
     for split, path in paths.items():
+      files.refuse_folder(path, f'config.data.files.{split}', 'a data file')
       user_files.file_format(path)
       if not os.path.isfile(path):
         raise UserError(f'{path}: file not found (config.data.files.{split})')

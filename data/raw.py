@@ -29,6 +29,7 @@ import socket
 import urllib.parse
 from typing import Dict, Optional, Sequence
 
+from seedsweep import files
 from seedsweep.errors import UserError
 
 ENV = 'SEEDSWEEP_DATA'
@@ -95,7 +96,11 @@ class Download:
 def root() -> Optional[str]:
   """The raw-data root from ``$SEEDSWEEP_DATA``, or None (download)."""
   value = os.environ.get(ENV, '').strip()
-  return os.path.abspath(os.path.expanduser(value)) if value else None
+  if not value:
+    return None
+  folder = os.path.abspath(os.path.expanduser(value))
+  files.refuse_file(folder, f'${ENV}', 'the folder of raw datasets (data/raw.py)')
+  return folder
 
 
 def sha256_file(path: str) -> str:

@@ -125,6 +125,7 @@ def _is_header(line: bytes) -> bool:
 def detect_format(path: str) -> str:
   """The format of a vectors file by the rule in the module docstring."""
   path = os.fspath(path)
+  files.refuse_folder(path, 'config.data.vectors.path', 'a vectors file')
   name = path.lower()
   if name.endswith('.gz'):
     name = name[:-3]

@@ -42,7 +42,9 @@ REGISTRY: Dict[str, Tuple[Type[nn.Module], Dict[str, Any]]] = {
 # Int fields that must be positive; the others (depths such as DC-Bi-LSTM's dl, which
 # may be 0, maxlen's 0 = none) must not be negative.
 POSITIVE = ('embed_dim', 'hidden', 'filters', 'groups', 'units', 'layers', 'unroll',
-            'tag_dim')
+            'tag_dim', 'dh', 'th')
+# Counts of layers, units or groups: each is traced into the program on its own.
+DEPTHS, MOST_DEPTH = ('dl', 'layers', 'units', 'groups'), 1024
 
 
 # Float fields with a range, by name (any module's: a naming convention), each as
@@ -66,6 +68,9 @@ def check_field(field: dataclasses.Field, value) -> None:
       raise UserError(f'{where}; expected an int >= {least}')
     if value >= SIZE_LIMIT:
       raise UserError(f'{where}; expected an int below 2**31 (sizes are int32)')
+    if field.name in DEPTHS and value > MOST_DEPTH:
+      raise UserError(f'{where}; expected at most {MOST_DEPTH} (each one is traced '
+                      'into the program)')
   elif field.type is float:
     if (isinstance(value, bool) or not isinstance(value, (int, float))
         or not math.isfinite(value)):

@@ -1,14 +1,29 @@
 """Files written whole or not at all: the one temp-file-and-rename write every layer
 uses (run outputs, reports, the vectors cache, trained word vectors).
 
-A bottom module like ``errors``: it imports nothing of seedsweep, so the data layer
-can use it as well as the run loop.
+A bottom module beside ``errors`` (the only module of seedsweep it imports), so the
+data layer can use it as well as the run loop. Also the checks of paths a user
+names: a folder where a file is expected, or the reverse, is one line.
 """
 import contextlib
 import functools
 import os
 import tempfile
 from typing import Callable, Optional
+
+from seedsweep.errors import UserError
+
+
+def refuse_folder(path: str, where: str, expected: str) -> None:
+  """UserError when ``path`` is a folder: ``where`` named it, ``expected`` a file."""
+  if os.path.isdir(path):
+    raise UserError(f'{where}: {path} is a folder; expected {expected}')
+
+
+def refuse_file(path: str, where: str, expected: str) -> None:
+  """UserError when ``path`` exists and is not a folder: ``where`` named it."""
+  if os.path.exists(path) and not os.path.isdir(path):
+    raise UserError(f'{where}: {path} is a file; expected {expected}')
 
 
 @functools.lru_cache(maxsize=None)

@@ -42,3 +42,46 @@ def test_permissions_are_those_of_a_plain_open(tmp_path):
     f.write('x')
   mode = lambda name: stat.S_IMODE(os.stat(tmp_path / name).st_mode)
   assert mode('atomic') == mode('plain')
+
+
+def test_a_path_of_the_wrong_kind_is_one_line_naming_where_it_came_from(
+    tmp_path, monkeypatch):
+  """A folder where a file is expected, or a file where a folder is: each path a
+  user gives is refused by name before anything is written."""
+  from seedsweep.config import base
+  from seedsweep.config import checks
+  from seedsweep.config import python_files
+  from seedsweep.data import raw
+  from seedsweep.data import vectors
+  from seedsweep.errors import UserError
+  from seedsweep.run import predict
+  import seedsweep.data as data_lib
+  folder, file = tmp_path / 'folder', tmp_path / 'file'
+  folder.mkdir()
+  file.write_text('x')
+  cases = [
+      (lambda: python_files.call(str(folder), 'sweep', '--sweep'),
+       rf'--sweep={folder}: {folder} is a folder; expected a Python file'),
+      (lambda: python_files.load_object(f'{folder}:Model', 'config.model.name'),
+       rf'{folder} is a folder; expected path/to/file.py:Name'),
+      (lambda: vectors.detect_format(str(folder)),
+       rf'config.data.vectors.path: {folder} is a folder; expected a vectors file'),
+      (lambda: predict.read_texts(str(folder)),
+       rf'--input: {folder} is a folder; expected a file of texts'),
+  ]
+  for call, message in cases:
+    with pytest.raises(UserError, match=message):
+      call()
+  config = base.get_base_config()
+  config.data.tfds_dir = str(file)
+  with pytest.raises(UserError, match=rf'config.data.tfds_dir: {file} is a file; '
+                                      'expected a folder'):
+    data_lib.tfds_dir(config.data)
+  monkeypatch.setenv('SEEDSWEEP_DATA', str(file))
+  with pytest.raises(UserError, match=rf'\$SEEDSWEEP_DATA: {file} is a file'):
+    raw.root()
+  config = base.get_base_config()
+  config.data.files.train = str(folder)  # data.name is not 'files': never read
+  with pytest.raises(UserError, match=r"config.data.files.train=.* is set, but "
+                                      r"config.data.name='demo' reads no such"):
+    checks.validate(config)

@@ -212,6 +212,8 @@ def test_seed_init_is_the_same_alone_and_in_a_group():
     ('joint_slu', 'beta', float('nan'), r'config.model.beta=nan; expected a finite'),
     ('joint_slu', 'beta', -1.0, r'config.model.beta=-1.0; expected a number >= 0'),
     ('joint_slu', 'rho', 1.0, r'config.model.rho=1.0; expected a rate in \(0, 1\)'),
+    ('dclstm', 'dh', 0, r'config.model.dh=0; expected an int >= 1'),
+    ('dlstm', 'layers', 5000, r'config.model.layers=5000; expected at most 1024'),
 ])
 def test_model_fields_of_the_wrong_type_or_range_are_refused_by_name(name, field, value,
                                                                      message):

@@ -144,6 +144,17 @@ def validate(config) -> None:
                     '>= 1 (padded tokens at most this many times the real ones), or 0 '
                     "for the training buckets' lengths")
   check_numbers(config)
+  check_unread_files(config.data)
+
+
+def check_unread_files(data) -> None:
+  """UserError when config.data.files names a file while config.data.name reads
+  none (the file would be ignored without a word)."""
+  given = [s for s in ('train', 'dev', 'test') if data.files[s]]
+  if given and data.name != 'files':
+    raise UserError(f'config.data.files.{given[0]}={data.files[given[0]]!r} is set, '
+                    f"but config.data.name={data.name!r} reads no such file; expected "
+                    "config.data.name='files' (or config.data.files left empty)")
 
 
 def check_ints(config) -> None:

@@ -23,6 +23,7 @@ from typing import Dict, List, Sequence
 
 import numpy as np
 
+from seedsweep import files
 from seedsweep.data import vocabulary as vocab_lib
 from seedsweep.engine import hosts
 from seedsweep.errors import UserError
@@ -191,6 +192,7 @@ def read_texts(path: str) -> List[str]:
   or a text / TSV file (one text per line, its first tab-separated field; a first
   row naming a ``text`` or ``sentence`` column is a header, and that column is
   read). Blank lines are skipped."""
+  files.refuse_folder(path, '--input', 'a file of texts')
   if not os.path.isfile(path):
     raise UserError(f'--input={path}: file not found')
   try:
