@@ -1,14 +1,14 @@
 r"""The reproduction campaign: every paper row the configs define, with random
 embeddings and with word vectors the framework trains itself, measured, reported and
-published in the README.
+published in the manual (docs/papers.md, "Published results").
 
   python results/campaign.py vectors             # the word2vec files the rows use
   python results/campaign.py list                # every run: state, seeds, command,
                                                  # and how far a started one is
   python results/campaign.py train RUN [RUN...]  # e.g. dclstm/sst2/w2v_static
   python results/campaign.py train --again RUN   # a published run trained afresh
-  python results/campaign.py readme              # the README section alone
-  python results/campaign.py publish             # records, reports, README section
+  python results/campaign.py readme              # the manual's results section alone
+  python results/campaign.py publish             # records, reports, results section
 
 A *row* is a paper's model on one dataset of its main table (``dclstm/sst2``); a
 *run* is a row in one embedding setting (``dclstm/sst2/random``,
@@ -26,7 +26,7 @@ below, made by ``vectors``), frozen or trained; each row has the paper's mode fi
 metrics.jsonl: what produced it and every per-seed, per-epoch number) to
 ``results/<paper>/runs/<row>/<setting>/``, rebuilds ``results/<paper>/`` (report.md,
 report.csv, plots) from those records with ``seedsweep --mode=report``, and rewrites
-the README's results section from the reports' CSV. The committed records let any
+the manual's results section (RESULTS_PAGE) from the reports' CSV. The committed records let any
 clone rebuild every report, and a report combine runs trained in different sessions;
 ``seedsweep --mode=report --workdir=runs/campaign/<paper>`` gives the same tables
 from the checkpoints themselves.
@@ -53,12 +53,14 @@ VECTORS_DIR = os.path.join('runs', 'vectors')
 DISCARDED = os.path.join('runs', 'discarded')  # run folders set aside by --again
 RESULTS = 'results'
 RECORD_FILES = ('config.json', 'results.json', 'metrics.jsonl')
-README = 'README.md'
+# The manual's page that holds the results section (between BEGIN and END); its
+# links to the reports are relative to the page's folder.
+RESULTS_PAGE = os.path.join('docs', 'papers.md')
 BEGIN, END = '<!-- campaign:begin -->', '<!-- campaign:end -->'
 
 # --- word vectors ------------------------------------------------------------------
 
-# One recipe for every file (chosen in WORKSPACE_NOTES.md, "Word vectors"): gensim
+# One recipe for every file (chosen in docs/log.md, "Word vectors"): gensim
 # skip-gram, 10 passes; the other settings are word2vec's defaults. OpenBLAS's kernels
 # are the file's own (Vectors.blas_core): 'portable' (Haswell's: the same bytes on
 # every CPU with AVX2 and FMA) for files made since 2026-11-28; SkylakeX (AVX-512:
@@ -103,7 +105,7 @@ VECTORS = {v.name: v for v in (
 @dataclasses.dataclass(frozen=True)
 class Paper:
   name: str      # results/<name>
-  title: str     # the README's heading
+  title: str     # the results section's heading
   vectors: str   # what the paper started from
 
 
@@ -165,10 +167,10 @@ ROWS: Tuple[Row, ...] = (
         modes=('static',)),
     Row('dclstm', 'sst1', 'SST-1', 'experiments/dclstm_sst.py:fine', 'imdb_sg_300d',
         modes=('static',)),
-    # MODELS.md §3.2's ablation: SST-1 trained on phrases too (159k an epoch).
+    # docs/models.md §3.2's ablation: SST-1 trained on phrases too (159k an epoch).
     Row('dclstm', 'sst1_phrases', 'SST-1 (+phrases)', 'experiments/dclstm_sst.py:fine,phrases',
         'imdb_sg_300d', modes=('static',), part_seeds=1, random=False,
-        note='the ablation MODELS.md §3.2 names (phrases + sentences, tested on '
+        note='the ablation docs/models.md §3.2 names (phrases + sentences, tested on '
              'sentences): static vectors only, a seed at a time (30-65 min a seed on '
              '2 cores)'),
     Row('dclstm', 'trec', 'TREC', 'experiments/dclstm_trec.py', 'imdb_sg_300d',
@@ -511,7 +513,7 @@ def publish() -> int:
   return 0
 
 
-# --- the README's results section --------------------------------------------------
+# --- the manual's results section --------------------------------------------------
 
 
 def read_reports() -> Dict[Tuple[str, str, str], Dict[str, dict]]:
@@ -583,8 +585,12 @@ def readme_section() -> str:
   lines = []
   for paper in PAPERS.values():
     link = f'{RESULTS}/{paper.name}/'
+    # The report's CSV: a file link that both GitHub and the manual's build
+    # (a download) resolve; a folder or a .md file outside docs/ is no Sphinx target.
+    target = os.path.relpath(os.path.join(RESULTS, paper.name, 'report.csv'),
+                             os.path.dirname(RESULTS_PAGE) or '.').replace(os.sep, '/')
     lines += [f'### {paper.title}', '',
-              f'Paper: {paper.vectors}. Report: [`{link}`]({link}).', '',
+              f'Paper: {paper.vectors}. Report: [`{link}`]({target}).', '',
               '| row | embeddings | metric | mean ± std | 95 % CI | n | best-dev seed '
               '| paper | p (Welch) | epochs | hardware | wall |',
               '| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- '
@@ -614,16 +620,16 @@ def readme_section() -> str:
 
 
 def write_readme() -> None:
-  path = os.path.join(ROOT, README)
+  path = os.path.join(ROOT, RESULTS_PAGE)
   with open(path) as f:
     text = f.read()
   start, end = text.find(BEGIN), text.find(END)
   if start < 0 or end < start:
-    raise SystemExit(f'campaign: {README} has no {BEGIN} ... {END} section')
+    raise SystemExit(f'campaign: {RESULTS_PAGE} has no {BEGIN} ... {END} section')
   text = text[:start + len(BEGIN)] + '\n' + readme_section() + text[end:]
-  with files.atomic_write(path) as f:  # a kill mid-write leaves the old README whole
+  with files.atomic_write(path) as f:  # a kill mid-write leaves the old page whole
     f.write(text)
-  print(f'{README}: results section rewritten')
+  print(f'{RESULTS_PAGE}: results section rewritten')
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
@@ -643,8 +649,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
   training.add_argument('--again', action='store_true',
                         help='train published runs afresh: their run folders move to '
                         f'{DISCARDED}/, their records stand until `publish`')
-  sub.add_parser('publish', help='records, reports and the README section')
-  sub.add_parser('readme', help='the README section only, from the reports')
+  sub.add_parser('publish', help=f'records, reports and the results section of '
+                 f'{RESULTS_PAGE}')
+  sub.add_parser('readme', help=f'the results section of {RESULTS_PAGE} only, from '
+                 'the reports')
   args = parser.parse_args(argv)
   if args.command == 'list':
     return list_runs()

@@ -1,6 +1,7 @@
 """The published results (results/campaign.py, results/<paper>/): every figure of the
-README's results section comes from a report under results/, each report rebuilds
-from the run records beside it, and each record is the run the campaign defines."""
+manual's results section (docs/papers.md) comes from a report under results/, each
+report rebuilds from the run records beside it, and each record is the run the
+campaign defines."""
 import dataclasses
 import glob
 import importlib.util
@@ -31,7 +32,7 @@ PAPER_DIRS = sorted(d for d in glob.glob(os.path.join(REPO, 'results', '*', ''))
 
 
 def _readme_section() -> str:
-  with open(os.path.join(REPO, 'README.md')) as f:
+  with open(os.path.join(REPO, campaign.RESULTS_PAGE)) as f:
     text = f.read()
   start, end = text.index(campaign.BEGIN), text.index(campaign.END)
   return text[start + len(campaign.BEGIN):end].strip('\n') + '\n'
@@ -39,7 +40,8 @@ def _readme_section() -> str:
 
 def test_the_readme_section_is_what_the_reports_give():
   assert _readme_section() == campaign.readme_section(), (
-      'README.md is out of date with results/: run `python results/campaign.py readme`')
+      f'{campaign.RESULTS_PAGE} is out of date with results/: run '
+      '`python results/campaign.py readme`')
 
 
 def test_every_readme_figure_is_in_the_report_it_links():
@@ -62,7 +64,7 @@ def test_every_readme_figure_is_in_the_report_it_links():
                          ids=[os.path.basename(d.rstrip('/')) for d in PAPER_DIRS])
 def test_each_report_rebuilds_from_its_records(paper_dir, tmp_path):
   reports.write_report(os.path.join(paper_dir, 'runs'), plots=False,
-                       echo=lambda _: None, out=str(tmp_path))
+                       print_fn=lambda _: None, out=str(tmp_path))
   for name in ('report.csv', 'report.md'):
     with open(os.path.join(paper_dir, name)) as f:
       published = f.read()
@@ -286,7 +288,7 @@ def test_a_parted_run_shows_how_many_of_its_seeds_are_in(monkeypatch, tmp_path):
 
 
 def test_an_ablation_row_without_random_embeddings_has_no_random_run():
-  """MODELS.md §3.2's phrases ablation for DC-Bi-LSTM runs with the vectors only."""
+  """docs/models.md §3.2's phrases ablation for DC-Bi-LSTM runs with the vectors only."""
   row = campaign.ROWS_BY_KEY['dclstm/sst1_phrases']
   assert row.settings() == ('w2v_static',)
   with pytest.raises(SystemExit, match="no run 'dclstm/sst1_phrases/random'"):
