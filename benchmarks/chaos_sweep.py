@@ -1,7 +1,7 @@
 r"""A whole sweep on a preemptible cluster, played on one machine: its shards killed
 again and again, then compared with the same sweep undisturbed.
 
-  python benchmarks/chaos_sweep.py --kills=100            # the long form (README)
+  python benchmarks/chaos_sweep.py --kills=100            # the long form (README, docs/experiments.md)
   python benchmarks/chaos_sweep.py --kills=3 --seed=7     # replays one schedule
 
 A stacked demo sweep of three points in two programs (two learning rates stacked at
@@ -66,7 +66,7 @@ def rows_written(root: str) -> int:
 
 
 def run_with_kills(sweep: str, root: str, kills: int, seed: int, total_rows: int = 0,
-                   kinds=('group', 'jobs'), echo=print) -> dict:
+                   kinds=('group', 'jobs'), print_fn=print) -> dict:
   """The sweep under ``root``, killed ``kills`` times; returns what happened. Each
   kill is drawn by ``random.Random(seed)``: its signal (SIGKILL or SIGTERM) and its
   kind, one of ``kinds``:
@@ -116,7 +116,7 @@ def run_with_kills(sweep: str, root: str, kills: int, seed: int, total_rows: int
     done['by_signal'][signum.name] += 1
     done['by_kind'][kind] += 1
     done['relaunches'] += 1
-    echo(f'kill {done["kills"]}/{kills}: {kind} {signum.name}')
+    print_fn(f'kill {done["kills"]}/{kills}: {kind} {signum.name}')
 
 
 def _reap(pgid: int) -> None:
@@ -196,11 +196,33 @@ def differences(calm: str, hit: str) -> List[str]:
   a, b = snapshot(calm), snapshot(hit)
   for key in sorted(set(a) | set(b)):
     if a.get(key) != b.get(key):
-      out.append(f'{key} differs')
+      out.append(f'{key} differs{_how(a.get(key), b.get(key))}')
   return out
 
 
-def chaos(kills: int, seed: int, tmp: str, kinds=('group', 'jobs'), echo=print) -> dict:
+def _how(calm, hit) -> str:
+  """Which part of a run folder's snapshot differs, and a first instance of it."""
+  if not (isinstance(calm, dict) and isinstance(hit, dict)):
+    return ''
+  parts = []
+  for part in ('files', 'rows', 'metrics'):
+    x, y = calm.get(part), hit.get(part)
+    if x == y:
+      continue
+    if part == 'files':
+      detail = (f'only undisturbed {sorted(set(x) - set(y))[:3]}, only killed '
+                f'{sorted(set(y) - set(x))[:3]}')
+    elif part == 'rows':
+      first = next((i for i, (r, t) in enumerate(zip(x, y)) if r != t), min(len(x), len(y)))
+      detail = f'{len(x)} against {len(y)} rows, first differing row {first}'
+    else:
+      detail = 'results metrics'
+    parts.append(f'{part} ({detail})')
+  return ': ' + '; '.join(parts) if parts else ''
+
+
+def chaos(kills: int, seed: int, tmp: str, kinds=('group', 'jobs'),
+          print_fn=print) -> dict:
   """The undisturbed sweep and killed ones under ``tmp``, until ``kills`` kills were
   dealt: a sweep that ends before them is compared and another one starts (a cycle),
   each on the same undisturbed sweep. Returns the figures."""
@@ -220,7 +242,7 @@ def chaos(kills: int, seed: int, tmp: str, kinds=('group', 'jobs'), echo=print) 
     hit = os.path.join(tmp, f'hit{figures["cycles"]}')
     done = run_with_kills(sweep, hit, kills - figures['kills'],
                           seed + 1000 * figures['cycles'], rows_written(calm), kinds,
-                          echo=echo)
+                          print_fn=print_fn)
     proc = report(hit)
     if proc.returncode:
       raise RuntimeError(f'report of {hit} failed:\n{proc.stderr[-2000:]}')
@@ -230,8 +252,14 @@ def chaos(kills: int, seed: int, tmp: str, kinds=('group', 'jobs'), echo=print) 
     for key in ('by_signal', 'by_kind'):
       for k, v in done[key].items():
         figures[key][k] += v
-    figures['differences'] += [f'cycle {figures["cycles"]}: {d}'
-                               for d in differences(calm, hit)]
+    found = differences(calm, hit)
+    figures['differences'] += [f'cycle {figures["cycles"]}: {d}' for d in found]
+    if found:  # evidence: kept beside the undisturbed sweep, outside the temp folder
+      kept = os.path.join(tempfile.gettempdir(), f'seedsweep_chaos_kept_{os.getpid()}')
+      shutil.copytree(hit, os.path.join(kept, os.path.basename(hit)))
+      if not os.path.exists(os.path.join(kept, 'calm')):
+        shutil.copytree(calm, os.path.join(kept, 'calm'))
+      figures['kept'] = kept
     shutil.rmtree(hit)  # a cycle's checkpoints: disk, not evidence, once compared
   return figures
 

@@ -34,7 +34,7 @@ The parts, every contestant run in its own process, alternating, on the same cor
   ``config.runtime.numerics`` (the CPU's own against portable) and
   ``config.train.seed_parallel`` (``map`` against ``vmap``) for every model.
 
-Writes ``--out/compare_<date>.json`` (every number) and ``.md`` (the tables the README
+Writes ``--out/compare_<date>.json`` (every number) and ``.md`` (the tables docs/speed.md
 shows) and prints the Markdown. Ratios are what to read: absolute times move with the
 machine's load.
 """
@@ -164,13 +164,13 @@ def probe(config_name: str, seeds, steps: int, peak_seconds: float = 2.0,
   orders = exp.steps.epoch_orders(exp.device, 1)
   schedule = exp.schedule.plan.schedule(1)
 
-  def at(position):
+  def step_at(position):
     slot = schedule[position % len(schedule)][0]
     return steps_lib.StepAt(orders=orders, slot=slot, epoch=1, position=position)
 
   def step(position, state):
     length = schedule[position % len(schedule)][1]
-    return exp.steps.train_step(state, exp.device, at(position), length=length)
+    return exp.steps.train_step(state, exp.device, step_at(position), length=length)
 
   # Compile every bucket's step (and the evaluation) before timing.
   first = {}
@@ -185,7 +185,7 @@ def probe(config_name: str, seeds, steps: int, peak_seconds: float = 2.0,
   flops_at = {}
   for length, position in first.items():
     jaxpr = jax.make_jaxpr(functools.partial(exp.steps._train_step, length=length))(  # pylint: disable=protected-access
-        state, exp.device, at(position))
+        state, exp.device, step_at(position))
     flops_at[length] = matmul_flops(jaxpr.jaxpr)
   timed = list(range(steps))
   start = time.perf_counter()

@@ -6,12 +6,12 @@ one seed's training gradient at the paper's sizes, in one run.
 * ``concat``: each layer multiplies the growing concatenation ``[e; h^1; ..]`` by its
   kernel (one matmul per layer);
 * ``blocks``: each source (the word vectors, each earlier layer's output) is multiplied
-  by its block of every reader's kernel and the products summed (MODELS.md §3.6).
+  by its block of every reader's kernel and the products summed (docs/models.md §3.6).
 
 Both give the same gradients (checked before timing). Prints seconds per gradient and
 the ratio to ``concat``. A third form, one matmul per source into all readers at once
 then sliced per reader, measured 6.5x slower than ``concat`` on CPU (its backward pads
-every slice to the full width) and was dropped; see WORKSPACE_NOTES.md.
+every slice to the full width) and was dropped; see docs/log.md, "Benchmark: DC-Bi-LSTM projection".
 """
 import os
 import sys

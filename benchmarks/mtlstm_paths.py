@@ -5,7 +5,7 @@ second side by side in one run, at the paper's IMDB and SST settings.
 
 A step is one AdaGrad update of every seed (``--mode``: ``map`` is the CPU default of
 the engine, ``vmap`` the accelerator one) on a batch of random words of one padded
-length. Settings (MODELS.md §2.1; 100-d word vectors):
+length. Settings (docs/models.md §2.1; 100-d word vectors):
 
 * ``imdb``: 100 hidden units in 5 groups (periods 1-16), length 300;
 * ``sst``: 60 units in 3 groups (periods 1-4), length 32.

@@ -83,7 +83,7 @@ def train_alone(search_json: str, root: str) -> None:
   for t in info['trials']:
     point = keys.with_values(config, t['params'], f'trial {t["number"]}')
     seedsweep.train(point, os.path.join(root, f'trial_{t["number"]}'),
-                    echo=lambda *a: None)
+                    print_fn=lambda *a: None)
 
 
 def per_point(stacked_root: str, alone_root: str) -> bool:

@@ -55,8 +55,8 @@ def measure(config, form: str, steps: int) -> float:
     for position in range(start, start + n):
       slot, length = schedule[position % len(schedule)]
       for i, (exp, state, orders) in enumerate(runs):
-        at = steps_lib.StepAt(orders=orders, slot=slot, epoch=1, position=position)
-        state, loss = exp.steps.train_step(state, exp.device, at, length=length)
+        step_at = steps_lib.StepAt(orders=orders, slot=slot, epoch=1, position=position)
+        state, loss = exp.steps.train_step(state, exp.device, step_at, length=length)
         runs[i] = (exp, state, orders)
     jax.block_until_ready([r[1] for r in runs])
 

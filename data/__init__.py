@@ -166,7 +166,7 @@ def _user_files(data_config) -> Dict[str, str]:
            for s in SPLIT_ORDER if files[s]}
   if 'train' not in paths:
     raise UserError("config.data.name='files' needs config.data.files.train (a TSV or "
-                    'JSONL file; optional .dev and .test), see README "Your own data"')
+                    'JSONL file; optional .dev and .test), see docs/data.md, "Your own data"')
   return paths
 
 

@@ -1,31 +1,17 @@
 """Your own data: a builder over TSV, CSV, JSONL or Parquet files named in the config.
 
 ``config.data.name = 'files'`` with ``config.data.files.train`` (required),
-``.dev`` and ``.test`` (optional) paths. The format follows the extension:
-
-* ``.tsv`` / ``.txt`` (tab-separated) and ``.csv`` (comma-separated, quoted fields as
-  the ``csv`` module reads them), either
-
-  - with a header row naming the columns: the text column is ``text`` or
-    ``sentence``, the label column ``label``, an optional ``tags`` column; other names
-    are chosen with ``config.data.files.text_column`` / ``label_column``, and other
-    columns are ignored (GLUE's SST-2 ``sentence<TAB>label`` reads as it ships); or
-  - headerless, ``label<SEP>text`` or ``label<SEP>text<SEP>tags`` (a header is
-    recognised by its column names; naming the columns in the config requires one);
-
-* ``.jsonl`` / ``.json``: one JSON object per line, ``{"text": ..., "label": ...}``
-  with an optional ``"tags"`` (a list, or a space-separated string); the config's
-  column names pick other keys;
-
-* ``.parquet`` (as Hugging Face datasets publish them; pyarrow, the ``[parquet]``
-  extra): a table whose text column is ``text`` or ``sentence`` and label column
-  ``label`` (integer labels read as their digits), other names as for a header.
+``.dev`` and ``.test`` (optional) paths. The format follows the extension
+(:func:`file_format`, :func:`read_file`): ``.tsv``/``.txt`` and ``.csv`` with a header
+row naming the text and label columns (``text`` or ``sentence``, ``label``, optional
+``tags``; others through ``config.data.files.text_column``/``label_column``) or
+headerless ``label<SEP>text[<SEP>tags]``; ``.jsonl``/``.json`` objects with those
+keys; ``.parquet`` (pyarrow, the ``[parquet]`` extra) with those columns.
 
 ``text`` is pre-tokenised (tokens separated by spaces); ``tags``, when present, has
-one tag per token and must be given for every example of every file or for none.
-Labels are any strings; the classes are the distinct labels of the train file, sorted.
-Empty lines are skipped. A malformed line is reported with its file and line number,
-and files that look misread (see :func:`check_splits`) stop the run before training.
+one tag per token. The classes are the distinct labels of the train file, sorted. The
+rule: a malformed line is reported with its file and line number, and files that look
+misread (:func:`check_splits`) stop the run before training.
 """
 import csv
 import dataclasses
@@ -266,11 +252,11 @@ def check_splits(splits: Dict[str, List[tfds_base.Example]], paths: Dict[str, st
   if len(distinct) < 2:
     raise UserError(f'{path}: every train example has the label {distinct[0]!r}; '
                     'expected at least two classes')
-  known = set(distinct)
+  train_labels = set(distinct)
   for split in SPLITS[1:]:
-    unseen = sorted({e.label for e in splits.get(split, ())} - known)
+    unseen = sorted({e.label for e in splits.get(split, ())} - train_labels)
     if unseen:
-      count = sum(e.label not in known for e in splits[split])
+      count = sum(e.label not in train_labels for e in splits[split])
       raise UserError(
           f'{paths[split]}: {count} examples have labels that {path} lacks '
           f'({", ".join(repr(u) for u in unseen[:5])}{"..." if len(unseen) > 5 else ""});'

@@ -6,38 +6,10 @@ memory is bounded by the kept vectors, never by the file (GloVe 840B is 5.6 GB).
 ``load_vectors_cached`` stores that filtered matrix as an .npz and reuses it;
 ``embedding_matrix`` turns it into the initial embedding table [V, d].
 
-Formats (``fmt``):
-  'glove':           ``word v1 ... vd`` per line, UTF-8, no header.
-  'word2vec_text':   a ``count dim`` header line, then lines as in GloVe.
-  'word2vec_binary': a ``count dim\\n`` header, then per word: the word's bytes, a space,
-                     ``dim`` little-endian float32, optionally a newline.
-
-Compression is detected from the first bytes, whatever the name: gzip (``1f 8b``) is
-streamed through ``gzip``; a zip (``PK\\3\\4``) must hold one ``.txt`` member (or just
-one member), streamed through ``zipfile``. Format detection, when ``fmt`` is None:
-  1. a name ending in ``.bin`` (or ``.bin.gz``) is 'word2vec_binary';
-  2. otherwise, a first line of exactly two integers ``count dim`` is a word2vec
-     header: the file is 'word2vec_text' if its second line ends in ``dim``
-     space-separated fields of float text (digits, sign, '.', 'e'), else
-     'word2vec_binary';
-  3. anything else is 'glove' (its first line gives ``dim``).
-Pass ``fmt`` explicitly for a GloVe file whose first line is two integers.
-
-Matching rules:
-  * Words are compared as UTF-8 bytes, so a file word that is not valid UTF-8 never
-    matches (and costs nothing to skip).
-  * When a word occurs twice in the file, its first occurrence wins. With
-    ``lowercase=True`` file words are lower-cased before matching ``words`` (which are
-    used as given, so pass lower-cased words), and again the first occurrence wins
-    (``The`` before ``the`` gives ``the`` the vector of ``The``).
-  * Text lines are split on ASCII spaces only; trailing spaces and ``\\r`` are ignored,
-    blank lines skipped. A line with more than ``dim + 1`` fields (GloVe 840B has words
-    containing spaces, e.g. ``. . .``) takes its last ``dim`` fields as the vector and
-    the rest, joined by single spaces, as the word. So only lines with too few fields
-    are malformed; float values are converted (and checked) on kept lines only, which
-    is what makes a pass over a 5 GB file fast.
-  * Reading stops as soon as every requested word has been found; lines after that are
-    not checked.
+Formats: 'glove' (``word v1 ... vd`` lines), 'word2vec_text' (a ``count dim`` header,
+then such lines) and 'word2vec_binary'; plain, gzip or a zip of one member, detected
+from the bytes (:func:`detect_format`). The rule: a word matches as UTF-8 bytes and
+its first occurrence in the file wins (:func:`load_vectors`).
 """
 import contextlib
 import gzip
@@ -123,7 +95,18 @@ def _is_header(line: bytes) -> bool:
 
 
 def detect_format(path: str) -> str:
-  """The format of a vectors file by the rule in the module docstring."""
+  """The format of a vectors file: 'glove', 'word2vec_text' or 'word2vec_binary'.
+
+  1. a name ending in ``.bin`` (or ``.bin.gz``) is 'word2vec_binary';
+  2. otherwise, a first line of exactly two integers ``count dim`` is a word2vec
+     header: the file is 'word2vec_text' if its second line ends in ``dim``
+     space-separated fields of float text (digits, sign, '.', 'e'), else
+     'word2vec_binary';
+  3. anything else is 'glove' (its first line gives ``dim``).
+
+  Pass ``fmt`` to :func:`load_vectors` for a GloVe file whose first line is two
+  integers.
+  """
   path = os.fspath(path)
   files.refuse_folder(path, 'config.data.vectors.path', 'a vectors file')
   name = path.lower()
@@ -290,7 +273,7 @@ def load_vectors(path: str, words: Sequence[str], *, fmt: Optional[str] = None,
   Args:
     path: a GloVe / word2vec file (plain, .gz or a .zip holding one .txt).
     words: n strings, e.g. ``vocab.words``.
-    fmt: one of FORMATS, or None to detect it (module docstring).
+    fmt: one of FORMATS, or None to detect it (:func:`detect_format`).
     lowercase: match the file's words lower-cased (first occurrence wins).
 
   Returns:

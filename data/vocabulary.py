@@ -104,10 +104,10 @@ class Vocabulary:
                           itertools.chain.from_iterable(token_lists)), np.int32,
                       count=total)
     if oov == 'delete':
-      known = ids != UNK_ID
+      in_vocab = ids != UNK_ID
       row = np.repeat(np.arange(len(lengths)), lengths)
-      lengths = np.bincount(row[known], minlength=len(lengths))
-      ids = ids[known]
+      lengths = np.bincount(row[in_vocab], minlength=len(lengths))
+      ids = ids[in_vocab]
     return ids, lengths.astype(np.int32)
 
 

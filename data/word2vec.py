@@ -1,77 +1,25 @@
 r"""Word vectors trained by the framework: word2vec (gensim) on a corpus, written in the
 word2vec text format that data/vectors.py reads (``count dim`` header, then ``word v1
-... vd`` lines).
+... vd`` lines), with ``FILE.json`` beside it recording how it was made.
 
   python -m seedsweep.data.word2vec --corpus=imdb --dim=300 --out=FILE
   python -m seedsweep.data.word2vec --corpus=sentences.txt --out=FILE [--epochs=5
       --seed=1 --min_count=5 --window=5 --tokens=ptb --lowercase]
 
-(``python -m data.word2vec`` from the checkout's root is the same.) gensim is an
-optional extra: ``pip install 'seedsweep[word2vec]'`` (or ``pip install gensim``).
+gensim is an optional extra: ``pip install 'seedsweep[word2vec]'``. Corpora
+(``--corpus``): ``imdb`` (the 50,000 labelled IMDB reviews), ``imdb_train`` (its
+25,000 training reviews only) or a UTF-8 file, one document per line, tokens
+separated by spaces. The rule: a corpus must never hold the test sentences of the
+dataset the vectors are evaluated on (an IMDB experiment uses ``imdb_train``).
 
-Corpus (``--corpus``):
-  imdb        the 50,000 labelled IMDB reviews (train then test) of
-              ``$SEEDSWEEP_DATA/imdb/aclImdb_labeled.tar.gz`` (``--data_dir``
-              overrides), one review per document (gensim's "sentence"). The archive
-              has no unlabelled part. For SST, MR, TREC, Subj and
-              ATIS (other texts) this corpus holds none of their test sentences.
-  imdb_train  the 25,000 training reviews only: what an IMDB experiment must use, so
-              that its vectors never saw its test reviews.
-  FILE        a UTF-8 text file, one sentence or document per line, tokens separated
-              by spaces (blank lines skipped).
-The rule: a corpus must never hold the test sentences of the dataset the vectors are
-evaluated on.
+Tokens (``--tokens``) must match the dataset's vocabulary or its words find no
+vector: ``ptb`` (the default: split as the Penn Treebank does, as SST and TREC are;
+:func:`ptb_split`) or ``imdb`` (the corpus's own tokens, data/imdb.py's for the IMDB
+corpora: IMDB, MR, Subj).
 
-Tokens (``--tokens``) must match how the dataset's vocabulary is built
-(vocabulary.py: its text split on spaces, lower-cased with ``config.data.lowercase``,
-the default), or its words find no vector:
-  imdb  the corpus's own tokens: data/imdb.py's tokenizer for the IMDB corpora (the
-        IMDB dataset's exact tokens: ``don't`` one token), a file's space-separated
-        tokens.
-  ptb   those tokens split as the Penn Treebank does, which is how SST and TREC are
-        tokenised: clitics split off (``don't`` -> ``do n't``, ``can't`` -> ``ca
-        n't``, ``it's`` -> ``it 's``; ``'re 've 'll 'd 'm`` alike), ``cannot`` -> ``can
-        not``, double quotes -> PTB's opening and closing quotes (two backquotes, two
-        apostrophes; alternating within a document), runs of ``.`` -> ``...`` and of
-        ``-`` -> ``--``, ``…`` -> ``...``, ``—`` -> ``--``, the period kept on titles
-        and initials (``Mr.``, ``vs.``, ``J.``), ``’`` -> ``'``.
-        The default: it gives SST and TREC the best coverage (measured in
-        WORKSPACE_NOTES.md). MR and Subj keep clitics attached (``it's``): train with
-        ``--tokens=imdb`` for them.
-``--lowercase`` (default) lower-cases every token, as ``config.data.lowercase=True``
-does to a dataset; with ``--no-lowercase`` the file keeps case and an experiment that
-lower-cases its words sets ``config.data.vectors.lowercase=True``. ``--min_count=5``
-(word2vec's own default): rarer words get no vector (2 gives SST-2 89 % of its types
-instead of 83 %, but 98.6 % of its tokens instead of 97.7 %, from a file 1.7x larger).
-``--max_documents=N`` trains on the first N documents only (tests, trials).
-
-Determinism: the same corpus, flags, library versions and BLAS kernel give the same
-file byte for byte, in any process (any ``PYTHONHASHSEED``): one worker thread, the seed
-for every random draw, a fixed string hash (crc32) for gensim's ``hashfxn``, sentences
-in corpus order, words in gensim's order (decreasing count; among equal counts the
-word first seen later comes first), values written as ``%.6g``. Training
-algorithm: ``--algorithm`` (CBOW by default, or skip-gram), otherwise gensim's defaults,
-fixed in GENSIM_SETTINGS (5 negative samples, down-sampling 1e-3, learning rate 0.025
--> 0.0001); sentences longer than gensim's
-10,000-token batch are cut into pieces of that length (gensim would drop the rest).
-gensim's training loop calls BLAS (scipy's OpenBLAS), which picks its kernels by CPU
-(OpenBLAS's "core": Haswell, SkylakeX, ...), and kernels round differently: the same
-command gives other bytes on a CPU whose core differs (OPENBLAS_CORETYPE forces
-one; measured on a 3,000-review corpus: Haswell = Zen, SkylakeX = Cooperlake,
-Sandybridge and Prescott each differ). The record names the core. ``--blas_core=NAME``
-makes scipy's OpenBLAS run that core (OPENBLAS_CORETYPE, set before gensim loads
-it; the CPU must have its instructions: SkylakeX needs AVX-512, Haswell AVX2), so
-the same command gives the same bytes on CPUs whose own choice differs; a core whose
-instructions the CPU lacks (CORE_INSTRUCTIONS against /proc/cpuinfo), or one that
-does not take effect, is an error before training. The default, ``portable``, is
-Haswell on every x86-64 CPU with AVX2 and FMA (PORTABLE_CORE); ``native`` takes
-OpenBLAS's own choice.
-
-Files: the vectors file is written to a temporary file beside ``--out`` and renamed, so
-an error never leaves half a file; ``FILE.json`` beside it records the corpus (name,
-documents, tokens, the source file's sha256), every hyperparameter, the library
-versions, the BLAS libraries and their cores, the wall time and the vectors file's
-sha256.
+The same corpus, flags, versions and BLAS kernels give the same file byte for byte;
+``--blas_core`` (default ``portable``: OpenBLAS's Haswell kernels) pins the kernels
+across CPUs. The manual: docs/data.md, "Training word vectors".
 """
 import argparse
 import collections
@@ -141,8 +89,16 @@ def _split_clitic(token: str) -> Sequence[str]:
 
 def ptb_split(tokens: Sequence[str]) -> List[str]:
   """One document's tokens split and normalised as the Penn Treebank tokenises
-  (module docstring, ``--tokens=ptb``); tokens that are PTB's already (``n't``,
-  ``...``, quotes) stay as they are."""
+  (``--tokens=ptb``); tokens that are PTB's already (``n't``, ``...``, quotes) stay
+  as they are.
+
+  Clitics split off (``don't`` -> ``do n't``, ``can't`` -> ``ca n't``, ``it's`` ->
+  ``it 's``; ``'re 've 'll 'd 'm`` alike), ``cannot`` -> ``can not``, double quotes
+  -> PTB's opening and closing quotes (two backquotes, two apostrophes; alternating
+  within a document), runs of ``.`` -> ``...`` and of ``-`` -> ``--``, ``…`` ->
+  ``...``, ``—`` -> ``--``, the period kept on titles and initials (``Mr.``, ``vs.``,
+  ``J.``), ``’`` -> ``'``.
+  """
   out: List[str] = []
   opening = True  # the next '"' opens a quotation
   for token in tokens:
@@ -525,7 +481,7 @@ def train_file(corpus: str, out: str, *, dim: int = DEFAULTS['dim'],
                data_root: Optional[str] = None, max_documents: int = 0,
                blas_core: str = 'portable', progress=None) -> Dict:
   """Reads ``corpus``, trains, writes ``out`` and ``out + '.json'``; returns the
-  record written to the JSON file. ``blas_core``: module docstring, Determinism."""
+  record written to the JSON file. ``blas_core``: :func:`resolve_blas_core`."""
   requested, blas_core = blas_core, resolve_blas_core(blas_core, cpu_flags())
   start = time.perf_counter()
   check_hyperparameters(dim, window, min_count, epochs, seed, algorithm)

@@ -1,4 +1,4 @@
-"""The C-LSTM recipe (MODELS.md §4.1-4.2) shared by ``clstm_sst.py`` and
+"""The C-LSTM recipe (docs/models.md §4.1-4.2) shared by ``clstm_sst.py`` and
 ``clstm_trec.py``, and the LSTM / Bi-LSTM baselines of its tables.
 
 Not an experiment itself.
@@ -17,7 +17,7 @@ def clstm_config(dataset: str, model: str, size: int, maxlen: int, paper_value,
   config.data.name = dataset
   config.data.lowercase = True
   # With word2vec (--config.data.vectors.path=...): fine-tuned, and dev/test words
-  # that have a vector join the vocabulary (MODELS.md §4.4.6).
+  # that have a vector join the vocabulary (docs/models.md §4.4.6).
   config.data.vectors.static = False
   config.data.vectors.add_eval_words = True
   config.model.embed_dim = 300

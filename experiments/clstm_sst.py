@@ -9,13 +9,13 @@ Run (ten seeds in one program; random embeddings unless vectors are given):
 
 Arguments (comma-separated): ``binary`` (SST-2, default) or ``fine`` (SST-1);
 ``clstm`` (default), ``lstm``, ``bilstm`` (the paper's baselines) or ``literal``
-(end-padded to the longest training sentence, 52 tokens; MODELS.md §4.4.3);
+(end-padded to the longest training sentence, 52 tokens; docs/models.md §4.4.3);
 ``quick`` (2 seeds, 1 epoch, a small model: a smoke test).
 
 Protocol: training on phrases and sentences (``sst/*_phrases``), dev and test on
 sentences, 150 filters and memory cells, at most 20 epochs, epoch chosen on dev.
 Paper (word2vec, fine-tuned): C-LSTM 87.8 / 49.2; LSTM 86.6 / 46.6; Bi-LSTM 87.9 /
-47.8 (SST-2 / SST-1). Measured: WORKSPACE_NOTES.md.
+47.8 (SST-2 / SST-1). Measured: docs/log.md.
 """
 from seedsweep.config import base
 from seedsweep.experiments import clstm_common

@@ -12,7 +12,7 @@ longest training question, 37 tokens); ``quick`` (2 seeds, 1 epoch, a small mode
 Protocol: 1000 training questions held out for epoch selection, training on the other
 4452, test on the 500; 300 filters and memory cells; at most 50 epochs.
 Paper (word2vec, fine-tuned): C-LSTM 94.6, LSTM 93.2, Bi-LSTM 93.0.
-Measured: WORKSPACE_NOTES.md.
+Measured: docs/log.md.
 """
 from seedsweep.config import base
 from seedsweep.experiments import clstm_common

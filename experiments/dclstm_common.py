@@ -1,4 +1,4 @@
-"""The DC-Bi-LSTM recipe (MODELS.md §3.2) shared by ``dclstm_*.py`` experiments.
+"""The DC-Bi-LSTM recipe (docs/models.md §3.2) shared by ``dclstm_*.py`` experiments.
 
 Not an experiment itself: ``dclstm_sst.py``, ``dclstm_mr.py``, ``dclstm_subj.py`` and
 ``dclstm_trec.py`` call :func:`dclstm_config` with their dataset and paper numbers.
@@ -22,9 +22,10 @@ def dclstm_config(dataset: str, model: str, paper_value, quick: bool):
   config.data.lowercase = True
   config.data.oov = 'delete'  # "words not in the pre-trained set are abandoned"
   if dataset.startswith(('trec', 'mr', 'subj')):
-    config.data.dev_holdout = 0.1  # MODELS.md §3.2: 10 % of training for selection
+    config.data.dev_holdout = 0.1  # docs/models.md §3.2: 10 % of training for selection
   # With GloVe 42B (--config.data.vectors.path=...): static, only words with a vector
-  # (dev/test words too: every word the vectors know is kept, WORKSPACE_NOTES.md).
+  # (dev/test words too: every word the vectors know is kept, docs/log.md,
+  # "Word vectors").
   config.data.vectors.static = True
   config.data.vectors.only_found = True
   config.data.vectors.add_eval_words = True
@@ -38,7 +39,7 @@ def dclstm_config(dataset: str, model: str, paper_value, quick: bool):
   config.l2.params = ('classifier/kernel',)  # "L2 constraints over the soft-max"
   config.train.batch_size = 200
   config.train.num_epochs = 30
-  config.train.patience = 5  # MODELS.md §3.2: dev early stopping (the reimplementation's 5)
+  config.train.patience = 5  # docs/models.md §3.2: dev early stopping (the reimplementation's 5)
   base.set_paper(config, SOURCE, paper_value)
   if quick:
     base.make_quick(config)

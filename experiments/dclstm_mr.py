@@ -6,7 +6,7 @@ Run:
 
 Arguments: ``dclstm`` (default), ``bilstm300``, ``bilstm100`` or ``stacked`` (see
 dclstm_sst.py); ``quick`` (2 seeds, 1 epoch, a small model, folds 0 and 1: a smoke test).
-Paper (GloVe 42B, static): 82.8 (DC-Bi-LSTM). Measured: WORKSPACE_NOTES.md.
+Paper (GloVe 42B, static): 82.8 (DC-Bi-LSTM). Measured: docs/log.md.
 """
 from seedsweep.config import base
 from seedsweep.experiments import dclstm_common

@@ -11,14 +11,14 @@ Run (ten seeds in one program; random embeddings unless vectors are given):
 Arguments (comma-separated): ``binary`` (SST-2, default) or ``fine`` (SST-1);
 ``dclstm`` (dl=15, dh=13, th=100, default), ``bilstm300``, ``bilstm100`` (the paper's
 own Bi-LSTM baselines, Tables 3-5 row 1) or ``stacked`` (deep stacked Bi-LSTM, no
-dense connections); ``phrases`` (train on every labelled phrase too: MODELS.md §3.2's
+dense connections); ``phrases`` (train on every labelled phrase too: docs/models.md §3.2's
 ablation); ``quick`` (2 seeds, 1 epoch, a small model: a smoke test).
 
-Protocol: sentence-level training (MODELS.md §3.2: the paper does not say which;
+Protocol: sentence-level training (docs/models.md §3.2: the paper does not say which;
 phrases are the ablation), standard dev for epoch selection, tested on sentences, at
 most 30 epochs, each seed stopping after 5 without a better dev score.
 Paper (GloVe 42B, static): SST-2 89.7, SST-1 51.9;
-Bi-LSTM 300: 87.2 / 49.2; Bi-LSTM 100: 87.5 / 48.5. Measured: WORKSPACE_NOTES.md.
+Bi-LSTM 300: 87.2 / 49.2; Bi-LSTM 100: 87.5 / 48.5. Measured: docs/log.md.
 """
 from seedsweep.config import base
 from seedsweep.experiments import dclstm_common

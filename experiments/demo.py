@@ -11,7 +11,7 @@ cores); a model name, ``bilstm`` (default), ``lstm`` or ``bow`` (order-blind bas
 ``variance``: a factorial seed design, 3 init x 3 data-order x 3 dropout seeds = 27
 members in one program, whose report splits the seed variance by source.
 
-Expected (seeds 1..10, 2 CPU cores): see WORKSPACE_NOTES.md, results log.
+Expected (seeds 1..10, 2 CPU cores): see docs/log.md, results log.
 """
 from seedsweep.config import base
 

@@ -1,4 +1,4 @@
-"""The DLSTM recipe (MODELS.md §1.1-1.2) shared by ``dlstm_sst.py``, ``dlstm_trec.py``
+"""The DLSTM recipe (docs/models.md §1.1-1.2) shared by ``dlstm_sst.py``, ``dlstm_trec.py``
 and ``dlstm_atis.py``.
 
 Not an experiment itself.
@@ -12,8 +12,9 @@ def dlstm_config(dataset: str, paper_value, quick: bool, note: str = ''):
   config = base.get_base_config()
   config.data.name = dataset
   config.data.lowercase = False  # GloVe 840B is cased
-  # With vectors (--config.data.vectors.path=glove.840B.300d.txt): static (MODELS.md
-  # §1.2, after Lei et al.'s code); training words without a vector get random rows.
+  # With vectors (--config.data.vectors.path=glove.840B.300d.txt): static
+  # (docs/models.md §1.2, after Lei et al.'s code); training words without a vector
+  # get random rows.
   config.data.vectors.static = True
   config.data.vectors.add_eval_words = True  # as Lei et al.'s code: every file's words
   config.model.name = 'dlstm'

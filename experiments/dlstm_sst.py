@@ -16,7 +16,7 @@ outputs, AdaGrad 0.1 (eps 1e-5 inside the root), batch 64, at most 100 epochs, a
 seed's selection stopping after 30 epochs without a better dev score (Lei et al.'s
 recipe), test at the best dev epoch. Paper (GloVe 840B): sentences 87.2 / 49.2, phrases 88.7 / 51.9
 (SST-2 / SST-1) -- the best of 10 runs; their 10-run statistics, presumably with
-phrases: 88.0 ± 0.41 / 50.7 ± 1.04. Measured: WORKSPACE_NOTES.md.
+phrases: 88.0 ± 0.41 / 50.7 ± 1.04. Measured: docs/log.md.
 """
 from seedsweep.config import base
 from seedsweep.experiments import dlstm_common
@@ -35,7 +35,7 @@ def get_config(arg: str = ''):
       f'sst/{dataset}' + ('_phrases' if phrases else ''), PAPER[dataset, phrases],
       'quick' in flags, note=f'table: best of 10 runs; 10-run mean ± std '
                              f'{MEAN_STD[dataset]} (presumably with phrases)')
-  # Lei et al.'s recipe, which DLSTM follows point by point (MODELS.md §1.5): stop
+  # Lei et al.'s recipe, which DLSTM follows point by point (docs/models.md §1.5): stop
   # after 30 epochs without a better dev score. "At most 100 epochs" still holds.
   if 'quick' not in flags:
     config.train.patience = 30

@@ -21,9 +21,9 @@ Protocol: ATIS as the slot-gated release splits it (``atis``: 4478 training, 500
 100-d word vectors; the epoch (of at most 50; a seed stops after 10 without a better
 dev score) with the best dev intent accuracy is tested. The paper's ATIS is
 TriCRF's 5138-dialog version, not obtainable: numbers compare only roughly
-(MODELS.md §5.2). Slot F1 counts chunks as conlleval does.
+(docs/models.md §5.2). Slot F1 counts chunks as conlleval does.
 Measured (10 seeds): slot F1 94.47 ± 0.39, intent error 5.71 ± 1.07, 66 min on 2 CPU
-cores (WORKSPACE_NOTES.md, results log).
+cores (docs/log.md, results log).
 """
 from seedsweep.config import base
 from seedsweep.experiments import joint_common

@@ -1,4 +1,4 @@
-"""The joint slot-filling and intent recipe (MODELS.md §5.1-5.2) shared by
+"""The joint slot-filling and intent recipe (docs/models.md §5.1-5.2) shared by
 ``joint_atis.py`` and ``joint_trec.py``: the rows of the paper's Table 1 and Figure 4
 as ``config.model`` fields of ``joint_slu``.
 
@@ -20,7 +20,7 @@ ROWS = {
     'latent_sparse': {'latent': True, 'head': 'sparse'},
 }
 # rho and beta of the sparse head, chosen on ATIS dev by sweeps/joint_sparsity.py
-# (WORKSPACE_NOTES.md, results log); the paper does not give them.
+# (docs/log.md, "The joint model (issue 6)"); the paper does not give them.
 RHO = 0.1
 BETA = 0.01
 
@@ -36,7 +36,7 @@ def joint_config(dataset: str, row: str, quick: bool):
   config.model.tag_dim = 50
   config.model.widths = (3, 5, 7)
   config.model.filters = 100
-  config.model.hidden = 200  # d: MODELS.md §5.2 (the paper does not say)
+  config.model.hidden = 200  # d: docs/models.md §5.2 (the paper does not say)
   config.model.rho = RHO
   config.model.beta = BETA
   config.model.dropout = 0.5
@@ -44,7 +44,7 @@ def joint_config(dataset: str, row: str, quick: bool):
   config.model.update(head='sparse', cnn=True, latent=False, independent=False)
   config.model.update(ROWS[row])
   # AdaDelta as Keras/Lasagne define it; the paper's "learning rate 0.001" would
-  # hardly move (MODELS.md §5.4 item 6).
+  # hardly move (docs/models.md §5.4 item 6).
   config.optimizer.name = 'adadelta'
   config.optimizer.learning_rate = 1.0
   config.optimizer.rho = 0.95
@@ -53,7 +53,7 @@ def joint_config(dataset: str, row: str, quick: bool):
   config.train.num_epochs = 50  # at most; the epoch is chosen on dev
   config.train.selection = 'best_dev'
   # Each seed's selection ends after 10 epochs without a better dev score; the run
-  # ends when every seed's has (the paper gives no schedule; MODELS.md §5.2).
+  # ends when every seed's has (the paper gives no schedule; docs/models.md §5.2).
   config.train.patience = 10
   if quick:
     base.make_quick(config)

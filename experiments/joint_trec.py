@@ -14,9 +14,9 @@ Arguments, one bar of Figure 4 (accuracy %, the paper's numbers):
 and ``quick`` (2 seeds, 1 epoch, a small model).
 
 Protocol: TREC coarse (6 classes), 10 % of the 5452 training questions held out as
-dev for epoch selection (MODELS.md §5.2), test on the 500. The paper fine-tuned 300-d
+dev for epoch selection (docs/models.md §5.2), test on the 500. The paper fine-tuned 300-d
 pretrained vectors; none exist here, so random 300-d vectors are trained unless
-``--config.data.vectors.path`` names a file. Measured: WORKSPACE_NOTES.md.
+``--config.data.vectors.path`` names a file. Measured: docs/log.md.
 """
 from seedsweep.config import base
 from seedsweep.experiments import joint_common

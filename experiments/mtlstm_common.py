@@ -1,4 +1,4 @@
-"""The MT-LSTM recipe (MODELS.md §2.1-2.2) shared by ``mtlstm_sst.py``,
+"""The MT-LSTM recipe (docs/models.md §2.1-2.2) shared by ``mtlstm_sst.py``,
 ``mtlstm_trec.py`` and ``mtlstm_imdb.py``, with the paper's LSTM baseline (the same
 code with one group, same sizes).
 
@@ -31,7 +31,7 @@ def mtlstm_config(dataset: str, model: str, hidden: int, groups: int, epochs: in
   config.data.name = dataset
   config.data.lowercase = True  # GloVe 6B (uncased) stands in for their word2vec
   if dataset in ('trec/coarse', 'imdb'):
-    config.data.dev_holdout = 0.1  # MODELS.md §2.2: epoch chosen on 10 % of train
+    config.data.dev_holdout = 0.1  # docs/models.md §2.2: epoch chosen on 10 % of train
   config.data.vectors.static = False  # fine-tuned
   config.data.vectors.add_eval_words = True  # dev/test words keep their vector
   config.model.name = 'mtlstm'

@@ -15,7 +15,7 @@ sizes); ``quick`` (2 seeds, 1 epoch, a small model: a smoke test).
 Protocol: sentences only, standard dev for epoch selection, 60 hidden units in 3
 groups (20/20/20), 100-d fine-tuned vectors, AdaGrad 0.1, batch 32, at most 30
 epochs, no dropout. Paper (word2vec trained on Wikipedia): F2S 87.2 / 49.1, S2F
-86.7 / 48.9, LSTM 85.8 / 47.9 (SST-2 / SST-1). Measured: WORKSPACE_NOTES.md.
+86.7 / 48.9, LSTM 85.8 / 47.9 (SST-2 / SST-1). Measured: docs/log.md.
 """
 from seedsweep.config import base
 from seedsweep.experiments import mtlstm_common

@@ -42,7 +42,7 @@ REGISTRY: Dict[str, Tuple[Type[nn.Module], Dict[str, Any]]] = {
 # Int fields that must be positive; the others (depths such as DC-Bi-LSTM's dl, which
 # may be 0, maxlen's 0 = none) must not be negative.
 POSITIVE = ('embed_dim', 'hidden', 'filters', 'groups', 'units', 'layers', 'unroll',
-            'tag_dim', 'dh', 'th')
+            'tag_dim', 'th')
 # Counts of layers, units or groups: each is traced into the program on its own.
 DEPTHS, MOST_DEPTH = ('dl', 'layers', 'units', 'groups'), 1024
 
@@ -104,8 +104,8 @@ def model_class(name) -> Tuple[Type[nn.Module], Dict[str, Any]]:
   cls = python_files.load_object(name, 'config.model.name')
   if not (isinstance(cls, type) and issubclass(cls, nn.Module)):
     raise UserError(f'config.model.name={name!r} is {type(cls).__name__}; expected a '
-                    'flax.linen.Module class (the model contract: WORKSPACE_NOTES.md, '
-                    '"How to add a model")')
+                    'flax.linen.Module class (the model contract: docs/design.md, '
+                    '"The model contract")')
   missing = {'vocab_size', 'num_classes'} - {f.name for f in dataclasses.fields(cls)}
   if missing:
     raise UserError(f'config.model.name={name!r}: {cls.__name__} has no field(s) '
@@ -136,6 +136,11 @@ def build_model(model_config, *, vocab_size: int, num_classes: int,
       check_field(field, fields[field.name])
   if 'pooling' in fields:
     config_checks.one_of('model.pooling', fields['pooling'], sorted(pooling.POOLINGS))
+  if cls is dclstm.DenseBiLSTM:
+    dl, dh = fields.get('dl', cls.dl), fields.get('dh', cls.dh)
+    if dl and not dh:  # dh=0 is the plain Bi-LSTM of the papers' tables, with dl=0
+      raise UserError(f'config.model.dh={dh} with config.model.dl={dl}; expected dh '
+                      '>= 1 (dl dense layers of dh units each), or dl=0 for none')
   if 'num_tags' in field_names:
     fields['num_tags'] = num_tags
   return cls(vocab_size=vocab_size, num_classes=num_classes, **fixed, **fields)

@@ -1,5 +1,5 @@
 """C-LSTM (Zhou et al. 2015): a convolution over word windows feeding an LSTM
-(MODELS.md §4).
+(docs/models.md §4).
 
 Words -> dropout -> one convolution of width 3 (``filters`` feature maps, ReLU, valid
 padding, no pooling) -> an LSTM over the window sequence -> the hidden state at the
@@ -17,7 +17,8 @@ The convolution is one matmul over unfolded windows (``[b, L', k*m] @ [k*m, n]``
 the same numbers as ``lax.conv_general_dilated``, and under ``vmap`` over seeds a
 batched matmul rather than a grouped convolution (jax-ml/jax#26568).
 ``benchmarks/clstm_conv.py`` measures the formulations side by side: on the 2-core
-CPU all three are within 2-13 % of each other (WORKSPACE_NOTES.md).
+CPU all three are within 2-13 % of each other (docs/log.md, "Benchmark: C-LSTM
+convolution under vmap").
 
 Shapes: tokens ``[batch, time]``, windows ``[batch, time - k_max + 1, filters *
 len(widths)]``, logits ``[batch, classes]``.

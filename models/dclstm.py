@@ -1,4 +1,4 @@
-"""DC-Bi-LSTM (Ding et al. 2018): densely connected Bi-LSTM layers (MODELS.md §3).
+"""DC-Bi-LSTM (Ding et al. 2018): densely connected Bi-LSTM layers (docs/models.md §3).
 
 ``dl`` Bi-LSTM layers of ``dh`` units per direction, each reading the concatenation of
 the word vectors and every earlier layer's output, then a top Bi-LSTM of ``th`` units
@@ -9,7 +9,7 @@ below only); ``dl=0`` is a plain Bi-LSTM of ``th`` units (the paper's Bi-LSTM ba
 Computation: a layer's pre-activation is ``W_l [e; h^1; ..; h^{l-1}] + b``. By default
 (``projection='concat'``) each layer multiplies the growing concatenation by its kernel;
 ``'blocks'`` instead multiplies each source by its block of the kernel and sums, the
-incremental form MODELS.md §3.6 suggests. Same numbers; on CPU ``concat`` measured
+incremental form docs/models.md §3.6 suggests. Same numbers; on CPU ``concat`` measured
 1.15-1.3x faster (benchmarks/dclstm_projection.py). Each layer is one ``lax.scan``
 running both directions (the backward one over each sentence reversed within its
 length).
@@ -17,7 +17,7 @@ length).
 Parameters per layer ``l`` (width ``w``, input ``in_l``): ``kernel [in_l, 8w]`` (forward
 then backward gates ``[i, f, g, o]``), one ``bias [8w]`` (forget gates start at
 ``forget_bias``), ``recurrent_forward``/``recurrent_backward [w, 4w]``: ``2 * 4w (in_l +
-w + 1)`` in all, the count of MODELS.md §3.1.
+w + 1)`` in all, the count of docs/models.md §3.1.
 
 Shapes: tokens ``[batch, time]``, layer outputs ``[batch, time, 2w]``, logits
 ``[batch, classes]``.
@@ -72,7 +72,7 @@ class DenseBiLSTM(nn.Module):
   unroll: int = 1
   # How a layer's input is projected (same numbers, benchmarks/dclstm_projection.py):
   # 'concat' multiplies the growing concatenation by each layer's kernel; 'blocks'
-  # multiplies each source by its block of the kernel and sums (MODELS.md §3.6).
+  # multiplies each source by its block of the kernel and sums (docs/models.md §3.6).
   projection: str = 'concat'
 
   def widths(self) -> List[int]:
@@ -125,7 +125,7 @@ class DenseBiLSTM(nn.Module):
 
 def parameter_count(dl: int, dh: int, th: int, num_classes: int, embed_dim: int = 300,
                     dense: bool = True) -> int:
-  """MODELS.md §3.1: parameters without embeddings (softmax included)."""
+  """docs/models.md §3.1: parameters without embeddings (softmax included)."""
   widths = [dh] * dl + [th]
   total = 0
   for l, w in enumerate(widths):

@@ -1,5 +1,5 @@
 """DLSTM (Shi et al. 2016): deep-LSTM feature mapping for query classification
-(MODELS.md §1).
+(docs/models.md §1).
 
 A stack of ``layers`` DLSTM layers. A layer holds ``units`` LSTM units stacked in depth
 at each word, all sharing one parameter set ``{W [k, 4h], U [h, 4h], V_o, b [4h]}``
@@ -17,13 +17,10 @@ layers' outputs are concatenated, mean-pooled over the real words, and classifie
 
 Under the literal reading unit j at word t sees words ``t-j .. t`` only: a layer is a
 causal convolution of width ``units``, computed with time shifts and no scan. The
-other reading (``cell='own'``, MODELS.md §1.4) replaces ``c_{j-1,t}`` by the unit's
+other reading (``cell='own'``, docs/models.md §1.4) replaces ``c_{j-1,t}`` by the unit's
 own ``c_{j,t-1}``: ``c_{j,t} = σ(Q_f) ⊙ c_{j,t-1} + σ(Q_i) ⊙ tanh(Q_c) ⊙ c_{j-1,t-1}``,
 a first-order linear recurrence run by ``jax.lax.associative_scan``. Both readings are
-causal, so right padding never reaches a real position.
-
-Shapes: word vectors ``[batch, time, m]``; each layer ``[batch, time, h]``; pooled
-``[batch, layers * h]``; logits ``[batch, classes]``.
+causal, so right padding never reaches a real position. Logits ``[batch, classes]``.
 """
 from typing import List
 
@@ -137,7 +134,7 @@ class DLSTM(nn.Module):
 
 def parameter_count(embed_dim: int, hidden: int, layers: int, num_classes: int,
                     peephole: str = 'full') -> int:
-  """Parameters without embeddings, softmax included (MODELS.md §1.1)."""
+  """Parameters without embeddings, softmax included (docs/models.md §1.1)."""
   v = hidden * hidden if peephole == 'full' else hidden
   total, k = 0, embed_dim
   for _ in range(layers):

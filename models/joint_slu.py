@@ -1,5 +1,5 @@
 """Joint slot filling and intent classification with sparse attention (Ma et al. 2017,
-MODELS.md §5).
+docs/models.md §5).
 
 Per token ``t`` the input of a unidirectional LSTM is a convolution over a window of
 words and the previous tags: for each width ``w = 2k + 1`` in ``widths`` (3, 5, 7),
@@ -10,26 +10,20 @@ tag before the sentence, zero word vectors outside it). A tag softmax reads each
 
 * ``mean``: the masked mean of the ``h_t``;
 * ``softmax``: ``Σ_t softmax_t(h_t·α) h_t`` ("+attention");
-* ``sparse``: ``Σ_t σ(h_t·α) h_t``, weights not normalised ("+sparse att."), with the
-  penalty ``β Σ_t KL(ρ ‖ ρ̂_t)``, ``ρ̂_t`` the batch mean of ``σ(h_t·α)`` over the
-  sentences that reach ``t``.
+* ``sparse``: ``Σ_t σ(h_t·α) h_t`` ("+sparse att."), with the penalty ``β Σ_t KL(ρ ‖
+  ρ̂_t)``, ``ρ̂_t`` the batch mean of ``σ(h_t·α)`` over the sentences that reach ``t``.
 
 Previous tags are the gold ones in training (teacher forcing: the convolution is
 parallel over time) and the greedy predictions at inference, fed back inside the
-scan (MODELS.md §5.4.1). Both paths share one computation: the tag part of each
-filter is a table ``[tags + 1, filters]`` per offset, looked up by tag id.
+scan (docs/models.md §5.4.1); both look up the tag part of each filter by tag id.
 
-``latent=True`` (for datasets without slot labels, e.g. TREC) puts the previous
-hidden states ``h_{t-k} .. h_{t-1}`` (zeros before the sentence) where the tags were;
-no tag head. ``cnn=False`` feeds the word vectors straight to the LSTM ("+joint");
-``independent=True`` runs two LSTMs on the word vectors, one per head (the vanilla
-baseline). Without slot tags (``num_tags=0``) and ``cnn=False`` the model is a plain
-LSTM sentence classifier with the chosen head (TREC's "Independent LSTM").
+Variants: ``latent=True`` (no slot labels, e.g. TREC: the previous hidden states
+where the tags were), ``cnn=False`` (word vectors straight to the LSTM, "+joint"),
+``independent=True`` (one LSTM per head, the vanilla baseline).
 
 The module returns ``{'intent': [batch, classes], 'tags': [batch, time, tags] or
-None, 'attention': [batch, time], 'penalty': scalar}``; with ``greedy=True`` (the
-default at inference) also ``'predicted_tags' [batch, time]``. Batches carry ``tokens``, ``lengths`` and, for
-teacher forcing, ``tags`` ``[batch, time]``.
+None, 'attention': [batch, time], 'penalty': scalar}`` (and ``'predicted_tags'``
+with ``greedy=True``, the default at inference).
 """
 from typing import Dict, Optional, Sequence
 
@@ -109,7 +103,7 @@ class JointSLU(nn.Module):
   latent: bool = False       # previous hidden states instead of previous tags
   independent: bool = False  # two LSTMs on the word vectors, one per head
   dropout: float = 0.5       # on the convolution features
-  init_scale: float = 0.05   # U(-0.05, 0.05) for every weight (MODELS.md §5.2)
+  init_scale: float = 0.05   # U(-0.05, 0.05) for every weight (docs/models.md §5.2)
 
   def _checks(self):
     if self.latent and not self.cnn:

@@ -1,4 +1,4 @@
-"""MT-LSTM (Liu et al. 2015): multi-timescale LSTM (MODELS.md §2).
+"""MT-LSTM (Liu et al. 2015): multi-timescale LSTM (docs/models.md §2).
 
 The hidden state (``hidden`` units in all) is split into ``groups`` groups; group ``k``
 (1-indexed) has period ``T_k = 2^(k-1)``. Time is 1-indexed: group ``k`` updates at step
@@ -11,28 +11,14 @@ whose period exceeds the length never fires and gives zeros. ``groups=1`` is a p
 LSTM with full peepholes (the paper's LSTM baseline, same code).
 
 Three implementations of the recurrence (``implementation``), equal in value and
-gradient (tests/test_mtlstm.py) and timed by benchmarks/mtlstm_paths.py:
+gradient (tests/test_mtlstm.py; timed by benchmarks/mtlstm_paths.py): ``masked`` (one
+scan computing every group each step: the reference), ``unrolled`` (a scan over
+super-steps of one full period, computing only the active groups) and ``strided``
+(one scan per group over its own activation steps: group ``k`` costs ``len / T_k``).
 
-* ``masked``: one scan over time computing every group each step, the inactive ones
-  held by a mask (the reference; costs the full LSTM each step);
-* ``unrolled``: a scan over super-steps of one full period ``P = 2^(g-1)``, its ``P``
-  micro-steps unrolled in Python, each computing only its statically known active
-  groups (always the ``a`` fastest ones);
-* ``strided``: one scan per group over its own activation steps ``t = T_k, 2 T_k, ..``,
-  groups in dependency order (fast to slow for f2s, slow to fast for s2f). Senders'
-  held states are read from their finished trajectories (strided slices or repeats)
-  and projected outside the scan, so group ``k`` costs ``len / T_k`` small steps.
-
-Parameters per group ``k`` (``s_k`` units, senders ``S_k`` units in all, ascending group
-order): ``input [m, 4 s_k]`` and ``bias [4 s_k]`` (gates ``[i, f, o, c]``), ``recurrent
-[S_k, 4 s_k]``, ``peephole [S_k, 3 s_k]``: only the blocks the strategy allows exist, so
-no dead weight is trained or regularised.
-
-Shapes: tokens ``[batch, time]``; word vectors ``x [batch, time, m]``; a group's
-states ``[batch, s_k]`` (its trajectory ``[n_k + 1, batch, s_k]``); the final state
-``[batch, hidden]``; logits ``[batch, classes]``. Gate pre-activations are laid out
-``[i, f, o, c]`` per group (``4 s_k``), or gate-major over all units (``4 d``) in the
-masked and unrolled paths.
+Parameters per group ``k``: ``input``, ``bias``, ``recurrent`` and ``peephole`` blocks
+(gates ``[i, f, o, c]``), only those the strategy allows, so no dead weight is trained
+or regularised. Tokens ``[batch, time]`` -> logits ``[batch, classes]``.
 """
 from typing import List, Sequence
 
@@ -52,7 +38,7 @@ IMPLEMENTATIONS = ('masked', 'unrolled', 'strided')
 
 def group_sizes(hidden: int, groups: int) -> List[int]:
   """Near-equal split of ``hidden`` units, the extra units to the fastest groups
-  (QC: 55 units in 3 groups -> 19/18/18, MODELS.md §2.1)."""
+  (QC: 55 units in 3 groups -> 19/18/18, docs/models.md §2.1)."""
   return [len(a) for a in np.array_split(np.arange(hidden), groups)]
 
 

@@ -9,7 +9,7 @@ import jax
 class ModelOutput:
   """A model's answer for a batch (shapes for one seed; the engine stacks seeds).
 
-  Sentence classifiers fill ``logits`` only. The joint model (MODELS.md §5) also
+  Sentence classifiers fill ``logits`` only. The joint model (docs/models.md §5) also
   tags every token and adds a penalty to the loss; the engine's objectives
   (seedsweep/engine/objectives.py) use whichever fields are set.
   """

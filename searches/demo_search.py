@@ -9,7 +9,7 @@ accuracy (seedsweep/sweep/search.py).
 ``searches/demo_search.py:quick`` is the tests' form (4 points, 2 a round, 2 seeds);
 ``:lcb`` scores a point by the lower end of its mean's 95 % interval instead.
 
-Expected (2 CPU cores, 2026-11-29): see WORKSPACE_NOTES.md, results log.
+Expected (2 CPU cores, 2026-11-29): see docs/log.md, "2026-11-29: search (issue 63)".
 """
 from seedsweep.sweep import space
 

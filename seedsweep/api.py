@@ -24,10 +24,22 @@ from seedsweep.run import runtime
 
 
 def load_config(spec: str, **overrides):
-  """The ConfigDict of ``'path/to/file.py[:arg]'`` (what ``--config=`` loads), with
-  ``overrides`` set by dotted key spelled with ``__`` (``train__num_epochs=3`` is
-  ``--config.train.num_epochs=3``). A packaged experiment is found by its name from
-  any folder: ``'demo:quick'`` or ``'experiments/demo.py:quick'``."""
+  """Loads an experiment config, as ``--config=`` does.
+
+  Args:
+    spec: ``'path/to/file.py[:arg]'``: the file's ``get_config(arg)``. A packaged
+      experiment is found by its name from any folder: ``'demo:quick'`` or
+      ``'experiments/demo.py:quick'``.
+    **overrides: fields to set, by dotted key spelled with ``__``
+      (``train__num_epochs=3`` is ``--config.train.num_epochs=3``).
+
+  Returns:
+    The ``ml_collections.ConfigDict``.
+
+  Raises:
+    UserError: the file is missing or fails, ``get_config`` returns no ConfigDict,
+      or an override names no field or does not fit it.
+  """
   config = base.load_config(packaged_path(spec, 'experiments'))
   for key, value in overrides.items():
     keys.set_value(config, key.replace('__', '.'), value,
@@ -36,11 +48,19 @@ def load_config(spec: str, **overrides):
 
 
 def packaged_path(spec: str, folder: str) -> str:
-  """``spec`` (``'path.py[:arg]'``) itself when its file exists, else the file of
-  that name that the package installs from ``folder`` (``experiments``, ``sweeps``
-  or ``searches``: ``'demo:quick'`` and ``'experiments/demo.py:quick'`` both find
-  seedsweep/experiments/demo.py from any folder), else ``spec`` (whose error then
-  names it)."""
+  """Finds a packaged experiment, sweep or search file by its name.
+
+  ``'demo:quick'`` and ``'experiments/demo.py:quick'`` both find
+  seedsweep/experiments/demo.py from any folder.
+
+  Args:
+    spec: ``'path.py[:arg]'`` or a packaged file's name, with its ``:arg``.
+    folder: ``'experiments'``, ``'sweeps'`` or ``'searches'``.
+
+  Returns:
+    ``spec`` itself when its file exists, else the packaged file of that name (with
+    the same ``:arg``), else ``spec`` (whose error then names it).
+  """
   path, colon, arg = spec.partition(':')
   name = path[len(folder) + 1:] if path.startswith(folder + '/') else path
   if os.path.exists(path) or '/' in name or os.sep in name:
@@ -57,16 +77,42 @@ def _start(config) -> None:
   runtime.enable_compilation_cache()
 
 
-def train(config, workdir: str, echo=print) -> dict:
-  """Trains every seed of ``config`` in ``workdir`` (resuming what is there);
-  returns the results dict (``workdir/results.json``)."""
+def train(config, workdir: str, print_fn=print) -> dict:
+  """Trains every seed of ``config`` in ``workdir``, as ``--mode=train`` does.
+
+  Resumes from the checkpoints in ``workdir``; a finished run is left as it is.
+
+  Args:
+    config: the experiment's ConfigDict (:func:`load_config`).
+    workdir: the run's folder: a new one, or one holding a run of this config.
+    print_fn: called with each line of progress and the final table.
+
+  Returns:
+    The results dict, also written to ``workdir/results.json``.
+
+  Raises:
+    UserError: the config is invalid, ``workdir`` is a file or holds a run of another
+      config, or its checkpoints were trained on other input bytes.
+    Stopped: SIGTERM or SIGINT stopped the run after saving where it was; the same
+      call resumes it.
+  """
   from seedsweep.run import loop  # pylint: disable=g-import-not-at-top
   _start(config)
-  return loop.train(config, workdir, echo)
+  return loop.train(config, workdir, print_fn)
 
 
 def workdir_config(workdir: str):
-  """The ConfigDict a run was trained with (its ``config.json``)."""
+  """Reads the config a run was trained with.
+
+  Args:
+    workdir: the run's folder.
+
+  Returns:
+    The ConfigDict of its ``config.json``.
+
+  Raises:
+    UserError: ``workdir`` holds no ``config.json``, or one that is not valid JSON.
+  """
   path = os.path.join(workdir, outputs.CONFIG)
   if not os.path.isfile(path):
     raise UserError(f'{workdir} holds no {outputs.CONFIG}; expected the workdir of a '
@@ -78,68 +124,142 @@ def workdir_config(workdir: str):
                     'of seedsweep wrote') from e
 
 
-def evaluate(workdir: str, echo=print) -> dict:
-  """Re-evaluates the newest checkpoint of ``workdir`` with the config it was
-  trained with; rewrites and returns its results."""
+def evaluate(workdir: str, print_fn=print) -> dict:
+  """Re-evaluates a run's newest checkpoint, as ``--mode=eval`` does.
+
+  Args:
+    workdir: the run's folder; the config is the one it was trained with.
+    print_fn: called with each line of progress and the final table.
+
+  Returns:
+    The results dict, also rewritten to ``workdir/results.json``.
+
+  Raises:
+    UserError: ``workdir`` holds no run or no checkpoint, or its checkpoint was
+      trained on other input bytes than the dataset files hold now.
+  """
   from seedsweep.run import loop  # pylint: disable=g-import-not-at-top
   config = workdir_config(workdir)
   _start(config)
-  return loop.evaluate(config, workdir, echo)
+  return loop.evaluate(config, workdir, print_fn)
 
 
-def predict(workdir: str, texts: Sequence[str], echo=print) -> dict:
-  """Every member's label for each of ``texts`` and the members' ensemble (the
-  class of the highest mean probability), in the dataset's label names::
+def predict(workdir: str, texts: Sequence[str], print_fn=print) -> dict:
+  """Labels new texts with every member of a trained run, as ``--mode=predict`` does.
 
-    {'labels': [...], 'probabilities': [[per class] per text], 'classes': [...],
-     'per_seed': [[label per text] per member], 'members': ['seed_1', ...], ...}
+  Args:
+    workdir: a trained run's folder (its newest checkpoint predicts).
+    texts: the texts, split on spaces as the dataset's were.
+    print_fn: called with a line saying what predicts.
 
-  (seedsweep/run/predict.py:answers has every field, tags for the joint model).
-  Texts are split on spaces, as the dataset's were.
+  Returns:
+    Every member's label for each text and the members' ensemble (the class of the
+    highest mean probability), in the dataset's label names::
+
+      {'labels': [...], 'probabilities': [[per class] per text], 'classes': [...],
+       'per_seed': [[label per text] per member], 'members': ['seed_1', ...], ...}
+
+    (seedsweep/run/predict.py:answers has every field, tags for the joint model).
+
+  Raises:
+    UserError: ``workdir`` holds no trained run, or ``texts`` is a string or holds an
+      empty text.
   """
   from seedsweep.run import predict as predict_lib  # pylint: disable=g-import-not-at-top
   config = workdir_config(workdir)
   _start(config)
-  return predict_lib.predict(config, workdir, texts, echo)
+  return predict_lib.predict(config, workdir, texts, print_fn)
 
 
-def run_sweep(config, spec: str, root: str, shard: str = '0/1', echo=print) -> dict:
-  """``--sweep``: every point of the sweep file ``spec`` (``'sweeps/X.py[:arg]'`` or
-  a packaged sweep's name) on ``config``, each in ``root/<point name>``, finished
-  points skipped and interrupted ones resumed; ``shard='i/n'`` as
-  ``--sweep_shard``. Returns ``{point name: results}``. (Scheduler jobs:
-  the command's ``--launcher``.)"""
+def run_sweep(config, spec: str, root: str, shard: str = '0/1', print_fn=print) -> dict:
+  """Trains every point of a sweep, as ``--sweep`` does.
+
+  Finished points are skipped and interrupted ones resumed. (Scheduler jobs: the
+  command's ``--launcher``.)
+
+  Args:
+    config: the experiment's ConfigDict the sweep's points change.
+    spec: the sweep file, ``'sweeps/X.py[:arg]'``, or a packaged sweep's name.
+    root: the sweep's folder; each run goes in ``root/<run name>``.
+    shard: ``'i/n'``: this process trains every n-th run from the i-th, as
+      ``--sweep_shard``.
+    print_fn: called with each line of progress.
+
+  Returns:
+    ``{run folder name: results}`` of this shard's runs.
+
+  Raises:
+    UserError: the sweep file or ``shard`` is invalid, ``root`` is a file, or a run
+      refuses (as :func:`train`).
+  """
   from seedsweep.sweep import runner  # pylint: disable=g-import-not-at-top
   _start(config)
-  return runner.run(config, packaged_path(spec, 'sweeps'), root, shard, echo=echo)
+  return runner.run(config, packaged_path(spec, 'sweeps'), root, shard, print_fn=print_fn)
 
 
 def run_search(config, spec: str, root: str, study: str = '', worker: str = '0/1',
-               echo=print) -> dict:
-  """``--search``: the search file ``spec`` (``'searches/X.py[:arg]'`` or a packaged
-  search's name) on ``config`` under ``root``, resumed where it stopped; ``study``
-  an SQLAlchemy URL (default SQLite in ``root``), ``worker='i/n'`` as
-  ``--sweep_shard``. Returns search.json's contents: every trial with its params,
-  its seeds' dev scores and score, the best trial and the parameter importances."""
+               print_fn=print) -> dict:
+  """Runs a hyperparameter search, as ``--search`` does, resuming where it stopped.
+
+  Args:
+    config: the experiment's ConfigDict the search's trials change.
+    spec: the search file, ``'searches/X.py[:arg]'``, or a packaged search's name.
+    root: the search's folder (its runs, search.json).
+    study: an SQLAlchemy URL of the Optuna study ('' = SQLite in ``root``).
+    worker: ``'i/n'``: this process is worker i of n, as ``--sweep_shard``.
+    print_fn: called with each line of progress.
+
+  Returns:
+    search.json's contents: every trial with its params, its seeds' dev scores and
+    score, the best trial and the parameter importances.
+
+  Raises:
+    UserError: the search file, its space or ``worker`` is invalid, ``config.stack``
+      is set, or ``root`` is a file.
+  """
   from seedsweep.sweep import search  # pylint: disable=g-import-not-at-top
   _start(config)
   return search.run(config, packaged_path(spec, 'searches'), root, study, worker,
-                    echo=echo)
+                    print_fn=print_fn)
 
 
-def report(root: str, latex: bool = False, plots: bool = True, echo=print,
+def report(root: str, latex: bool = False, plots: bool = True, print_fn=print,
            out: str = '') -> dict:
-  """Writes ``report.md``, ``report.csv`` (``report.tex``) and plots for every run
-  under ``root``, into ``out`` (default ``root``); returns ``{'rows', 'skipped',
-  'files'}``."""
+  """Writes the report of every run under a folder, as ``--mode=report`` does.
+
+  Args:
+    root: a run's folder or a folder of runs (a sweep root).
+    latex: also write ``report.tex``.
+    plots: also write the plots.
+    print_fn: called with warnings and the report's path.
+    out: the folder for the report ('' = ``root``).
+
+  Returns:
+    A dict: ``rows`` (one dict per run), ``skipped`` (``[(run, reason)]``) and
+    ``files`` (the paths written).
+
+  Raises:
+    UserError: ``root`` is not a folder or holds no readable run, or ``out`` is a
+      file.
+  """
   from seedsweep import reports  # pylint: disable=g-import-not-at-top
   _start(base.get_base_config())  # runs re-evaluated for the report pin their own
-  return reports.write_report(root, latex=latex, plots=plots, echo=echo, out=out)
+  return reports.write_report(root, latex=latex, plots=plots, print_fn=print_fn, out=out)
 
 
 def read_split(config, split: str = 'test'):
-  """``(texts, labels)`` of a split of ``config``'s dataset, as its files hold them:
-  inputs for :func:`predict` whose answers can be checked."""
+  """Reads a split of a config's dataset: inputs for :func:`predict` to check.
+
+  Args:
+    config: an experiment's ConfigDict (its ``config.data`` names the dataset).
+    split: ``'train'``, ``'dev'`` or ``'test'``.
+
+  Returns:
+    ``(texts, labels)``: lists of strings, as the dataset's files hold them.
+
+  Raises:
+    UserError: the dataset has no such split, or its files are missing or damaged.
+  """
   from seedsweep import data  # pylint: disable=g-import-not-at-top
   return data.read_split(config.data, split)
 

@@ -17,6 +17,7 @@ Sweeps: ``--sweep=sweeps/X.py[:arg]`` trains every point in ``W/<point name>``;
 ``--search=searches/X.py[:arg]`` (Optuna; seedsweep/sweep/search.py), resumed by the
 same command, shared by workers through ``--study`` and ``--launcher``.
 """
+import errno
 import os
 import sys
 from typing import Optional
@@ -79,6 +80,11 @@ _DATA_DIR = flags.DEFINE_string(
     'data_dir', None, 'Raw datasets (layout: data/raw.py); overrides $SEEDSWEEP_DATA.')
 
 
+# Errors of the disk, not of the program: a full or read-only disk, a quota, a
+# permission; one line, since every write is atomic (seedsweep/files.py).
+DISK_ERRORS = (errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES, errno.EPERM)
+
+
 def main(argv):
   if len(argv) > 1:
     raise app.UsageError(f'Unexpected arguments: {argv[1:]}')
@@ -105,6 +111,12 @@ def main(argv):
     print('interrupted; rerun the same command to resume from the last checkpoint',
           file=sys.stderr)
     sys.exit(130)
+  except OSError as e:
+    if e.errno not in DISK_ERRORS:
+      raise
+    sys.exit(f'error: {e.filename or "writing"}: {e.strerror}; every file is written '
+             'whole or not at all, so what was there before is intact: make room (or '
+             'fix the permission) and rerun the same command')
 
 
 def run_mode(mode: str) -> None:
@@ -210,7 +222,7 @@ def predict(config, workdir: str) -> None:
                     'with a "text" field)')
   texts = predict_lib.read_texts(_INPUT.value)
   result = predict_lib.predict(config, workdir, texts,
-                               echo=lambda *a: print(*a, file=sys.stderr))
+                               print_fn=lambda *a: print(*a, file=sys.stderr))
   predict_lib.write_jsonl(_OUTPUT.value, texts, result)
 
 

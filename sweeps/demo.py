@@ -1,5 +1,5 @@
 """A small sweep over the demo: Bi-LSTM hidden size x dropout (4 points), ten seeds
-each. The README's sweep and report example, and the sweep tests' subject.
+each. The manual's sweep and report example (docs/sweeps.md), and the sweep tests' subject.
 
   python launch.py --config=experiments/demo.py --sweep=sweeps/demo.py \\
       --workdir=/tmp/seedsweep/demo_sweep

@@ -123,3 +123,22 @@ def pytest_collection_modifyitems(items):
   order: the workers start on them, and the many short tests fill in at the end,
   instead of a long one starting last while the other worker idles."""
   items.sort(key=lambda item: item.get_closest_marker('slow') is None)
+
+
+@pytest.fixture
+def small_disk(tmp_path):
+  """A tmpfs of its own (a real full disk: ENOSPC), or a skip where mounting is
+  refused (not root, no CAP_SYS_ADMIN)."""
+  mount = tmp_path / 'disk'
+  mount.mkdir()
+  def size(n_bytes):  # mounts, or remounts with another size (room freed)
+    options = f'size={n_bytes}' + (',remount' if os.path.ismount(mount) else '')
+    return subprocess.run(['mount', '-t', 'tmpfs', '-o', options, 'tmpfs', str(mount)],
+                          capture_output=True, text=True, check=False)
+  tried = size(1 << 20)
+  if tried.returncode:
+    pytest.skip(f'mounting a tmpfs is refused here: {tried.stderr.strip()[:200]}')
+  try:
+    yield mount, size
+  finally:
+    subprocess.run(['umount', '-l', str(mount)], check=False)

@@ -4,8 +4,8 @@ its dev and test metrics, for every model's quick config.
 Run in a child process by tests/test_determinism.py, once per core count:
 ``python -m tests.determinism_probe STEPS [KEY=VALUE...] [CONFIG...]``, where
 ``KEY=VALUE`` sets a config field of every config (``runtime.numerics=native``,
-``train.seed_parallel=vmap``). Run on two CPUs (or under an emulated one, WORKSPACE_NOTES:
-"Portable numerics"), it compares their bits.
+``train.seed_parallel=vmap``). Run on two CPUs (or under an emulated one, docs/design.md:
+"Checking another CPU without one"), it compares their bits.
 """
 import json
 import os

@@ -46,7 +46,7 @@ def train(name: str, workdir: str) -> dict:
   import seedsweep  # pylint: disable=g-import-not-at-top
   from seedsweep.run import outputs  # pylint: disable=g-import-not-at-top
   config = seedsweep.load_config(GOLDEN[name], train__progress=False)
-  results = seedsweep.train(config, workdir, echo=lambda *_: None)
+  results = seedsweep.train(config, workdir, print_fn=lambda *_: None)
   record = results['provenance']['determinism']
   rows = [{k: v for k, v in row.items() if k not in NOT_COMPARED}
           for row in outputs.MetricsLog(workdir).rows()]

@@ -2,7 +2,13 @@
 short form): two jobs through --launcher=local and a report process now and then, the
 launch's process group killed at seeded random moments by SIGKILL and SIGTERM and
 relaunched; the end equals the undisturbed sweep. The long form (100 kills) runs on
-demand: python benchmarks/chaos_sweep.py --kills=100."""
+demand: python benchmarks/chaos_sweep.py --kills=100. Also the same sweep and its
+report on a disk that fills up."""
+import errno
+import os
+import subprocess
+import sys
+
 import pytest
 
 from benchmarks import chaos_sweep
@@ -21,6 +27,68 @@ def test_chaos_sweep_compares_reports_without_their_wall_times():
 def test_a_sweep_killed_three_times_ends_as_the_undisturbed_one(tmp_path):
   # The jobs kill themselves at rows (a timed group kill can miss a fast sweep).
   figures = chaos_sweep.chaos(kills=3, seed=0, tmp=str(tmp_path), kinds=('jobs',),
-                              echo=lambda *a: None)
+                              print_fn=lambda *a: None)
   assert figures['differences'] == []
   assert figures['kills'] == 3 and figures['relaunches'] == 3, figures
+
+
+def _fill(folder) -> str:
+  """A file that takes every free byte of ``folder``'s file system; its path."""
+  path = os.path.join(folder, 'filler')
+  with open(path, 'wb') as f:
+    try:
+      while True:
+        f.write(b'\0' * (1 << 16))
+        f.flush()
+    except OSError as e:
+      assert e.errno == errno.ENOSPC, e
+  return path
+
+
+def _error_lines(proc):
+  return [x for x in proc.stderr.splitlines() if x.startswith('error: ')]
+
+
+@pytest.mark.slow
+def test_a_sweep_and_its_report_on_a_full_disk_stop_in_one_line_and_end_equal(
+    tmp_path, small_disk):
+  """The sweep's root on a tmpfs with room for half of what it writes: the launch
+  stops in one line; with room, the same command ends as the undisturbed sweep. Then
+  a report on the disk filled up: one line, the report before it intact; with room
+  again, the report is the undisturbed one's."""
+  mount, size = small_disk
+  sweep = tmp_path / 'chaos_sweep.py'
+  sweep.write_text(chaos_sweep.SWEEP)
+  calm = str(tmp_path / 'calm')
+  chaos_sweep.run_with_kills(str(sweep), calm, 0, 0)
+  assert chaos_sweep.report(calm).returncode == 0
+  needed = sum(os.path.getsize(os.path.join(w, f)) for w, _, fs in os.walk(calm)
+               for f in fs)
+  assert size(needed // 2).returncode == 0
+  root = str(mount / 'root')
+  command = chaos_sweep.launch_command(str(sweep), root)
+  full = subprocess.run(command, cwd=chaos_sweep.REPO, capture_output=True, text=True,
+                        check=False)
+  assert full.returncode == 1, full.stderr[-3000:]
+  lines = _error_lines(full)
+  assert len(lines) == 1 and ('No space left on device' in lines[0]
+                              or 'cannot save checkpoint' in lines[0]), full.stderr[-3000:]
+  assert size(4 * needed).returncode == 0
+  again = subprocess.run(command, cwd=chaos_sweep.REPO, capture_output=True, text=True,
+                         check=False)
+  assert again.returncode == 0, again.stderr[-3000:]
+  assert chaos_sweep.report(root).returncode == 0
+  assert chaos_sweep.differences(calm, root) == []
+  with open(os.path.join(root, 'report.md'), 'rb') as f:
+    before = f.read()
+  os.remove(os.path.join(root, 'report.md'))  # the report must be written again
+  os.remove(os.path.join(root, 'report.csv'))
+  filler = _fill(str(mount))
+  stopped = chaos_sweep.report(root)
+  assert stopped.returncode == 1 and len(_error_lines(stopped)) == 1, stopped.stderr
+  assert 'Traceback' not in stopped.stderr, stopped.stderr[-3000:]
+  os.remove(filler)
+  assert chaos_sweep.report(root).returncode == 0
+  assert chaos_sweep.differences(calm, root) == []
+  with open(os.path.join(root, 'report.md'), 'rb') as f:
+    assert f.read() == before

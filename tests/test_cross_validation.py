@@ -22,7 +22,7 @@ def mr_config(folds, seeds):
 
 def test_a_fold_seed_member_alone_equals_the_same_member_among_others():
   group, g_state = run_steps(mr_config((0, 3), (1, 2)), 4)
-  np.testing.assert_array_equal(group.members.views, [0, 0, 3, 3])
+  np.testing.assert_array_equal(group.members.view_ids, [0, 0, 3, 3])
   np.testing.assert_array_equal(group.members.seeds, [1, 2, 1, 2])
   alone, a_state = run_steps(mr_config((3,), (2,)), 4)
   for a, b in zip(jax.tree.leaves(a_state.params), jax.tree.leaves(g_state.params)):

@@ -18,7 +18,7 @@ def count_without_embeddings(model, length=8):
   return sum(r['params'] for r in describe.parameter_rows(params) if not r['embedding'])
 
 
-# (dl, dh, th) -> parameters with 5 classes, embeddings excluded (MODELS.md §3.1).
+# (dl, dh, th) -> parameters with 5 classes, embeddings excluded (docs/models.md §3.1).
 PAPER_TABLES = {
     (15, 13, 100): 1_407_565,  # Table 1/3 main model, "1.40M"
     (0, 0, 300): 1_445_405,    # Table 3 row 1: Bi-LSTM 300, "1.44M"

@@ -1,5 +1,5 @@
 """A seed's numbers on any machine: the pinned XLA:CPU thread pool, the determinism
-record, ``--mode=verify`` and the report's warning (WORKSPACE_NOTES.md, determinism)."""
+record, ``--mode=verify`` and the report's warning (docs/design.md, determinism policy)."""
 import json
 import os
 import subprocess
@@ -75,7 +75,7 @@ def test_a_run_prints_the_gpu_warning_with_its_backend_and_flags(tmp_path, monke
   seen, lines = [], []
   monkeypatch.setattr(runtime, 'gpu_determinism_warning',
                       lambda *args: seen.append(args) or 'warning: probe')
-  loop.train(small_config(seeds=(1,), epochs=1), str(tmp_path), echo=lines.append)
+  loop.train(small_config(seeds=(1,), epochs=1), str(tmp_path), print_fn=lines.append)
   assert seen == [('cpu', '--xla_dump_to=/nonexistent')] and 'warning: probe' in lines
 
 
@@ -235,7 +235,7 @@ def test_verify_finds_a_changed_checkpoint(trained, tmp_path):
   ckpts.save(2, nudged, meta)
   ckpts.close()
   lines = []
-  result = verify.verify(config, workdir, echo=lines.append)
+  result = verify.verify(config, workdir, print_fn=lines.append)
   assert not result['reproduced']
   assert any('checkpoint of epoch 2: seed_3 holds parameters' in d
              for d in result['differences'])
@@ -259,7 +259,7 @@ def test_report_warns_when_a_table_mixes_records(tmp_path):
     results['provenance'] = {'determinism': dict(record, cpu_threads=threads)}
     outputs.write_json(path, results)
   echoed = []
-  reports.write_report(root, plots=False, echo=echoed.append)
+  reports.write_report(root, plots=False, print_fn=echoed.append)
   text = open(os.path.join(root, reports.REPORT_MD)).read()
   assert '**Warning:** the rows of this table were produced under different' in text
   assert '- c differs from a: cpu_threads: 1 -> 0' in text

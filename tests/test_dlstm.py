@@ -86,7 +86,7 @@ def test_own_cell_reading_carries_a_word_to_every_later_position():
 def test_parameter_count_is_the_papers():
   model = models.build_model({'name': 'dlstm', 'embed_dim': 300, 'hidden': 256},
                              vocab_size=50, num_classes=2)
-  expected = 635_904 + 2 * 590_848 + 768 * 2 + 2  # MODELS.md §1.1
+  expected = 635_904 + 2 * 590_848 + 768 * 2 + 2  # docs/models.md §1.1
   assert dlstm.parameter_count(300, 256, 3, 2) == expected
   assert count_without_embeddings(model) == expected
 

@@ -100,7 +100,7 @@ def test_a_run_whose_vectors_file_changed_is_not_resumed(tmp_path, monkeypatch,
   monkeypatch.setattr(faults, '_reached', collections.Counter())  # count from 0 here
   monkeypatch.setenv(faults.ENV, f'step:{stop_at_step}@TERM')
   with pytest.raises(Stopped, match=f'at step 3/94 of epoch {epoch}'):
-    loop.train(config, workdir, echo=quiet)
+    loop.train(config, workdir, print_fn=quiet)
   monkeypatch.delenv(faults.ENV)
   original = path.read_bytes()
   path.write_bytes(original + b'unseenword' + b' 0.5' * 32 + b'\n')  # other bytes
@@ -108,9 +108,9 @@ def test_a_run_whose_vectors_file_changed_is_not_resumed(tmp_path, monkeypatch,
     refused.setattr(experiment.Experiment, 'init_state', not_reached)
     with pytest.raises(UserError, match=r'cannot resume: .* vectors .*v\.txt hold now '
                                         r'\(vectors: \w{12}\.\.\. -> \w{12}\.\.\.\)'):
-      loop.train(config, workdir, echo=quiet)
+      loop.train(config, workdir, print_fn=quiet)
   path.write_bytes(original)
-  assert loop.train(config, workdir, echo=quiet)['epochs_completed'] == 2
+  assert loop.train(config, workdir, print_fn=quiet)['epochs_completed'] == 2
 
 
 def test_a_finished_run_is_not_re_evaluated_on_another_vectors_file(tmp_path,
@@ -122,10 +122,10 @@ def test_a_finished_run_is_not_re_evaluated_on_another_vectors_file(tmp_path,
   write_glove(path, 32)
   config = vector_config(path, static=True)
   config.train.num_epochs = 1
-  loop.train(config, str(workdir), echo=lambda *_: None)
+  loop.train(config, str(workdir), print_fn=lambda *_: None)
   results = (workdir / 'results.json').read_bytes()
   path.write_bytes(path.read_bytes() + b'unseenword' + b' 0.5' * 32 + b'\n')
   monkeypatch.setattr(experiment.Experiment, 'init_state', not_reached)
   with pytest.raises(UserError, match=r'cannot re-evaluate: .* vectors .*v\.txt'):
-    loop.evaluate(config, str(workdir), echo=lambda *_: None)
+    loop.evaluate(config, str(workdir), print_fn=lambda *_: None)
   assert (workdir / 'results.json').read_bytes() == results

@@ -42,9 +42,9 @@ def test_quick_variant_builds_on_its_data_and_its_steps_trace(name, arg):
   members = len(exp.members)
   state = jax.eval_shape(exp.init_state)
   slot, length = exp.schedule.plan.schedule(1)[0]
-  at = steps_lib.StepAt(orders=jax.eval_shape(exp.steps.epoch_orders, exp.device, 1),
-                        slot=slot, epoch=1, position=0)
-  new_state, loss = jax.eval_shape(exp.steps.train_step, state, exp.device, at,
+  step_at = steps_lib.StepAt(orders=jax.eval_shape(exp.steps.epoch_orders, exp.device, 1),
+                             slot=slot, epoch=1, position=0)
+  new_state, loss = jax.eval_shape(exp.steps.train_step, state, exp.device, step_at,
                                    length=length)
   assert loss.shape == (members,)
   assert jax.tree.map(lambda a: (a.shape, a.dtype), new_state) == jax.tree.map(
@@ -62,7 +62,7 @@ def test_quick_variant_builds_on_its_data_and_its_steps_trace(name, arg):
 def test_quick_variant_trains_end_to_end_on_real_data(name, arg, tmp_path):
   # The model, data, optimiser and loop are the config's own; the shapes tiny.
   config = tiny_shapes(get_config(name, arg))
-  results = loop.train(config, str(tmp_path), echo=lambda *a: None)
+  results = loop.train(config, str(tmp_path), print_fn=lambda *a: None)
   accuracy = results['summary']['test_accuracy']
   assert 0 < accuracy['mean'] <= 100
   assert results['paper'] == config.paper.to_dict()

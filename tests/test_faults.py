@@ -261,25 +261,6 @@ def _folder_bytes(folder):
              for f in fs)
 
 
-@pytest.fixture
-def small_disk(tmp_path):
-  """A tmpfs of its own (a real full disk: ENOSPC), or a skip where mounting is
-  refused (not root, no CAP_SYS_ADMIN)."""
-  mount = tmp_path / 'disk'
-  mount.mkdir()
-  def size(n_bytes):  # mounts, or remounts with another size (room freed)
-    options = f'size={n_bytes}' + (',remount' if os.path.ismount(mount) else '')
-    return subprocess.run(['mount', '-t', 'tmpfs', '-o', options, 'tmpfs', str(mount)],
-                          capture_output=True, text=True, check=False)
-  tried = size(1 << 20)
-  if tried.returncode:
-    pytest.skip(f'mounting a tmpfs is refused here: {tried.stderr.strip()[:200]}')
-  try:
-    yield mount, size
-  finally:
-    subprocess.run(['umount', '-l', str(mount)], check=False)
-
-
 def test_a_full_disk_stops_the_run_in_one_line_and_a_rerun_with_room_ends_equal(
     straight, small_disk):
   """The workdir on a tmpfs with room for about half of what the run writes: the

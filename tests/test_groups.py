@@ -56,10 +56,10 @@ def test_a_split_run_gives_every_member_the_numbers_of_one_program_under_vmap(tm
   pair): the same metrics rows, parameter hashes and results as all five in one
   program. (Under map: the next test.)"""
   config = _config(seed_parallel='vmap')
-  whole = loop.train(config, str(tmp_path / 'whole'), echo=lambda *_: None)
+  whole = loop.train(config, str(tmp_path / 'whole'), print_fn=lambda *_: None)
   config.runtime.memory_budget = _budget_for(config, 2)
   said = []
-  split = loop.train(config, str(tmp_path / 'split'), echo=said.append)
+  split = loop.train(config, str(tmp_path / 'split'), print_fn=said.append)
   assert any('training them in 3 groups of 1 or 2 one after another' in s
              for s in said)
   assert groups.recorded(str(tmp_path / 'split')) == [(0, 2), (2, 4), (4, 5)]
@@ -73,7 +73,7 @@ def test_a_split_run_gives_every_member_the_numbers_of_one_program_under_vmap(tm
 def test_a_split_run_evaluates_predicts_verifies_and_resumes_as_one(tmp_path):
   config = _config()
   whole_dir, split_dir = str(tmp_path / 'whole'), str(tmp_path / 'split')
-  whole = loop.train(config, whole_dir, echo=lambda *_: None)
+  whole = loop.train(config, whole_dir, print_fn=lambda *_: None)
   budget = _budget_for(config, 2)
   # Killed once its first group is done: the rerun trains the other two only.
   args = ['--config=experiments/demo.py:quick', f'--workdir={split_dir}',
@@ -87,15 +87,15 @@ def test_a_split_run_evaluates_predicts_verifies_and_resumes_as_one(tmp_path):
   assert _rows(split_dir) == _rows(whole_dir)
   config.runtime.memory_budget = budget
   os.remove(os.path.join(split_dir, outputs.RESULTS))
-  evaluated = loop.evaluate(config, split_dir, echo=lambda *_: None)
+  evaluated = loop.evaluate(config, split_dir, print_fn=lambda *_: None)
   assert evaluated['metrics'] == whole['metrics']
   texts = ['a fine film', 'dull and long']
-  said = predict.predict(config, split_dir, texts, echo=lambda *_: None)
-  alone = predict.predict(config, whole_dir, texts, echo=lambda *_: None)
+  said = predict.predict(config, split_dir, texts, print_fn=lambda *_: None)
+  alone = predict.predict(config, whole_dir, texts, print_fn=lambda *_: None)
   assert said['members'] == alone['members']
   assert said['per_seed_probabilities'] == alone['per_seed_probabilities']
   lines = []
-  checked = verify.verify(config, split_dir, epochs=1, echo=lines.append)
+  checked = verify.verify(config, split_dir, epochs=1, print_fn=lines.append)
   assert checked['reproduced'], lines
   assert '3 checkpoint(s) intact' in lines[0]  # one a group
 

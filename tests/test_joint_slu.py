@@ -131,7 +131,7 @@ def test_quick_atis_config_reports_slot_f1_and_intent_error_per_seed(tmp_path):
   from seedsweep.experiments import joint_atis  # pylint: disable=g-import-not-at-top
   from seedsweep.run import loop  # pylint: disable=g-import-not-at-top
   config = tiny_shapes(joint_atis.get_config('quick'))
-  results = loop.train(config, str(tmp_path), echo=lambda *a: None)
+  results = loop.train(config, str(tmp_path), print_fn=lambda *a: None)
   metrics = results['metrics']
   for split in ('dev', 'test'):
     assert len(metrics[f'{split}_slot_f1']) == 2

@@ -1,4 +1,4 @@
-"""The package's layers (WORKSPACE_NOTES.md, "Design"): every import, at the top of a
+"""The package's layers (docs/design.md, "Layers"): every import, at the top of a
 file or inside a function, goes to the module's own layer or one below it; models and
 data import only the bottom layer; the engine touches no file; no two files import
 each other, directly or around a loop."""
@@ -160,7 +160,7 @@ UNPICKLERS = ('pickle', 'dill', 'cloudpickle', 'joblib', 'shelve', 'marshal')
 def test_no_file_the_framework_reads_can_run_code(name):
   """Checkpoints, data, vectors and caches are read as data: no unpickling module is
   imported and no loader is asked to allow pickles (configs and sweeps are Python by
-  design: README, "Running experiments")."""
+  design: docs/design.md)."""
   tree = ast.parse(open(MODULES[name], encoding='utf-8').read())
   bad = [f'{name}:{line} imports {target}' for target, line in imports_of(name)
          if target.split('.')[0] in UNPICKLERS]

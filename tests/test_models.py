@@ -212,10 +212,18 @@ def test_seed_init_is_the_same_alone_and_in_a_group():
     ('joint_slu', 'beta', float('nan'), r'config.model.beta=nan; expected a finite'),
     ('joint_slu', 'beta', -1.0, r'config.model.beta=-1.0; expected a number >= 0'),
     ('joint_slu', 'rho', 1.0, r'config.model.rho=1.0; expected a rate in \(0, 1\)'),
-    ('dclstm', 'dh', 0, r'config.model.dh=0; expected an int >= 1'),
+    ('dclstm', 'th', 0, r'config.model.th=0; expected an int >= 1'),
     ('dlstm', 'layers', 5000, r'config.model.layers=5000; expected at most 1024'),
 ])
 def test_model_fields_of_the_wrong_type_or_range_are_refused_by_name(name, field, value,
                                                                      message):
   with pytest.raises(UserError, match=message):
     models.build_model({'name': name, field: value}, vocab_size=10, num_classes=2)
+
+
+def test_dense_layers_need_units_unless_there_are_none():
+  with pytest.raises(UserError, match=r'config.model.dh=0 with config.model.dl=3; '
+                                      r'expected dh >= 1'):
+    models.build_model({'name': 'dclstm', 'dl': 3, 'dh': 0}, vocab_size=10,
+                       num_classes=2)
+  models.build_model({'name': 'dclstm', 'dl': 0, 'dh': 0}, vocab_size=10, num_classes=2)

@@ -144,7 +144,7 @@ def test_parameter_count_holds_only_the_allowed_blocks(strategy):
   assert count_without_embeddings(model) == expected
   # 20/20/20: each group 4*20*101 input+bias, 7*20*(senders) recurrent+peephole.
   assert expected == 3 * 4 * 20 * 101 + 7 * 20 * (20 + 40 + 60) + 60 * 2 + 2
-  # One group: an LSTM of 60 with full peepholes, 49.4K (MODELS.md §2.1).
+  # One group: an LSTM of 60 with full peepholes, 49.4K (docs/models.md §2.1).
   assert mtlstm.parameter_count(100, 60, 1, 'f2s', 2) - 122 == 49_440
 
 

@@ -22,13 +22,13 @@ SCRIPT = textwrap.dedent('''
     # tests/conftest.py's small_config: programs compiled before
     config = seedsweep.load_config('experiments/demo.py:quick', seeds=(1, 2),
                                    train__progress=False)
-    results = seedsweep.train(config, 'runs/demo', echo=lambda *a: None)
+    results = seedsweep.train(config, 'runs/demo', print_fn=lambda *a: None)
     texts, labels = seedsweep.read_split(config, 'test')
-    answers = seedsweep.predict('runs/demo', texts, echo=lambda *a: None)
+    answers = seedsweep.predict('runs/demo', texts, print_fn=lambda *a: None)
     with open('texts.jsonl', 'w') as f:
       f.writelines(json.dumps({'text': t}) + '\\n' for t in texts[:20])
-    evaluated = seedsweep.evaluate('runs/demo', echo=lambda *a: None)
-    report = seedsweep.report('runs', plots=False, echo=lambda *a: None)
+    evaluated = seedsweep.evaluate('runs/demo', print_fn=lambda *a: None)
+    report = seedsweep.report('runs', plots=False, print_fn=lambda *a: None)
     print(json.dumps({
         'package': seedsweep.__file__, 'package_data': seedsweep.data.__file__,
         'user_data': data.__file__, 'user_models': models.__file__,

@@ -76,7 +76,7 @@ def test_row_statistics_and_the_best_dev_seeds_test_value(tmp_path):
   test, dev = [80.0, 82.0, 87.0], [70.0, 75.0, 72.0]
   make_run(tmp_path, 'run', {'test_accuracy': test, 'dev_accuracy': dev},
            seeds=[4, 5, 6], source='Paper 2017', value=85.0)
-  (row,) = collect.build_rows(str(tmp_path), echo=quiet)
+  (row,) = collect.build_rows(str(tmp_path), print_fn=quiet)
   assert (row['run'], row['model'], row['dataset'], row['point']) == (
       'run', 'bilstm', 'demo', '')
   assert row['group'] == ('Paper 2017', 'demo') and row['seeds'] == [4, 5, 6]
@@ -104,7 +104,7 @@ def test_each_table_says_what_produced_its_runs(tmp_path):
                                            'usable_cores': 2}}
   results['wall_time'] = 3 * 3600 + 5 * 60 + 20.4
   outputs.write_json(results_path, results)
-  reports.write_report(str(tmp_path), plots=False, echo=quiet)
+  reports.write_report(str(tmp_path), plots=False, print_fn=quiet)
   md = (tmp_path / reports.REPORT_MD).read_text()
   assert '| random | random | 3 |  |  | 12 s |' in md
   assert ('| vectors | imdb_w2v_300d.txt, fine-tuned | 3 | cpu: AMD EPYC, 2 cores | '
@@ -139,14 +139,15 @@ def test_the_report_can_go_to_a_folder_of_its_own(tmp_path):
   runs = tmp_path / 'runs'
   make_run(runs, 'a', {'test_accuracy': [80.0, 81.0, 83.0]})
   out = tmp_path / 'results' / 'paper'
-  written = reports.write_report(str(runs), echo=quiet, out=str(out))
+  written = reports.write_report(str(runs), print_fn=quiet, out=str(out))
   assert all(f.startswith(str(out)) for f in written['files'])
   assert sorted(os.listdir(runs)) == ['a']
   md = (out / reports.REPORT_MD).read_text()
   assert '(plots/a.curves.png)' in md and (out / 'plots' / 'a.curves.png').exists()
   (tmp_path / 'file').write_text('')
   with pytest.raises(UserError, match='is a file; expected a folder'):
-    reports.write_report(str(runs), plots=False, echo=quiet, out=str(tmp_path / 'file'))
+    reports.write_report(str(runs), plots=False, print_fn=quiet,
+                         out=str(tmp_path / 'file'))
 
 
 def test_a_folder_without_a_readable_run_is_refused_and_nothing_written(tmp_path):
@@ -155,7 +156,7 @@ def test_a_folder_without_a_readable_run_is_refused_and_nothing_written(tmp_path
   (run / 'config.json').write_bytes(bytes(range(256)))  # not JSON
   with pytest.raises(UserError, match=r'holds no readable run \(a: .*\); nothing was '
                                       r'written'):
-    reports.write_report(str(tmp_path / 'runs'), plots=False, echo=quiet)
+    reports.write_report(str(tmp_path / 'runs'), plots=False, print_fn=quiet)
   assert sorted(os.listdir(tmp_path / 'runs')) == ['a']
   assert sorted(os.listdir(run)) == ['config.json']
 
@@ -166,7 +167,7 @@ def test_other_paper_metrics_and_lower_is_better_dev_selection(tmp_path):
       'test_intent_error': [5.0, 7.0], 'dev_intent_error': [6.0, 4.0]},
            source='Ma 2017', value=96.98, metric='test_slot_f1',
            other={'test_intent_error': 5.12}, dataset='atis')
-  (row,) = collect.build_rows(str(tmp_path), echo=quiet)
+  (row,) = collect.build_rows(str(tmp_path), print_fn=quiet)
   assert list(row['metrics']) == ['test_slot_f1', 'test_intent_error']
   assert row['metrics']['test_slot_f1']['best_dev_test'] == 90.0
   error = row['metrics']['test_intent_error']
@@ -179,7 +180,7 @@ def test_cross_validated_runs_report_each_seeds_mean_over_folds(tmp_path):
   make_run(tmp_path, 'mr', {'test_accuracy': [70.0, 80.0, 72.0, 84.0],
                             'dev_accuracy': [60.0, 50.0, 62.0, 54.0]},
            seeds=[1, 2, 1, 2], folds=[0, 0, 1, 1], dataset='mr')
-  (row,) = collect.build_rows(str(tmp_path), echo=quiet)
+  (row,) = collect.build_rows(str(tmp_path), print_fn=quiet)
   e = row['metrics']['test_accuracy']
   assert row['seeds'] == [1, 2] and e['values'] == [71.0, 82.0] and e['n'] == 2
   assert e['best_dev_test'] == 71.0  # seed 1: CV dev mean 61 > 52
@@ -191,13 +192,13 @@ def test_welch_p_values_against_the_groups_best_row(tmp_path):
   for name, test in values.items():
     make_run(tmp_path, name, {'test_accuracy': test}, source='S')
   rows = {r['run']: r['metrics']['test_accuracy']
-          for r in collect.build_rows(str(tmp_path), echo=quiet)}
+          for r in collect.build_rows(str(tmp_path), print_fn=quiet)}
   # d has the highest mean but one seed: it is the reference, no test is possible.
   assert rows['d']['p_value'] == 'ref'
   assert [rows[k]['p_value'] for k in 'abc'] == [None, None, None]
   os.remove(tmp_path / 'd' / outputs.RESULTS)  # d is skipped now: b is the best
   rows = {r['run']: r['metrics']['test_accuracy']
-          for r in collect.build_rows(str(tmp_path), echo=quiet)}
+          for r in collect.build_rows(str(tmp_path), print_fn=quiet)}
   assert rows['b']['p_value'] == 'ref'
   for name in 'ac':
     expected = stats.ttest_ind(values[name], values['b'], equal_var=False).pvalue
@@ -221,7 +222,7 @@ def test_lower_is_better_metrics_take_the_lowest_mean_as_reference(tmp_path):
            metric='test_intent_error')
   make_run(tmp_path, 'high', {'test_intent_error': [8.0, 9.0]},
            metric='test_intent_error')
-  rows = {r['run']: r for r in collect.build_rows(str(tmp_path), echo=quiet)}
+  rows = {r['run']: r for r in collect.build_rows(str(tmp_path), print_fn=quiet)}
   assert rows['low']['metrics']['test_intent_error']['p_value'] == 'ref'
   assert isinstance(rows['high']['metrics']['test_intent_error']['p_value'], float)
 
@@ -242,13 +243,13 @@ def test_groups_and_order_follow_the_papers_tables(tmp_path):
                                                 'paper.value': 80.0 + index}))
   make_run(tmp_path, 'other', {'test_accuracy': [1.0]}, source='A', dataset='trec')
   make_run(tmp_path, 'nosource', {'test_accuracy': [1.0]})
-  rows = collect.build_rows(str(tmp_path), echo=quiet)
+  rows = collect.build_rows(str(tmp_path), print_fn=quiet)
   assert [(r['group'], r['run']) for r in rows] == [
       (('A', 'trec'), 'other'), (('B', 'sst'), 'aa_plain'),
       (('B', 'sst'), 'zz_plain'), (('B', 'sst'), 'sweep/h=32'),
       (('B', 'sst'), 'sweep/h=128'), (('', 'demo'), 'nosource')]
   assert [r['point'] for r in rows[3:5]] == ['hidden=32', 'hidden=128']
-  md = reports.write_report(str(tmp_path), plots=False, echo=quiet)
+  md = reports.write_report(str(tmp_path), plots=False, print_fn=quiet)
   text = (tmp_path / reports.REPORT_MD).read_text()
   headings = [line for line in text.splitlines() if line.startswith('## ')]
   assert headings == ['## A: trec', '## B: sst', '## demo (no paper source)']
@@ -277,11 +278,11 @@ def _demo_root(tmp_path):
 
 def test_report_files_are_deterministic_and_formatted(tmp_path):
   root = _demo_root(tmp_path)
-  first = reports.write_report(root, plots=False, echo=quiet)
+  first = reports.write_report(root, plots=False, print_fn=quiet)
   md, table = (open(os.path.join(root, n), 'rb').read()
                for n in (reports.REPORT_MD, reports.REPORT_CSV))
   os.utime(os.path.join(root, 'base', outputs.RESULTS))
-  second = reports.write_report(root, plots=False, echo=quiet)
+  second = reports.write_report(root, plots=False, print_fn=quiet)
   assert open(os.path.join(root, reports.REPORT_MD), 'rb').read() == md
   assert open(os.path.join(root, reports.REPORT_CSV), 'rb').read() == table
   assert first['rows'] == second['rows']
@@ -308,7 +309,7 @@ def test_report_files_are_deterministic_and_formatted(tmp_path):
 
 def test_a_one_seed_run_shows_its_mean_without_a_spread(tmp_path):
   make_run(tmp_path, 'single', {'test_accuracy': [75.714], 'dev_accuracy': [76.7]})
-  reports.write_report(str(tmp_path), latex=True, plots=False, echo=quiet)
+  reports.write_report(str(tmp_path), latex=True, plots=False, print_fn=quiet)
   text = (tmp_path / reports.REPORT_MD).read_text()
   assert '| single | bilstm | test_accuracy | 75.71 |  | 75.71 | 75.71 | 1 |' in text
   tex = (tmp_path / reports.REPORT_TEX).read_text()
@@ -317,7 +318,7 @@ def test_a_one_seed_run_shows_its_mean_without_a_spread(tmp_path):
 
 def test_latex_is_written_on_request(tmp_path):
   root = _demo_root(tmp_path)
-  files = reports.write_report(root, latex=True, plots=False, echo=quiet)['files']
+  files = reports.write_report(root, latex=True, plots=False, print_fn=quiet)['files']
   assert os.path.join(root, reports.REPORT_TEX) in files
   tex = open(os.path.join(root, reports.REPORT_TEX)).read()
   for part in (r'\toprule', r'\midrule', r'\bottomrule', r'89.87 $\pm$ 1.69',
@@ -331,7 +332,7 @@ def test_latex_is_written_on_request(tmp_path):
 def test_plots_are_written_and_linked(tmp_path):
   root = _demo_root(tmp_path)
   make_run(tmp_path, 'nolog', {'test_accuracy': [1.0, 2.0]}, log=False)
-  written = reports.write_report(root, plots=True, echo=quiet)['files']
+  written = reports.write_report(root, plots=True, print_fn=quiet)['files']
   pngs = sorted(os.path.relpath(p, root) for p in written if p.endswith('.png'))
   assert 'plots/base.curves.png' in pngs and 'plots/base.dev_test.png' in pngs
   assert 'plots/sweep.sweep__sweeps__demo.py.png' in pngs
@@ -351,7 +352,7 @@ def test_plots_are_written_and_linked(tmp_path):
       with open(other, 'rb') as f:
         assert f.read(len(magic)) == magic
   first = {p: open(p, 'rb').read() for p in written}
-  reports.write_report(root, plots=True, echo=quiet)  # the same runs: the same bytes
+  reports.write_report(root, plots=True, print_fn=quiet)  # the same runs: the same bytes
   assert {p: open(p, 'rb').read() for p in written} == first
   text = open(os.path.join(root, reports.REPORT_MD)).read()
   assert '[learning curves](plots/base.curves.png)' in text
@@ -412,7 +413,7 @@ def test_invalid_json_runs_are_skipped_and_named(tmp_path):
   make_run(tmp_path, 'unfinished', {'test_accuracy': [1.0]})
   os.remove(tmp_path / 'unfinished' / outputs.RESULTS)
   messages = []
-  result = reports.write_report(root, plots=False, echo=messages.append)
+  result = reports.write_report(root, plots=False, print_fn=messages.append)
   assert [name for name, _ in result['skipped']] == ['bad_config', 'broken',
                                                       'unfinished']
   assert len(result['rows']) == 5
@@ -440,11 +441,11 @@ def test_report_from_checkpoints_equals_the_report_from_training(tmp_path):
   from seedsweep.run import loop  # pylint: disable=g-import-not-at-top
   run_dir = tmp_path / 'runs' / 'demo'
   config = small_config(seeds=(1, 2), epochs=1)
-  trained = loop.train(config, str(run_dir), echo=quiet)
+  trained = loop.train(config, str(run_dir), print_fn=quiet)
   root = str(tmp_path / 'runs')
 
   def snapshot():
-    result = reports.write_report(root, plots=False, echo=messages.append)
+    result = reports.write_report(root, plots=False, print_fn=messages.append)
     files = [open(p, 'rb').read() for p in result['files']]
     return [{k: v for k, v in r.items() if k != 'wall_time'}
             for r in result['rows']], files
@@ -476,7 +477,7 @@ def test_seeds_trained_in_parts_make_one_row(tmp_path):
   make_run(tmp_path, 'w2v/seeds_1-3', {'test_accuracy': [85.0, 86.0, 87.0],
                                        'dev_accuracy': [70.0, 71.0, 72.0]})
   make_run(tmp_path, 'random', {'test_accuracy': [80.0, 81.0, 79.0]})
-  result = reports.write_report(str(tmp_path), echo=quiet)
+  result = reports.write_report(str(tmp_path), print_fn=quiet)
   random, w2v = result['rows']
   assert (w2v['run'], w2v['seeds'], random['parts']) == ('w2v', [1, 2, 3, 4, 5], [])
   assert w2v['values']['test_accuracy'] == [85.0, 86.0, 87.0, 84.0, 88.0]
@@ -514,10 +515,10 @@ def test_seed_parts_that_read_different_vectors_are_named_in_a_warning(tmp_path)
   set_vectors('w2v/seeds_1-3', '41f6a163' * 8)
   set_vectors('w2v/seeds_4-5', '41f6a163' * 8)
   messages = []
-  reports.write_report(str(tmp_path), plots=False, echo=messages.append)
+  reports.write_report(str(tmp_path), plots=False, print_fn=messages.append)
   assert 'different vectors' not in (tmp_path / reports.REPORT_MD).read_text()
   set_vectors('w2v/seeds_4-5', 'a7ff9f1e' * 8)
-  result = reports.write_report(str(tmp_path), plots=False, echo=messages.append)
+  result = reports.write_report(str(tmp_path), plots=False, print_fn=messages.append)
   assert [r['run'] for r in result['rows']] == ['random', 'w2v']
   line = ('w2v: its seed parts read different vectors files: w2v/seeds_1-3 sha256 '
           '41f6a16341f6, w2v/seeds_4-5 sha256 a7ff9f1ea7ff')
@@ -541,7 +542,7 @@ def test_seed_parts_that_do_not_fit_together_are_skipped_and_named(
            {'test_accuracy': [84.0, 88.0]}, **second)
   make_run(tmp_path, 'random', {'test_accuracy': [80.0, 81.0]})
   messages = []
-  rows, skipped = collect.collect(str(tmp_path), echo=messages.append)
+  rows, skipped = collect.collect(str(tmp_path), print_fn=messages.append)
   assert [r['run'] for r in rows] == ['random']
   (name, why), = skipped
   assert name == 'w2v' and re.search(reason, why), why
@@ -554,12 +555,12 @@ def test_real_seed_parts_give_the_numbers_of_one_run_of_all_seeds(tmp_path):
   from tests.conftest import small_config  # pylint: disable=g-import-not-at-top
   from seedsweep.run import loop  # pylint: disable=g-import-not-at-top
   loop.train(small_config(seeds=(1, 2), epochs=1), str(tmp_path / 'whole' / 'run'),
-             echo=quiet)
+             print_fn=quiet)
   for seed in (1, 2):
     loop.train(small_config(seeds=(seed,), epochs=1),
-               str(tmp_path / 'parts' / 'run' / f'seeds_{seed}'), echo=quiet)
-  (whole,), _ = collect.collect(str(tmp_path / 'whole'), echo=quiet)
-  (parted,), _ = collect.collect(str(tmp_path / 'parts'), echo=quiet)
+               str(tmp_path / 'parts' / 'run' / f'seeds_{seed}'), print_fn=quiet)
+  (whole,), _ = collect.collect(str(tmp_path / 'whole'), print_fn=quiet)
+  (parted,), _ = collect.collect(str(tmp_path / 'parts'), print_fn=quiet)
   assert parted['run'] == whole['run'] == 'run' and parted['seeds'] == [1, 2]
   assert parted['values'] == whole['values']
   assert parted['metrics'] == whole['metrics']
@@ -571,7 +572,7 @@ def test_a_folder_without_runs_is_refused_and_nothing_is_written(tmp_path):
   (tmp_path / 'sub' / 'results.json').write_text('{}')  # no config.json: not a run
   before = sorted(p.name for p in tmp_path.rglob('*'))
   with pytest.raises(UserError, match=r'holds no run \(no folder with a config.json\)'):
-    reports.write_report(str(tmp_path), echo=lambda *a: None)
+    reports.write_report(str(tmp_path), print_fn=lambda *a: None)
   assert sorted(p.name for p in tmp_path.rglob('*')) == before
 
 
@@ -679,17 +680,18 @@ def test_almost_stochastic_order_follows_dror_et_al():
 
 def test_a_factorial_seed_design_gets_a_variance_table_by_source(tmp_path):
   # 3 x 3 x 3 members where the data-order seed moves the accuracy most.
-  streams = [[i, d, r] for i in (1, 2, 3) for d in (1, 2, 3) for r in (1, 2, 3)]
+  seed_triples = [[i, d, r] for i in (1, 2, 3) for d in (1, 2, 3) for r in (1, 2, 3)]
   rng = np.random.default_rng(0)
-  test = [80 + 2.0 * d + 0.3 * i + 0.1 * rng.standard_normal() for i, d, _ in streams]
+  test = [80 + 2.0 * d + 0.3 * i + 0.1 * rng.standard_normal()
+          for i, d, _ in seed_triples]
   run_dir = make_run(str(tmp_path), 'var', {'test_accuracy': test,
                                             'dev_accuracy': test},
-                     seeds=[s[0] for s in streams], log=False)
+                     seeds=[s[0] for s in seed_triples], log=False)
   path = os.path.join(run_dir, outputs.RESULTS)
   results = outputs.read_json(path)
-  outputs.write_json(path, {**results, 'streams': streams})
-  (row,) = reports.write_report(str(tmp_path), plots=False, echo=quiet)['rows']
-  expected = statistics.variance_components(test, [tuple(s) for s in streams],
+  outputs.write_json(path, {**results, 'streams': seed_triples})
+  (row,) = reports.write_report(str(tmp_path), plots=False, print_fn=quiet)['rows']
+  expected = statistics.variance_components(test, [tuple(s) for s in seed_triples],
                                             ('init', 'data', 'dropout'))
   assert row['variance'] == expected and expected['dominant'] == 'data'
   text = open(os.path.join(tmp_path, reports.REPORT_MD)).read()
@@ -698,6 +700,6 @@ def test_a_factorial_seed_design_gets_a_variance_table_by_source(tmp_path):
   share = next(r['share'] for r in expected['rows'] if r['source'] == 'data')
   assert f'**data** dominates: {100 * share:.0f} % of the seed variance' in text
   # A design with a member missing is named, not decomposed.
-  outputs.write_json(path, {**results, 'streams': streams[:-1] + [[1, 1, 1]]})
-  reports.write_report(str(tmp_path), plots=False, echo=quiet)
+  outputs.write_json(path, {**results, 'streams': seed_triples[:-1] + [[1, 1, 1]]})
+  reports.write_report(str(tmp_path), plots=False, print_fn=quiet)
   assert 'not decomposed' in open(os.path.join(tmp_path, reports.REPORT_MD)).read()

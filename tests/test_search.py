@@ -141,16 +141,16 @@ def test_a_rerun_with_another_space_is_refused(tmp_path):
                            data__num_buckets=1, model__embed_dim=8, model__hidden=8)
   first = _write(tmp_path, 'return space.Search({"model.dropout": space.uniform(0, .5)}, '
                  'trials=1, seeds=(1,))')
-  info = api.run_search(config, first, root, echo=lambda *a: None)
+  info = api.run_search(config, first, root, print_fn=lambda *a: None)
   assert [t['state'] for t in info['trials']] == ['complete']
-  again = api.run_search(config, first, root, echo=lambda *a: None)  # finished: kept
+  again = api.run_search(config, first, root, print_fn=lambda *a: None)  # finished: kept
   assert again['trials'] == info['trials']
   other = tmp_path / 'other.py'
   other.write_text('from seedsweep.sweep import space\n\ndef search(arg):\n  return '
                    'space.Search({"model.dropout": space.uniform(0, .4)}, trials=1, '
                    'seeds=(1,))\n')
   with pytest.raises(UserError, match='made by another search or config'):
-    api.run_search(config, str(other), root, echo=lambda *a: None)
+    api.run_search(config, str(other), root, print_fn=lambda *a: None)
 
 
 def test_a_round_stacks_shape_free_points_and_gives_shapes_programs_of_their_own():

@@ -77,7 +77,7 @@ DISTRIBUTED = textwrap.dedent('''
     from seedsweep.run import loop
     config = small_config(seeds=(1, 2, 3, 4), epochs=1, seed_parallel='vmap')
     config.data.num_buckets = 1
-    results = loop.train(config, {workdir!r}, echo=lambda *a: None)
+    results = loop.train(config, {workdir!r}, print_fn=lambda *a: None)
     print('process', jax.process_index(), 'of', jax.process_count(), 'devices',
           jax.device_count(), 'test', results['metrics']['test_accuracy'])
 ''')
@@ -116,7 +116,7 @@ def test_two_processes_train_one_run_over_a_global_mesh(tmp_path):
           config = small_config(seeds=(1, 2, 3, 4), epochs=1, seed_parallel='vmap')
           config.data.num_buckets = 1
           print(loop.train(config, {str(tmp_path / "alone")!r},
-                           echo=lambda *a: None)['metrics']['test_accuracy'])
+                           print_fn=lambda *a: None)['metrics']['test_accuracy'])
       ''')], capture_output=True, text=True, timeout=600, check=False,
       env=dict(os.environ, XLA_FLAGS='--xla_force_host_platform_device_count=1'))
   assert alone.returncode == 0, alone.stderr[-3000:]

@@ -49,7 +49,7 @@ def test_a_bad_stack_is_named_before_anything_runs(fields, points, message):
 def test_plain_seeds_use_one_seed_for_every_stream():
   config = base.get_base_config()
   config.seeds = (4, 7)
-  assert stacking.seed_streams(config).tolist() == [[4, 4, 4], [7, 7, 7]]
+  assert stacking.seed_triples(config).tolist() == [[4, 4, 4], [7, 7, 7]]
   assert not stacking.factorial(config)
 
 
@@ -58,11 +58,12 @@ def test_a_factorial_design_crosses_the_three_streams():
   config.seed_design.init, config.seed_design.data = (1, 2), (1, 2, 3)
   config.seed_design.dropout = (5,)
   checks.validate(config)
-  streams = stacking.seed_streams(config)
-  assert streams.shape == (6, 3) and stacking.factorial(config)
-  assert {tuple(s) for s in streams} == {(i, d, 5) for i in (1, 2) for d in (1, 2, 3)}
-  assert streams[1].tolist() == [1, 2, 5]  # dropout fastest, then data, then init
-  assert stacking.stream_label(streams[1]) == 'init1_data2_dropout5'
+  seed_triples = stacking.seed_triples(config)
+  assert seed_triples.shape == (6, 3) and stacking.factorial(config)
+  assert ({tuple(s) for s in seed_triples}
+          == {(i, d, 5) for i in (1, 2) for d in (1, 2, 3)})
+  assert seed_triples[1].tolist() == [1, 2, 5]  # dropout fastest, then data, then init
+  assert stacking.stream_label(seed_triples[1]) == 'init1_data2_dropout5'
   config.seed_design.dropout = ()
   with pytest.raises(UserError, match='needs all of'):
     checks.validate(config)
@@ -75,8 +76,8 @@ def test_a_workdir_made_before_stacking_still_matches_its_config():
   stored = checks.to_dict(base.get_base_config())
   del stored['stack'], stored['seed_design']
   assert checks.differences(stored, checks.to_dict(base.get_base_config())) == []
-  assert np.array_equal(stacking.seed_streams(checks.from_dict(stored)),
-                        stacking.seed_streams(base.get_base_config()))
+  assert np.array_equal(stacking.seed_triples(checks.from_dict(stored)),
+                        stacking.seed_triples(base.get_base_config()))
 
 
 def _rows(path):
@@ -90,10 +91,10 @@ def test_a_factorial_member_with_one_seed_in_every_stream_is_that_seeds_run(tmp_
   seed 1's plain run bit for bit, and changing one stream's seed changes it."""
   config = small_config(seeds=(1,), epochs=1)
   config.data.num_buckets = 1
-  seedsweep.train(config, str(tmp_path / 'plain'), echo=lambda *a: None)
+  seedsweep.train(config, str(tmp_path / 'plain'), print_fn=lambda *a: None)
   config.seed_design.init, config.seed_design.data = (1, 2), (1,)
   config.seed_design.dropout = (1, 3)
-  results = seedsweep.train(config, str(tmp_path / 'design'), echo=lambda *a: None)
+  results = seedsweep.train(config, str(tmp_path / 'design'), print_fn=lambda *a: None)
   assert results['streams'] == [[1, 1, 1], [1, 1, 3], [2, 1, 1], [2, 1, 3]]
   assert results['members'][1] == 'init1_data1_dropout3'
   (plain,) = _rows(tmp_path / 'plain' / 'metrics.jsonl')

@@ -49,7 +49,7 @@ def test_a_bad_point_names_its_field_before_any_point_trains(tmp_path):
   with pytest.raises(UserError, match=r"point 1 \(hiden=8\): config.model has no field "
                                       r"'hiden' \(did you mean 'hidden'\?\); its "
                                       r"fields are \["):
-    sweep.run(small_config(), str(typo), str(root), echo=lambda *a: None)
+    sweep.run(small_config(), str(typo), str(root), print_fn=lambda *a: None)
   assert not root.exists()
 
 
@@ -127,7 +127,7 @@ def test_stacked_points_give_the_numbers_of_their_runs_alone(tmp_path):
   config.data.num_buckets = 1
   config.model.embed_dim = config.model.hidden = 16  # compute is not what is tested
   root = tmp_path / 'sweep'
-  results = sweep.run(config, str(spec), str(root), echo=lambda *a: None)
+  results = sweep.run(config, str(spec), str(root), print_fn=lambda *a: None)
   (name,) = results
   stacked = _rows(root / name / 'metrics.jsonl')
   points, runs = sweep.plan_runs(config, str(spec))
@@ -135,20 +135,21 @@ def test_stacked_points_give_the_numbers_of_their_runs_alone(tmp_path):
   for i, point in enumerate(points):
     alone = seedsweep.train(
         keys.with_values(config, point, 'test'), str(tmp_path / f'alone{i}'),
-        echo=lambda *a: None)
+        print_fn=lambda *a: None)
     own = results[name]['by_point'][i]
     mine = [r for r in stacked if r['point'] == own['label']]
-    lone = _rows(tmp_path / f'alone{i}' / 'metrics.jsonl')
+    alone_rows = _rows(tmp_path / f'alone{i}' / 'metrics.jsonl')
     assert [(r['epoch'], r['seed']) for r in mine] == [
-        (r['epoch'], r['seed']) for r in lone]
+        (r['epoch'], r['seed']) for r in alone_rows]
     if i < 2:
-      assert [r['params_sha256'] for r in mine] == [r['params_sha256'] for r in lone]
+      assert ([r['params_sha256'] for r in mine]
+              == [r['params_sha256'] for r in alone_rows])
       assert own['metrics'] == alone['metrics']
     else:
-      for r, q in zip(mine, lone):
+      for r, q in zip(mine, alone_rows):
         assert r['train_loss'] == pytest.approx(q['train_loss'], abs=1e-5)
         assert r['dev_loss'] == pytest.approx(q['dev_loss'], abs=1e-5)
-  rows = reports.write_report(str(root), plots=False, echo=lambda *a: None)['rows']
+  rows = reports.write_report(str(root), plots=False, print_fn=lambda *a: None)['rows']
   assert [r['overrides'] for r in rows] == points
   assert [r['metrics']['test_accuracy']['values'] for r in rows] == [
       p['metrics']['test_accuracy'] for p in results[name]['by_point']]
@@ -181,7 +182,7 @@ def test_interrupted_sweep_resumes_without_recomputing_finished_points(
       raise KeyboardInterrupt
   monkeypatch.setattr(checkpoints.Checkpoints, 'save', dying_save)
   with pytest.raises(KeyboardInterrupt):
-    sweep.run(config, str(spec), root, echo=lambda *a: None)
+    sweep.run(config, str(spec), root, print_fn=lambda *a: None)
   monkeypatch.setattr(checkpoints.Checkpoints, 'save', save)
   names = ['patience=3', 'patience=4', 'patience=5']
   assert sorted(os.listdir(root)) == names[:2] + ['sweep.json']
@@ -191,7 +192,7 @@ def test_interrupted_sweep_resumes_without_recomputing_finished_points(
   assert {r['epoch'] for r in epoch1} == {1}
 
   messages = []  # resumed through the Python API (seedsweep.run_sweep)
-  results = seedsweep.run_sweep(config, str(spec), root, echo=messages.append)
+  results = seedsweep.run_sweep(config, str(spec), root, print_fn=messages.append)
   assert list(results) == names
   assert (os.stat(first).st_mtime_ns, open(first).read()) == finished
   assert any('finished run found' in str(m) for m in messages)
@@ -206,7 +207,7 @@ def test_interrupted_sweep_resumes_without_recomputing_finished_points(
 
   # The report from checkpoints alone equals the one from the logs.
   def table():
-    rows = reports.write_report(root, plots=False, echo=lambda *a: None)['rows']
+    rows = reports.write_report(root, plots=False, print_fn=lambda *a: None)['rows']
     csv = open(os.path.join(root, reports.REPORT_CSV)).read()
     return [{k: v for k, v in r.items() if k != 'wall_time'} for r in rows], csv
   from_logs = table()

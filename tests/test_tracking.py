@@ -33,7 +33,7 @@ def test_a_finished_run_reaches_the_hparams_tab_and_later_mlflow(tmp_path, monke
   monkeypatch.delenv('MLFLOW_TRACKING_URI', raising=False)
   config = small_config()  # programs compiled by tests/test_train.py
   workdir = str(tmp_path / 'runs' / 'demo')
-  results = loop.train(config, workdir, echo=lambda *a: None)
+  results = loop.train(config, workdir, print_fn=lambda *a: None)
 
   hparams, metric_tags, scalars = hparams_session(
       os.path.join(workdir, 'tensorboard', tracking.HPARAMS))
@@ -51,7 +51,7 @@ def test_a_finished_run_reaches_the_hparams_tab_and_later_mlflow(tmp_path, monke
   # so the workdir still holds "this" config), once.
   config.log.mlflow = True
   for _ in range(2):
-    again = loop.train(config, workdir, echo=lambda *a: None)
+    again = loop.train(config, workdir, print_fn=lambda *a: None)
   assert again['metrics'] == results['metrics']
   client = mlflow_tracking.MlflowClient(f'file:{tmp_path / "runs" / "mlruns"}')
   experiment = client.get_experiment_by_name('seedsweep')
@@ -77,4 +77,4 @@ def test_a_finished_run_reaches_the_hparams_tab_and_later_mlflow(tmp_path, monke
     config.log.mlflow_uri = f'http://127.0.0.1:{s.getsockname()[1]}'
   with pytest.raises(UserError, match=r'cannot log .* to MLflow at http://127\.0\.0\.1:'
                      r'\d+: cannot reach .*the run itself is saved'):
-    loop.train(config, workdir, echo=lambda *a: None)
+    loop.train(config, workdir, print_fn=lambda *a: None)

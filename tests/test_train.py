@@ -78,7 +78,7 @@ def test_vmap_and_map_give_the_same_numbers():
 def test_results_take_each_seed_at_its_best_dev_epoch(tmp_path):
   config = small_config(seeds=(1, 2), epochs=3)
   config.data.num_buckets = 2
-  results = loop.train(config, str(tmp_path), echo=lambda *_: None)
+  results = loop.train(config, str(tmp_path), print_fn=lambda *_: None)
   rows = outputs.MetricsLog(str(tmp_path)).rows()
   assert [(r['epoch'], r['seed']) for r in rows] == [
       (e, s) for e in (1, 2, 3) for s in (1, 2)]
@@ -97,7 +97,7 @@ def test_results_take_each_seed_at_its_best_dev_epoch(tmp_path):
 def test_selection_last_reports_the_final_epoch(tmp_path):
   config = small_config(seeds=(1,), epochs=2, selection='last')
   config.data.num_buckets = 2
-  results = loop.train(config, str(tmp_path), echo=lambda *_: None)
+  results = loop.train(config, str(tmp_path), print_fn=lambda *_: None)
   last = [r for r in outputs.MetricsLog(str(tmp_path)).rows() if r['epoch'] == 2][0]
   assert results['metrics']['test_accuracy'] == [last['test_accuracy']]
   assert 'best_epoch' not in results['metrics']
@@ -112,7 +112,7 @@ def test_early_stopping_gives_each_seed_its_numbers_alone(tmp_path):
     config.data.num_buckets = 2
     config.optimizer.learning_rate = 0.02  # seed 1 stops after epoch 2, seed 2 after 6
     config.train.patience = 1
-    return loop.train(config, str(tmp_path / name), echo=lambda *_: None)
+    return loop.train(config, str(tmp_path / name), print_fn=lambda *_: None)
 
   group = run((1, 2), 'group')
   alone = [run((seed,), f'seed{seed}') for seed in (1, 2)]
@@ -132,12 +132,12 @@ def test_a_run_ends_when_no_seed_improves_for_patience_epochs(tmp_path):
   # never beats epoch 1's.
   config.optimizer.learning_rate = 1e-30
   config.train.patience = 2
-  results = loop.train(config, str(tmp_path), echo=lambda *_: None)
+  results = loop.train(config, str(tmp_path), print_fn=lambda *_: None)
   assert results['epochs_completed'] == 3
   assert results['metrics']['best_epoch'] == [1, 1]
   assert {r['epoch'] for r in outputs.MetricsLog(str(tmp_path)).rows()} == {1, 2, 3}
   messages = []
-  assert loop.train(config, str(tmp_path), echo=messages.append) == results
+  assert loop.train(config, str(tmp_path), print_fn=messages.append) == results
   assert 'finished run found (3 epochs)' in messages[0]
 
 
@@ -174,10 +174,10 @@ def test_a_diverging_run_is_flagged_or_stopped_by_the_nan_policy(tmp_path, polic
     with pytest.raises(UserError, match=r'the train loss became NaN or infinite '
                        r'\(seed_1 at step \d+, seed_2 at step \d+, by the end of epoch 1\)'
                        r'; config.train.nan_policy=fatal stops the run'):
-      loop.train(config, str(tmp_path), echo=lambda *a: None)
+      loop.train(config, str(tmp_path), print_fn=lambda *a: None)
     assert not (tmp_path / outputs.RESULTS).exists()
     return
-  results = loop.train(config, str(tmp_path), echo=lambda *a: None)
+  results = loop.train(config, str(tmp_path), print_fn=lambda *a: None)
   assert all(s > 0 for s in results['nonfinite_step'])
   rows = outputs.MetricsLog(str(tmp_path)).rows()
   assert [r['nonfinite_step'] for r in rows] == results['nonfinite_step']
@@ -189,7 +189,7 @@ def test_eval_on_an_empty_workdir_is_refused_and_leaves_nothing(tmp_path):
   workdir.mkdir()
   with pytest.raises(UserError, match=r'holds no config.json; expected the workdir of '
                                       r'a run'):
-    loop.evaluate(small_config(), str(workdir), echo=lambda *a: None)
+    loop.evaluate(small_config(), str(workdir), print_fn=lambda *a: None)
   assert list(workdir.iterdir()) == []
 
 
@@ -245,5 +245,5 @@ def test_a_workdir_that_is_a_file_is_refused_in_one_line(tmp_path):
   path.write_text('mine')
   with pytest.raises(UserError, match=r'^--workdir=.*notes.txt is a file; expected a '
                                       r'folder'):
-    loop.train(small_config(), str(path), echo=lambda *_: None)
+    loop.train(small_config(), str(path), print_fn=lambda *_: None)
   assert path.read_text() == 'mine'

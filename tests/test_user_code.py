@@ -121,7 +121,7 @@ def test_a_model_and_reader_of_ones_own_folder_train_ten_seeds_and_verify(
   monkeypatch.chdir(user_folder)  # the references are relative to where one runs
   answer = seedsweep.predict(str(workdir), ['the film was great', 'a dull plot'])
   assert answer['labels'] == ['pos', 'neg']
-  report = seedsweep.report(str(workdir), plots=False, echo=lambda *a: None)
+  report = seedsweep.report(str(workdir), plots=False, print_fn=lambda *a: None)
   assert report['rows'][0]['model'] == 'my_model.py:MeanOfWords'
 
 

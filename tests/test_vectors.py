@@ -245,8 +245,8 @@ def test_cache_reused_and_invalidated(tmp_path, monkeypatch, capsys):
   # Bytes flipped inside the matrix (a bad disk): the zip's CRC-32 catches them; one
   # line says so and the entry is rebuilt, never read as vectors.
   body = bytearray(open(entry, 'rb').read())
-  at = bytes(body).index(np.float32(5).tobytes())
-  body[at:at + 4] = np.float32(7).tobytes()
+  offset = bytes(body).index(np.float32(5).tobytes())
+  body[offset:offset + 4] = np.float32(7).tobytes()
   with open(entry, 'wb') as f:
     f.write(bytes(body))
   matrix, _ = vectors.load_vectors_cached(path, ['the', 'cat'], cache)

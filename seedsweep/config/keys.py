@@ -28,9 +28,9 @@ def missing_field(config, key: str) -> Optional[str]:
   for depth, part in enumerate(parts):
     if not hasattr(node, 'keys') or part not in node:
       where = '.'.join(['config'] + parts[:depth])
-      known = sorted(node.keys()) if hasattr(node, 'keys') else []
-      return (f'{where} has no field {part!r}{did_you_mean(part, known)}; its fields '
-              f'are {known}')
+      fields = sorted(node.keys()) if hasattr(node, 'keys') else []
+      return (f'{where} has no field {part!r}{did_you_mean(part, fields)}; its fields '
+              f'are {fields}')
     node = node[part]
   return None
 

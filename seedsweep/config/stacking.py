@@ -92,7 +92,7 @@ def factorial(config) -> bool:
   return bool(tuple(config.seed_design.init))
 
 
-def seed_streams(config) -> np.ndarray:
+def seed_triples(config) -> np.ndarray:
   """``[n, 3]`` int32: each member's (init, data-order, dropout) seed, before points
   and folds: every combination of ``config.seed_design`` (dropout fastest), or each
   seed of ``config.seeds`` in all three streams."""
@@ -103,9 +103,9 @@ def seed_streams(config) -> np.ndarray:
   return np.repeat(seeds[:, None], len(STREAMS), axis=1)
 
 
-def stream_label(streams: Sequence[int]) -> str:
+def stream_label(seed_triple: Sequence[int]) -> str:
   """``'init1_data2_dropout3'``: a factorial member's name."""
-  return '_'.join(f'{s}{int(v)}' for s, v in zip(STREAMS, streams))
+  return '_'.join(f'{s}{int(v)}' for s, v in zip(STREAMS, seed_triple))
 
 
 def split_overrides(overrides: Dict[str, Any]) -> Tuple[Dict[str, Any], Dict[str, Any]]:

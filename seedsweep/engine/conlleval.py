@@ -116,8 +116,8 @@ def _boundaries(ids, mask, prefix_of, kind_of):
   start = (prefix != o) & ((prefix == b) | (prev_p == o) | (kind != prev_k))
   end = (prefix != o) & ((next_p != i) | (next_k != kind))
   time = ids.shape[1]
-  at = jnp.where(end, jnp.arange(time)[None], time)
-  last = lax.cummin(at, axis=1, reverse=True)
+  end_index = jnp.where(end, jnp.arange(time)[None], time)
+  last = lax.cummin(end_index, axis=1, reverse=True)
   return start, kind, last
 
 

@@ -1,31 +1,18 @@
 """Row-sparse updates of the word-embedding table (``config.optimizer.embedding_update``).
 
 A batch touches a few hundred rows of a ``[vocab, dim]`` table, but the dense path
-builds the table's full gradient and updates every row of it and of its optimiser
-state each step; under ``lax.map`` every seed's new table and state are also copied
-into the stacked result. On a CPU that is most of a C-LSTM step (notes, "Speed").
-The sparse paths cut the batch's rows out of the stacked table and optimiser state
-before the seed map (:func:`gather`), run each seed's step on its rows only (its
-word vectors looked up from them, ``batch['word_vectors']``, read by
-``models.baselines.embed_batch``; their gradients summed per distinct row; the same
-optax transformation), and write the rows back after it (:func:`scatter`), in place.
+updates every row of it and of its optimiser state each step: on a CPU that is most
+of a C-LSTM step (docs/log.md, "Speed (issue 16)"). The sparse paths cut the batch's
+rows out of the stacked table and optimiser state before the seed map
+(:func:`batch_rows`, :func:`gather`), run each seed's step on its rows only, and
+write them back after it (:func:`scatter`), in place.
 
 * ``'dense'`` (default): the plain gradient of the whole table.
-* ``'rows'``: the dense optimiser, for the optimisers where a zero gradient moves no
-  parameter (:data:`EXACT_FOR`): SGD without momentum and AdaGrad, whose state a
-  zero gradient leaves unchanged, and RMSprop (without momentum) and AdaDelta, whose
-  state it scales by the decay. Those rows catch up when next used
-  (:func:`catch_up`, with the update count :func:`clocked` keeps): their state is
-  scaled by ``decay ** k`` for the ``k`` updates they sat out. The same numbers as ``'dense'`` up to float rounding (a gradient
-  summed per row in another order; ``decay ** k`` against ``k`` products).
-* ``'lazy'``: any optimiser, rows untouched by a batch keep their parameters and
-  moments (Adam's and RMSprop's moments decay only when their row is used; the step
-  count is global). A different optimiser from dense Adam/RMSprop: an explicit choice.
-
-Shapes: ``tokens [seeds, batch, time]``; ``rows [seeds, n]`` for ``n = batch * time``
-(each seed's distinct ids, padded with ``vocab``, an index past the table that
-gathers zeros and whose writes are dropped); ``inverse [seeds, n]`` (per token, the
-index of its row in ``rows``).
+* ``'rows'``: the dense optimiser where a zero gradient moves no parameter
+  (:data:`EXACT_FOR`); rows that sat out updates catch up when next used
+  (:func:`catch_up`, :func:`clocked`): the numbers of ``'dense'`` up to rounding.
+* ``'lazy'``: any optimiser; untouched rows keep their parameters and moments (not
+  dense Adam/RMSprop: an explicit choice).
 """
 import inspect
 from typing import Any, NamedTuple, Optional, Tuple

@@ -1,8 +1,8 @@
 """Losses and metrics of sentence classification, and of joint tagging.
 
 ``loss`` is the mean over the batch's real examples (``weights`` 1) of the per-example
-cross-entropy (MODELS.md §0), from a model's :class:`~seedsweep.models.output.ModelOutput`. The
-joint model (MODELS.md §5) also sets per-token ``tag_logits``, whose cross-entropy is
+cross-entropy (docs/models.md §0), from a model's :class:`~seedsweep.models.output.ModelOutput`. The
+joint model (docs/models.md §5) also sets per-token ``tag_logits``, whose cross-entropy is
 summed over each sentence's tokens, and a ``penalty`` added once.
 ``eval_sums`` returns additive statistics so that a split evaluated in chunks gives
 exactly its metrics (slot chunks are counted in jit, seedsweep/engine/conlleval.py);

@@ -4,7 +4,7 @@
 needs (listed there). Optional clipping (``clip_global_norm``, ``clip_value``; 0 = off)
 comes first in the chain. L2 is a loss term ``coef * sum ||W||^2`` over the parameters
 whose '/'-joined path matches one of ``config.l2.params`` (regular expressions), as
-MODELS.md §0 prescribes, so it interacts with adaptive optimisers as in the papers.
+docs/models.md §0 prescribes, so it interacts with adaptive optimisers as in the papers.
 """
 import re
 from typing import Callable, Dict, Tuple

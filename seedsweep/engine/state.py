@@ -60,7 +60,7 @@ def with_pretrained(params, table, use):
   return {**params, 'embedding': {**params['embedding'], 'embedding': new}}
 
 
-def create_train_state(model, tx, seeds, views=None, tables=None,
+def create_train_state(model, tx, seeds, view_ids=None, tables=None,
                        portable: bool = False) -> TrainState:
   """Initial state of every seed, stacked on a leading ``[seeds]`` axis.
 
@@ -72,11 +72,11 @@ def create_train_state(model, tx, seeds, views=None, tables=None,
   matters. tests/test_models.py keeps this path honest.
 
   ``tables``, if given, is ``(table [views, vocab, d], use [views, vocab])`` of
-  pretrained vectors; member ``i`` takes the rows of view ``views[i]``. ``portable``:
+  pretrained vectors; member ``i`` takes the rows of view ``view_ids[i]``. ``portable``:
   the program in the form of :func:`seedsweep.engine.portable.make_portable` (an
   orthogonal initialiser's QR without LAPACK).
   """
-  def create(seeds, views, tables):
+  def create(seeds, view_ids, tables):
     def one(args):
       seed, view = args
       params = init_params(model, seed)
@@ -84,7 +84,7 @@ def create_train_state(model, tx, seeds, views=None, tables=None,
         params = with_pretrained(params, tables[0][view], tables[1][view])
       return params, tx.init(params)
 
-    params, opt_state = jax.lax.map(one, (seeds, views))
+    params, opt_state = jax.lax.map(one, (seeds, view_ids))
     n = seeds.shape[0]
     return TrainState(
         step=jnp.zeros((n,), jnp.int32), params=params, opt_state=opt_state,
@@ -93,6 +93,7 @@ def create_train_state(model, tx, seeds, views=None, tables=None,
         best_epoch=jnp.zeros((n,), jnp.int32), nonfinite_step=jnp.zeros((n,), jnp.int32))
 
   seeds = jnp.asarray(seeds, jnp.int32)
-  views = jnp.zeros_like(seeds) if views is None else jnp.asarray(views, jnp.int32)
+  view_ids = (jnp.zeros_like(seeds) if view_ids is None
+              else jnp.asarray(view_ids, jnp.int32))
   form = portable_lib.make_portable if portable else lambda fn: fn
-  return jax.jit(form(create))(seeds, views, tables)
+  return jax.jit(form(create))(seeds, view_ids, tables)

@@ -1,20 +1,30 @@
 """The jitted seed-parallel steps: train, evaluate, select the best dev epoch.
 
-Every function works on the seed-stacked :class:`~seedsweep.engine.state.TrainState`
-and takes its inputs as structures: :class:`Learner` (model, optimiser, L2),
-:class:`DeviceData` (the arrays on device, each member's seed and view) and, for a
-train step, :class:`StepAt` (which batch). How the seed axis is mapped is a config
-choice (``config.train.seed_parallel``):
+One training step, through the modules (every array has a leading members axis):
 
-* ``vmap``: one batched program (the form for GPUs/TPUs and for sharding over devices);
-  groups of two or more share its batched kernels, and a lone member runs as a pair
-  (:func:`_lone_member_as_pair`), so a seed's numbers are bitwise the same alone and
-  in any group on the CPU;
-* ``map``: ``jax.lax.map`` over seeds inside the same jit, each seed's step run with
-  the shapes of a single-seed run, so a seed's numbers are bitwise the same alone and
-  in any group (the CPU default; benchmarks/seed_parallel.py compares the forms).
+1. ``Experiment.train_steps`` (run/experiment.py) builds a :class:`StepAt` (each
+   member's batch orders, slot, epoch, position) and calls ``Steps.train_step``:
+   :meth:`Steps._train_step` jitted, its state donated.
+2. ``_train_step`` gathers each member's batch from its own view,
+   ``pipeline.gather_batch`` ``[members, batch, length]``, and draws its dropout key,
+   ``rngs.dropout_key(seed, epoch, position)``.
+3. The embedding rows policy (``Learner.embedding_update`` != 'dense'):
+   ``embedding_rows.batch_rows`` and ``.gather`` cut the table and its optimiser
+   state to the batch's rows (``.catch_up`` decays the rows that sat out).
+4. :func:`seed_parallel` maps the members axis (``jax.vmap`` or ``jax.lax.map``) over
+   :meth:`Steps._seed_update`: ``Learner.for_member`` (its hyperparameters),
+   ``jax.grad`` of :meth:`Steps._loss_fn` (``model.apply``, ``objectives.loss`` plus
+   ``optimizers.l2_penalty``; :meth:`Steps._row_grads` for the rows), then
+   ``tx.update`` and ``optax.apply_updates``.
+5. NaN freeze: a member whose loss is not finite keeps its parameters
+   (:func:`_keep_where`) and records ``nonfinite_step``; ``embedding_rows.scatter``
+   puts the rows back into the table.
 
-Both give every seed its own numbers; see WORKSPACE_NOTES.md (determinism policy).
+``config.train.seed_parallel`` picks the map: ``vmap``, one batched program (GPUs,
+sharding; a single member runs as a pair, :func:`_single_member_as_pair`), or ``map``,
+each seed's step with a single-seed run's shapes (the CPU default). Both give a seed
+the same bits alone and in any group (``vmap`` on the CPU); see docs/design.md
+(determinism policy).
 """
 import dataclasses
 from typing import Any, Callable, Dict, Optional, Sequence
@@ -36,9 +46,20 @@ from seedsweep.engine.state import TrainState
 
 
 def seed_parallel(fn: Callable, mode: str, in_axes: Sequence = None) -> Callable:
-  """Maps ``fn`` over a leading seed axis of the arguments whose ``in_axes`` is 0.
+  """Maps ``fn`` over a leading members axis of the arguments whose ``in_axes`` is 0.
 
-  Arguments with ``in_axes`` None are shared by all seeds.
+  Args:
+    fn: one member's function (its arguments without the members axis).
+    mode: ``'vmap'`` (``jax.vmap``) or ``'map'`` (``jax.lax.map``, one member at a
+      time with a single member's shapes).
+    in_axes: per argument, 0 (``[members, ...]``: each member its own) or None
+      (shared by all members); None: every argument has the axis.
+
+  Returns:
+    ``fn`` over the members: every output leaf ``[members, ...]``.
+
+  Raises:
+    ValueError: ``mode`` is neither.
   """
   if mode == 'vmap':
     return jax.vmap(fn, in_axes=0 if in_axes is None else tuple(in_axes))
@@ -92,7 +113,12 @@ class Learner:
 
 @flax.struct.dataclass
 class DeviceData:
-  """What every step reads on device."""
+  """What every step reads on device.
+
+  The field names (and ``Steps._train_step``'s argument names) name the compiled
+  train step's parameters, which the determinism record's ``program`` fingerprint
+  hashes: renaming one changes the fingerprint every run records.
+  """
   arrays: Dict[str, jax.Array]  # data.pipeline.device_arrays: tokens [views, total], ...
   # [members, 3] int32: each member's seed of each random stream (rngs.INIT, DATA,
   # DROPOUT); the same seed thrice but in a factorial seed design.
@@ -112,18 +138,32 @@ class StepAt:
 
 
 class Steps:
-  """The compiled functions of one experiment (learner, batch plan, seed mapping)."""
+  """The compiled functions of one experiment (learner, batch plan, seed mapping).
+
+  Every one takes the members axis first: ``state`` is a TrainState whose leaves are
+  ``[members, ...]``, ``params`` its ``params`` (or ``best_params``).
+
+  * ``epoch_orders(data, epoch)`` -> ``[members, slots, batch]`` int32 rows;
+  * ``train_step(state, data, at, length=)`` -> ``(state, [members] losses)``;
+  * ``eval_batch(params, data, idx [views, batch], split [views, batch], length=,
+    n_splits=)`` -> ``{name: [members, n_splits]}`` sums;
+  * ``predict_batch(params, data, tokens [views, batch, time], lengths [views,
+    batch])`` -> ``{'probabilities': [members, batch, classes], ...}``;
+  * ``select_best(state, score [members], epoch)`` -> state.
+  """
 
   def __init__(self, learner: Learner, plan: pipeline.TrainPlan, mode: str,
                patience: int = 0, tag_tables: Optional[tuple] = None,
-               lone: bool = False, portable: bool = False):
+               single_member: bool = False, portable: bool = False):
     self.learner = learner
     self.plan, self.mode, self.patience = plan, mode, patience
-    self.lone, self.portable = lone, portable
+    self.single_member, self.portable = single_member, portable
     self.tag_tables = tag_tables  # (prefix, kind) of each slot tag: slot F1 in eval
     self.epoch_orders = jax.jit(self._epoch_orders)
-    # lone: one member, which under vmap runs as a pair (_lone_member_as_pair).
-    paired = _lone_member_as_pair if mode == 'vmap' and lone else lambda fn, _: fn
+    # single_member: one member, which under vmap runs as a pair
+    # (_single_member_as_pair).
+    paired = (_single_member_as_pair if mode == 'vmap' and single_member
+              else lambda fn, _: fn)
     # portable: the programs' dots and QRs in forms computed alike on every CPU.
     form = portable_lib.make_portable if portable else lambda fn: fn
     self.train_step = paired(jax.jit(form(self._train_step), static_argnames=('length',),
@@ -136,11 +176,11 @@ class Steps:
   def for_members(self, members: int, mode: str) -> 'Steps':
     """These steps for ``members`` stepping by ``mode`` (a group of a split run):
     themselves when that changes nothing they were compiled for."""
-    lone = members == 1
-    if mode == self.mode and lone == self.lone:
+    single_member = members == 1
+    if mode == self.mode and single_member == self.single_member:
       return self
-    return Steps(self.learner, self.plan, mode, self.patience, self.tag_tables, lone,
-                 self.portable)
+    return Steps(self.learner, self.plan, mode, self.patience, self.tag_tables,
+                 single_member, self.portable)
 
   @staticmethod
   def _loss_fn(learner: Learner, batch, dropout_key):
@@ -154,10 +194,13 @@ class Steps:
 
   def _seed_update(self, params, opt_state, batch, dropout_key, hparams,
                    inverse=None):
-    """One optimiser step of one member: ``(params, opt_state, loss)``.
+    """One optimiser step of one member: ``(params, opt_state, loss ())``.
 
-    With a row-sparse table update (``inverse`` [n] given) ``params`` and
-    ``opt_state`` hold only the batch's table rows (embedding_rows.gather).
+    ``batch`` is the member's: ``tokens`` ``[batch, length]``, ``lengths``,
+    ``labels`` and ``weights`` ``[batch]``; ``dropout_key`` its key, ``hparams``
+    ``{config key: ()}``. With a row-sparse table update (``inverse`` [n] given)
+    ``params`` and ``opt_state`` hold only the batch's table rows
+    (embedding_rows.gather).
     """
     learner = self.learner.for_member(hparams)
     if inverse is None:
@@ -199,8 +242,11 @@ class Steps:
 
   def _train_step(self, state: TrainState, data: DeviceData, at: StepAt, *,
                   length: int):
-    """Advances every member (a seed, or a (fold, seed) pair) by the batch ``at``
-    (padded to ``length``). Returns the new state and the ``[members]`` losses."""
+    """Advances every member (a seed, or a (fold, seed) pair) by the batch ``at``.
+
+    The batch is ``[members, batch, length]`` tokens (rows padded to ``length``), each
+    member's from its own view. Returns the new state and the ``[members]`` losses.
+    """
     batch = pipeline.gather_batch(data.arrays, data.views, at.orders[:, at.slot], length)
     keys = jax.vmap(rngs.dropout_key, in_axes=(0, None, None))(
         data.streams[:, rngs.DROPOUT], at.epoch, at.position)
@@ -282,7 +328,7 @@ class Steps:
     return seed_parallel(seed_answer, self.mode)(params, batch, data.hparams)
 
   def _select_best(self, state: TrainState, score, epoch) -> TrainState:
-    """Keeps each seed's parameters when its dev ``score`` [seeds] beats its best.
+    """Keeps each seed's parameters when its dev ``score`` [members] beats its best.
 
     Ties keep the earlier epoch. With ``patience`` a seed whose selection has stopped
     (see :func:`stopped`) keeps its best whatever comes later, so its numbers are
@@ -304,12 +350,12 @@ class Steps:
         data.streams[:, rngs.DATA], data.views)
 
 
-def _lone_member_as_pair(jitted: Callable, member_args: Sequence[int]) -> Callable:
+def _single_member_as_pair(jitted: Callable, member_args: Sequence[int]) -> Callable:
   """``jitted`` (a vmapped step) that runs a lone member as a pair, itself twice.
 
   XLA compiles a vmapped batch of one member to unbatched kernels, whose rounding
   differs from the batched kernels that every group of two or more shares; as a
-  pair, a seed alone gets the bits it has in any group (WORKSPACE_NOTES.md,
+  pair, a seed alone gets the bits it has in any group (docs/design.md,
   determinism policy), for twice a one-member step's arithmetic and memory (and a
   copy of the state in and out a call). The pair is made at the call, outside the
   compiled program: pairing inside it changes XLA's fusion around the step and with
@@ -344,14 +390,16 @@ def _pair_members(x):
 
 
 def _keep_where(take, new, old):
-  """Member ``i`` of every leaf from ``new`` where ``take[i]``, else from ``old``."""
+  """Member ``i`` of every ``[members, ...]`` leaf from ``new`` where ``take[i]``
+  (``take`` ``[members]`` bool), else from ``old``."""
   return jax.tree.map(
       lambda a, b: jnp.where(take.reshape((-1,) + (1,) * (a.ndim - 1)), a, b), new, old)
 
 
 def stopped(best_epoch, epoch, patience: int):
-  """``[seeds]`` bool: after ``epoch``, has each seed gone ``patience`` epochs without
-  a better dev score (and so would have stopped, trained alone)? False when off."""
+  """``[members]`` bool: after ``epoch`` (an int), has each member (``best_epoch``
+  ``[members]``) gone ``patience`` epochs without a better dev score (and so would
+  have stopped, trained alone)? False when off."""
   if not patience:
     return jnp.zeros_like(best_epoch, bool)
   return epoch - best_epoch >= patience

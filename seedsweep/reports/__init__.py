@@ -35,16 +35,16 @@ def write_text(path: str, text: str) -> None:
 
 
 def write_report(root: str, latex: bool = False, plots: bool = True,
-                 echo: collect.Echo = print, out: str = '') -> dict:
+                 print_fn: collect.PrintFn = print, out: str = '') -> dict:
   """Writes report.md and report.csv (and report.tex, plots) under ``out`` (default
   ``root``) for the runs under ``root``.
 
-  Returns ``{'rows': rows (module docstring), 'skipped': [(run, reason)],
+  Returns ``{'rows': rows (reports.collect._row), 'skipped': [(run, reason)],
   'files': [every path written]}``.
   """
   if not os.path.isdir(root):
     raise UserError(f'--workdir={root} is not a folder; expected a folder of runs')
-  rows, skipped = collect.collect(root, echo)
+  rows, skipped = collect.collect(root, print_fn)
   if not rows and not skipped:
     raise UserError(f'--workdir={root} holds no run (no folder with a '
                     f'{outputs.CONFIG}); expected the workdir of a run or a folder of '
@@ -60,10 +60,10 @@ def write_report(root: str, latex: bool = False, plots: bool = True,
   os.makedirs(out, exist_ok=True)
   for group, members in collect.grouped(rows):
     for w in collect.record_warnings(members) + collect.input_warnings(members):
-      echo(f'warning: {collect.group_title(group)}: {w}')
+      print_fn(f'warning: {collect.group_title(group)}: {w}')
   files, links = [], {}
   if plots:
-    for plot in plots_lib.write_plots(rows, out, echo):
+    for plot in plots_lib.write_plots(rows, out, print_fn):
       files += [plot.path, *plot.also]
       links.setdefault(plot.owner, []).append(
           (plot.label, '/'.join(collect.relative_parts(os.path.relpath(plot.path, out)))))
@@ -76,7 +76,7 @@ def write_report(root: str, latex: bool = False, plots: bool = True,
     path = os.path.join(out, name)
     write_text(path, text)
     files.append(path)
-  echo(f'report of {collect.runs_text(len(rows))} ({len(skipped)} skipped): '
-       f'{os.path.join(out, REPORT_MD)}')
+  print_fn(f'report of {collect.runs_text(len(rows))} ({len(skipped)} skipped): '
+           f'{os.path.join(out, REPORT_MD)}')
   return {'rows': rows, 'skipped': skipped, 'files': files}
 

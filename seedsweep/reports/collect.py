@@ -1,60 +1,16 @@
 """Collects the runs under a folder into rows, one per run (a sweep point is a run).
 
-A *run* is any folder under ROOT (at any depth) that holds ``config.json``; it also
-holds ``results.json``, ``metrics.jsonl`` and ``checkpoints/`` once trained, and
-``point.json`` (``{"sweep", "index", "overrides"}``) when it is a sweep point. A run
-whose ``results.json`` is missing or behind its newest checkpoint is re-evaluated
-from that checkpoint first (:func:`ensure_results`); a run whose files cannot be read
-is skipped with its reason. Rows come in a fixed order, with paths relative to ROOT.
-A *row* (what :func:`build_rows` returns, one per run) is a dict::
+A *run* is any folder under ROOT (at any depth) that holds ``config.json``
+(:func:`find_runs`). :func:`collect` (and :func:`build_rows`) reads each into its
+row (:func:`_row`: the run's names, config, per-seed values and their statistics,
+where it ran), in a fixed order, with paths relative to ROOT; a run whose files
+cannot be read is skipped with its reason. The rule: a row's numbers come from a
+``results.json`` as new as the run's newest checkpoint; one missing or behind it is
+re-evaluated from that checkpoint first (:func:`ensure_results`).
 
-  run          run folder relative to ROOT ('.' for ROOT itself), '/'-separated
-  path         run folder as given (ROOT joined with ``run``)
-  source       paper source (results' ``paper.source``; '' when none)
-  dataset      config ``data.name``
-  model        config ``model.name``
-  group        (source, dataset): the table the row belongs to
-  sweep        point.json's ``sweep`` ('' for a plain run)
-  sweep_key    (sweep folder relative to ROOT, sweep) for a point, else None
-  index        point.json's ``index`` (None for a plain run)
-  overrides    point.json's ``overrides`` ({} for a plain run)
-  point        readable overrides (the keys that vary within the sweep), or ''
-  metric       the paper metric (results' ``paper.metric``, default test_accuracy)
-  seeds        [n] seeds (``cv_seeds`` for cross-validated runs)
-  values       {metric name: [n] per-seed values} (``cv_metrics`` for CV runs)
-  metrics      {name: entry} for the paper metric first, then each ``paper.other``
-               metric; an entry holds ``values`` [n], ``n``, ``mean``, ``std``
-               (ddof=1, 0 for one seed), ``min``, ``max``, ``paper`` (or None),
-               ``diff`` (mean - paper, or None), ``best_dev_test`` (the metric's value
-               for the seed with the best dev score, or None) and ``p_value``
-  epochs_completed, wall_time, selection   as in results.json (None when absent)
-  embeddings   the word vectors it started from: 'random', or the vectors file's
-               name with 'static' or 'fine-tuned' (config ``data.vectors``)
-  hardware     where it ran, from its determinism record: 'cpu: MODEL (ARCH), N cores'
-               (ARCH the microarchitecture, when recorded) or 'gpu: DEVICE KIND'
-               ('' when the run has no record)
-  bits         where its bits verify (bits_text): 'any x86-64 AVX2 FMA CPU' under
-               portable numerics, else 'ARCH only' (or the device)
-  stack_point  the point's label for a point of a stacked run (config.stack), else ''
-  variance     the paper metric's seed variance by source for a factorial seed design
-               (config.seed_design; statistics.variance_components), else None
-  parts        the rows of the seed parts merged into this row ([] for a plain run)
-
-Seeds trained apart (another machine, a later session) form one row: a run folder
-named ``seeds_*`` (``w2v/seeds_1-5``, ``w2v/seeds_6-10``) is a *part* of the run its
-parent folder names (``w2v``). Parts must have the same config apart from ``seeds``
-and no seed twice (a seed's numbers do not depend on the seeds beside it); their row
-holds every part's seeds in seed order, the most epochs any part completed, the sum
-of their wall times, and ``parts``: the parts' own rows (each with its path, machine
-and determinism record). Every other row has ``parts`` [].
-
-A stacked run gives one row per point: ``run`` is its folder and the point's label
-(``lr=0.002+0.005/learning_rate=0.002``), ``index`` and ``overrides`` that point's.
-
-``p_value`` is Welch's t-test (unequal variances) of the row's per-seed values
-against those of the best row of its group on the same metric (highest mean; lowest
-for metrics ending in ``_error`` or ``_loss``): a float, ``'ref'`` for the best row
-itself, None when either side has fewer than two seeds or the group has one row.
+Seeds trained apart (folders named ``seeds_*``, :func:`merge_parts`) form one row
+with their parent; a stacked run gives one row per point. ``p_value``: Welch's
+t-test of each row against its group's best row (:func:`_set_p_values`).
 """
 import json
 import os
@@ -76,7 +32,7 @@ PART_PREFIX = 'seeds_'  # a run folder named seeds_* is a seed part of its paren
 # Sub-folders of a run that never hold runs (not walked: checkpoints can be large).
 RUN_SUBFOLDERS = ('checkpoints', 'tensorboard')
 
-Echo = Callable[[str], None]
+PrintFn = Callable[[str], None]
 
 
 def find_runs(root: str) -> List[str]:
@@ -151,13 +107,13 @@ def stale_reason(results: dict, latest: Optional[int]) -> Optional[str]:
   return None
 
 
-def ensure_results(run_dir: str, echo: Echo = print) -> Optional[dict]:
+def ensure_results(run_dir: str, print_fn: PrintFn = print) -> Optional[dict]:
   """results.json of ``run_dir``, re-evaluated from the newest checkpoint first when
   it is missing or stale (:func:`stale_reason`).
 
   Re-evaluation (``seedsweep.run.loop.evaluate``) restores the newest checkpoint and
   reports each seed's selected parameters, so it gives the numbers training wrote,
-  and rewrites results.json. Returns None (saying so through ``echo``) for a run with
+  and rewrites results.json. Returns None (saying so through ``print_fn``) for a run with
   neither results nor checkpoints. Raises UserError for an unreadable file.
   """
   results_path = os.path.join(run_dir, outputs.RESULTS)
@@ -170,16 +126,16 @@ def ensure_results(run_dir: str, echo: Echo = print) -> Optional[dict]:
     reason = stale_reason(results, latest)
     if reason is None:
       return results
-    echo(f'{run_dir}: {reason}; re-evaluating that checkpoint.')
+    print_fn(f'{run_dir}: {reason}; re-evaluating that checkpoint.')
   elif latest is None:
-    echo(f'{run_dir}: no {outputs.RESULTS} and no checkpoint; skipped.')
+    print_fn(f'{run_dir}: no {outputs.RESULTS} and no checkpoint; skipped.')
     return None
   else:
-    echo(f'{run_dir}: no {outputs.RESULTS}; evaluating the checkpoint of epoch '
-         f'{latest}.')
+    print_fn(f'{run_dir}: no {outputs.RESULTS}; evaluating the checkpoint of epoch '
+             f'{latest}.')
   from seedsweep.run import loop  # pylint: disable=g-import-not-at-top
   config = config_checks.from_dict(read_json_file(os.path.join(run_dir, outputs.CONFIG)))
-  return loop.evaluate(config, run_dir, echo)
+  return loop.evaluate(config, run_dir, print_fn)
 
 
 def runs_text(n: int) -> str:
@@ -197,11 +153,12 @@ def seed_variance(results: dict, metric: str) -> Optional[dict]:
   """The variance of ``metric`` over a factorial seed design's members split by
   source (statistics.variance_components over init, data, dropout); None for a run
   without one, ``{'error': reason}`` when the design cannot be decomposed."""
-  streams, values = results.get('streams'), (results.get('metrics') or {}).get(metric)
-  if not streams or not values:
+  seed_triples = results.get('streams')
+  values = (results.get('metrics') or {}).get(metric)
+  if not seed_triples or not values:
     return None
   try:
-    return statistics.variance_components(values, [tuple(s) for s in streams],
+    return statistics.variance_components(values, [tuple(s) for s in seed_triples],
                                           stacking.STREAMS)
   except ValueError as e:
     return {'error': str(e)}
@@ -228,7 +185,7 @@ def varying_keys(override_sets: Sequence[dict]) -> List[str]:
                   for o in override_sets}) > 1]
 
 
-def _read_run(run_dir: str, root: str, echo: Echo) -> Optional[List[dict]]:
+def _read_run(run_dir: str, root: str, print_fn: PrintFn) -> Optional[List[dict]]:
   """The rows of one run (one per point of a stacked run) without their
   group-relative fields (point, p-values)."""
   config = read_json_file(os.path.join(run_dir, outputs.CONFIG))
@@ -240,7 +197,7 @@ def _read_run(run_dir: str, root: str, echo: Echo) -> Optional[List[dict]]:
   if not isinstance(point, dict) or not isinstance(point.get('overrides', {}),
                                                     (dict, list)):
     raise UserError(f'{point_path}: expected {{"sweep", "index", "overrides"}}')
-  results = ensure_results(run_dir, echo)
+  results = ensure_results(run_dir, print_fn)
   if results is None:
     return None
   name = run_name(run_dir, root)
@@ -402,7 +359,7 @@ def merge_parts(name: str, parts: Sequence[dict], root: str) -> dict:
           'parts': list(parts)}
 
 
-def _merge_seed_parts(rows: List[dict], root: str, echo: Echo
+def _merge_seed_parts(rows: List[dict], root: str, print_fn: PrintFn
                       ) -> Tuple[List[dict], List[Tuple[str, str]]]:
   """``rows`` with each run's seed parts merged into one row; ``skipped`` names a run
   whose parts do not fit together (part_mismatch)."""
@@ -418,7 +375,7 @@ def _merge_seed_parts(rows: List[dict], root: str, echo: Echo
     if reason is None:
       merged.append(merge_parts(name, parts, root))
     else:
-      echo(f'warning: skipping run {name}: {reason}')
+      print_fn(f'warning: skipping run {name}: {reason}')
       skipped.append((name, reason))
   return merged, skipped
 
@@ -473,24 +430,25 @@ def group_key(group: Tuple[str, str]):
   return (source == '', source, dataset)
 
 
-def collect(root: str, echo: Echo = print) -> Tuple[List[dict], List[Tuple[str, str]]]:
+def collect(root: str,
+            print_fn: PrintFn = print) -> Tuple[List[dict], List[Tuple[str, str]]]:
   """``(rows, skipped)``: the rows of every readable run under ``root``, grouped and
   ordered, with points and p-values; ``skipped`` = [(run name, reason)]."""
   rows, skipped = [], []
   for run_dir in find_runs(root):
     name = run_name(run_dir, root)
     try:
-      found = _read_run(run_dir, root, echo)
+      found = _read_run(run_dir, root, print_fn)
     except UserError as e:
       reason = _relative_message(str(e), root)
-      echo(f'warning: skipping run {name}: {reason}')
+      print_fn(f'warning: skipping run {name}: {reason}')
       skipped.append((name, reason))
       continue
     if found is None:
       skipped.append((name, f'no {outputs.RESULTS} and no checkpoint'))
     else:
       rows.extend(found)
-  rows, mismatched = _merge_seed_parts(rows, root, echo)
+  rows, mismatched = _merge_seed_parts(rows, root, print_fn)
   skipped += mismatched
   _set_points(rows)
   rows = sorted(rows, key=lambda r: (group_key((r['source'], r['dataset'])),
@@ -521,6 +479,8 @@ def _set_points(rows: List[dict]) -> None:
 
 
 def _set_p_values(rows: List[dict]) -> None:
+  """Sets each metric entry's tests (Welch's ``p_value``, ``p_holm``, ``p_rank``,
+  ``aso``) against the best row of its group ('ref' on the best row itself)."""
   groups = {}
   for r in rows:
     groups.setdefault(r['group'], []).append(r)
@@ -547,9 +507,9 @@ def _set_p_values(rows: List[dict]) -> None:
       best['p_value'] = best['p_holm'] = best['p_rank'] = best['aso'] = 'ref'
 
 
-def build_rows(root: str, echo: Echo = print) -> List[dict]:
-  """One row per readable run under ``root`` (module docstring), in report order."""
-  return collect(root, echo)[0]
+def build_rows(root: str, print_fn: PrintFn = print) -> List[dict]:
+  """One row per readable run under ``root`` (:func:`_row`), in report order."""
+  return collect(root, print_fn)[0]
 
 
 def sweep_label(sweep_key: Tuple[str, str]) -> str:

@@ -332,12 +332,12 @@ def _mean(values) -> Optional[float]:
 
 
 def write_plots(rows: Sequence[dict], root: str,
-                echo: Callable[[str], None] = print) -> List[Plot]:
+                print_fn: Callable[[str], None] = print) -> List[Plot]:
   """Every figure of ``rows`` (report order) under ``root/plots`` (``root``: where
   the report goes).
 
   A run whose figure cannot be drawn (e.g. an unreadable metrics.jsonl) is skipped
-  with a warning through ``echo``.
+  with a warning through ``print_fn``.
   """
   out_dir = os.path.join(root, PLOTS_DIR)
   plots = []
@@ -355,7 +355,7 @@ def write_plots(rows: Sequence[dict], root: str,
         if paths:
           plots.append(Plot(row['run'], label, paths[0], tuple(paths[1:])))
     except UserError as e:
-      echo(f'warning: no plots of run {row["run"]}: {e}')
+      print_fn(f'warning: no plots of run {row["run"]}: {e}')
   sweeps = {}
   for row in rows:
     if row['sweep_key'] is not None:

@@ -77,7 +77,7 @@ def describe(v: dict, metric: str) -> str:
 
 
 def reproduce(config, workdir: str, into: str = '', margin: Optional[float] = None,
-              echo=print) -> dict:
+              print_fn=print) -> dict:
   """Trains ``workdir``'s experiment again in ``into`` (default ``WORKDIR.reproduction``;
   the same command resumes it) and compares the per-seed scores of the config's
   metric; returns :func:`verdict` with ``'into'``. The config may differ from the
@@ -99,13 +99,14 @@ def reproduce(config, workdir: str, into: str = '', margin: Optional[float] = No
   if metric not in recorded.get('metrics', {}):
     raise UserError(f'{results_path} records no {metric!r} per seed '
                     f'(config.paper.metric); it has {sorted(recorded.get("metrics", {}))}')
-  echo(f'{workdir}: training its {len(recorded["metrics"][metric])} members again to the '
-       f'end in {into} (the same command resumes it)')
-  results = loop.train(config, into, echo=echo)
+  print_fn(f'{workdir}: training its {len(recorded["metrics"][metric])} members again '
+           f'to the end in {into} (the same command resumes it)')
+  results = loop.train(config, into, print_fn=print_fn)
   v = verdict(recorded['metrics'][metric], results['metrics'][metric], margin)
-  echo(f'{workdir}: ' + describe(v, metric))
+  print_fn(f'{workdir}: ' + describe(v, metric))
   records = [r.get('provenance', {}).get('determinism') or {} for r in (recorded, results)]
-  echo('  recorded on ' + _machine(records[0]) + '; retrained on ' + _machine(records[1]))
+  print_fn('  recorded on ' + _machine(records[0]) + '; retrained on '
+           + _machine(records[1]))
   return dict(v, into=into)
 
 

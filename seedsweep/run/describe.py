@@ -64,9 +64,9 @@ def describe(config) -> dict:
 def member_axis(members) -> str:
   """``'3 points x 10 seeds'``, ``'27 seeds (3 init x 3 data x 3 dropout)'``: what
   the stacked axis of one program holds."""
-  n_seeds = len({tuple(s) for s in members.streams})
+  n_seeds = len({tuple(s) for s in members.seed_triples})
   if members.factorial:
-    sizes = ' x '.join(f'{len(set(members.streams[:, i]))} {name}'
+    sizes = ' x '.join(f'{len(set(members.seed_triples[:, i]))} {name}'
                        for i, name in enumerate(stacking.STREAMS))
     seeds = f'{n_seeds} seed combinations ({sizes}; config.seeds not used)'
   else:

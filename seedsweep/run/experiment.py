@@ -57,35 +57,35 @@ class Members:
   """The stacked axis, point-major: ``[points x folds x seeds]``, one member per
   seed (or (init, data, dropout) seed combination of a factorial design), per fold
   of a cross-validated dataset, per hyperparameter point of ``config.stack``."""
-  streams: np.ndarray        # [members, 3] int32: init, data-order, dropout seed
-  views: np.ndarray          # [members] int32: each member's fold (0 without CV)
+  seed_triples: np.ndarray   # [members, 3] int32: init, data-order, dropout seed
+  view_ids: np.ndarray       # [members] int32: each member's data.views index (its fold)
   folds: Tuple[int, ...]     # the folds run; () without cross-validation
   points: np.ndarray         # [members] int32: each member's point of config.stack
   point_labels: Tuple[str, ...]  # one per point ('' for a run without a stack)
   factorial: bool = False    # config.seed_design: members differ by stream
 
   def __len__(self) -> int:
-    return len(self.streams)
+    return len(self.seed_triples)
 
   @property
   def seeds(self) -> np.ndarray:
     """``[members]`` int32: each member's seed (its init seed in a factorial design)."""
-    return self.streams[:, 0]
+    return self.seed_triples[:, 0]
 
   @property
   def labels(self):
     """A name per member (outputs.member_label): ``seed_<k>``, ``fold<f>_seed_<k>``,
     ``init<i>_data<d>_dropout<r>``, under ``<point>/`` for a stacked run."""
-    folds = self.views if self.folds else [None] * len(self)
-    return [outputs.member_label(s[0], f, streams=s if self.factorial else None,
+    folds = self.view_ids if self.folds else [None] * len(self)
+    return [outputs.member_label(s[0], f, seed_triple=s if self.factorial else None,
                                  point=self.point_labels[p])
-            for s, f, p in zip(self.streams, folds, self.points)]
+            for s, f, p in zip(self.seed_triples, folds, self.points)]
 
 
 def select_members(config, data: encoded.EncodedDataset) -> Members:
   """Every point of ``config.stack`` times the folds ``config.data.folds`` selects
   (all by default) times the seeds (``config.seeds``, or ``config.seed_design``)."""
-  combos = stacking.seed_streams(config)
+  combos = stacking.seed_triples(config)
   points = stacking.points(config)
   labels = tuple(stacking.point_label(p) for p in points)
   factorial = stacking.factorial(config)
@@ -96,8 +96,8 @@ def select_members(config, data: encoded.EncodedDataset) -> Members:
                     '(a CV score averages folds per seed, which the design has not)')
   grid = [(p, f, c) for p in range(len(points)) for f in (folds or (0,))
           for c in range(len(combos))]
-  return Members(streams=combos[[c for _, _, c in grid]],
-                 views=np.asarray([f for _, f, _ in grid], np.int32), folds=folds,
+  return Members(seed_triples=combos[[c for _, _, c in grid]],
+                 view_ids=np.asarray([f for _, f, _ in grid], np.int32), folds=folds,
                  points=np.asarray([p for p, _, _ in grid], np.int32),
                  point_labels=labels, factorial=factorial)
 
@@ -221,8 +221,8 @@ def put_on_device(arrays: Dict[str, np.ndarray], members: Members,
                   ) -> steps_lib.DeviceData:
   return steps_lib.DeviceData(
       arrays=jax.device_put(arrays, placement.shared),
-      streams=jax.device_put(members.streams, placement.stacked),
-      views=jax.device_put(members.views, placement.stacked),
+      streams=jax.device_put(members.seed_triples, placement.stacked),
+      views=jax.device_put(members.view_ids, placement.stacked),
       hparams=jax.device_put(hparams, placement.stacked))
 
 
@@ -333,7 +333,8 @@ def build(config) -> 'Experiment':
   memory.check_budget(estimate, memory.budget_mib(config))
   tag_tables = conlleval.tag_tables(data.tag_names) if data.tag_names else None
   steps = steps_lib.Steps(learner, schedule.plan, placement.mode,
-                          config.train.patience, tag_tables, lone=len(members) == 1,
+                          config.train.patience, tag_tables,
+                          single_member=len(members) == 1,
                           portable=portable_program(config))
   return Experiment(config, data, members, placement,
                     put_on_device(arrays, members, placement, hparams), schedule,
@@ -369,8 +370,8 @@ class Experiment:
 
   def init_state(self) -> state_lib.TrainState:
     state = state_lib.create_train_state(
-        self.learner.model, self.learner.tx, self.members.streams[:, rngs.INIT],
-        self.members.views, self.data.embedding_tables,
+        self.learner.model, self.learner.tx, self.members.seed_triples[:, rngs.INIT],
+        self.members.view_ids, self.data.embedding_tables,
         portable=portable_program(self.config))
     return jax.device_put(state, self.placement.stacked) if self.placement.mesh else state
 
@@ -397,8 +398,8 @@ class Experiment:
       if stop is not None and stop():
         return state, total, position
       slot, length = visits[position]
-      at = steps_lib.StepAt(orders=orders, slot=slot, epoch=epoch, position=position)
-      state, loss = self.steps.train_step(state, self.device, at, length=length)
+      step_at = steps_lib.StepAt(orders=orders, slot=slot, epoch=epoch, position=position)
+      state, loss = self.steps.train_step(state, self.device, step_at, length=length)
       total = total + loss
       faults.reached('step')
       if on_step is not None:
@@ -411,7 +412,7 @@ class Experiment:
     evaluation then finds them in jit's cache); ``join()`` it before evaluating.
     None where there is nothing to gain: a lone member under vmap runs paired
     outside the program."""
-    if self.steps.lone and self.steps.mode == 'vmap':
+    if self.steps.single_member and self.steps.mode == 'vmap':
       return None
     # Lowered here, on the arrays themselves (lowered from their shapes alone, jit
     # compiles the call again): the training steps then donate them.
@@ -484,25 +485,25 @@ class Experiment:
       return hosts.fetch(state.best_epoch)
     return np.full(len(self.members), epochs_completed)
 
-  def selected_metrics(self, state, epochs_completed: int, known=None):
+  def selected_metrics(self, state, epochs_completed: int, evaluated=None):
     """Eval metrics ``{name: [members]}`` of the selected parameters.
 
-    ``known`` maps epochs evaluated in this process to their metrics; when it holds
+    ``evaluated`` maps epochs evaluated in this process to their metrics; when it holds
     every member's selected epoch they are read from it (the same program on the
     same parameters: the same numbers), else the selected parameters are evaluated.
     """
     epochs = self.selected_epochs(state, epochs_completed)
-    if known and all(int(e) in known for e in epochs):
-      names = known[int(epochs[0])].keys()
-      return {k: np.array([known[int(e)][k][i] for i, e in enumerate(epochs)])
+    if evaluated and all(int(e) in evaluated for e in epochs):
+      names = evaluated[int(epochs[0])].keys()
+      return {k: np.array([evaluated[int(e)][k][i] for i, e in enumerate(epochs)])
               for k in names}
     return self.evaluate_all(self.selected_params(state))
 
-  def selected(self, state, epochs_completed: int, known=None) -> dict:
+  def selected(self, state, epochs_completed: int, evaluated=None) -> dict:
     """What results.json is made of, JSON-ready (a group of a split run keeps it
     in a file): ``per_member`` {metric, ``best_epoch`` under best-dev selection,
     ``nonfinite_step``: [members]} and ``epochs_completed``."""
-    metrics = self.selected_metrics(state, epochs_completed, known)
+    metrics = self.selected_metrics(state, epochs_completed, evaluated)
     if self.selection == 'best_dev':
       metrics['best_epoch'] = hosts.fetch(state.best_epoch)
     metrics['nonfinite_step'] = hosts.fetch(state.nonfinite_step)
@@ -519,15 +520,15 @@ class Experiment:
         nonfinite_step=[int(s) for s in nonfinite],
         paper=self.config.paper.to_dict(), provenance=self.provenance)
 
-  def results(self, state, epochs_completed: int, known=None) -> dict:
-    return self.results_of(self.selected(state, epochs_completed, known))
+  def results(self, state, epochs_completed: int, evaluated=None) -> dict:
+    return self.results_of(self.selected(state, epochs_completed, evaluated))
 
   def group(self, start: int, stop: int) -> 'Experiment':
     """Members ``start..stop-1`` as a run of their own (a group of a split run,
     run/groups.py): the same data on device, programs and provenance."""
     m, part = self.members, slice(start, stop)
-    members = dataclasses.replace(m, streams=m.streams[part], views=m.views[part],
-                                  points=m.points[part])
+    members = dataclasses.replace(m, seed_triples=m.seed_triples[part],
+                                  view_ids=m.view_ids[part], points=m.points[part])
     placement = place(self.config, len(members))
     hparams = {k: hosts.fetch(v)[part] for k, v in self.device.hparams.items()}
     group = dataclasses.replace(
@@ -570,9 +571,9 @@ class Experiment:
     (XLA's own choices included); from the compilation cache when it was compiled
     before."""
     slot, length = self.schedule.plan.schedule(1)[0]
-    at = steps_lib.StepAt(orders=self.steps.epoch_orders(self.device, 1), slot=slot,
-                          epoch=1, position=0)
-    return self.steps.train_step.lower(state, self.device, at,
+    step_at = steps_lib.StepAt(orders=self.steps.epoch_orders(self.device, 1), slot=slot,
+                               epoch=1, position=0)
+    return self.steps.train_step.lower(state, self.device, step_at,
                                        length=length).compile().as_text()
 
   def program_record(self, state) -> dict:

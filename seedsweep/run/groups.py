@@ -12,7 +12,7 @@ order one program of all the members writes it, and the run's ``results.json`` i
 from the groups' numbers.
 
 A member's bits do not depend on the members beside it (the determinism policy in
-WORKSPACE_NOTES.md): under ``map``, and under ``vmap`` on one device, its numbers equal
+docs/design.md): under ``map``, and under ``vmap`` on one device, its numbers equal
 an unsplit run's. The split is kept in ``groups.json``; a resumed run follows it
 whatever the budget says then, and a run that started unsplit stays unsplit.
 """

@@ -1,15 +1,16 @@
 """One experiment end to end: build, train every seed at once, resume, evaluate.
 
 ``train(config, workdir)`` and ``evaluate(config, workdir)`` are what ``launch.py``
-dispatches to; the run's pieces come from :func:`seedsweep.run.experiment.build`. An epoch is: every seed draws its batch order, the jitted seed-parallel
-step runs over the batch slots, dev and test are evaluated (vmapped too), each seed
-keeps its best-dev parameters inside jit, rows go to metrics.jsonl and TensorBoard, and
-the whole stacked state is checkpointed.
+dispatches to; the run's pieces come from :func:`seedsweep.run.experiment.build`. An
+epoch is: every seed draws its batch order, the jitted seed-parallel step runs over
+the batch slots, dev and test are evaluated (vmapped too), each seed keeps its
+best-dev parameters inside jit, rows go to metrics.jsonl and TensorBoard, and the
+whole stacked state is checkpointed (:func:`_train_members`, in named steps).
 """
 import dataclasses
 import os
 import time
-from typing import Optional
+from typing import Any, Callable, Optional
 
 import jax
 import numpy as np
@@ -82,9 +83,9 @@ def epoch_rows(exp, epoch, train_loss, evals, wall_time, state):
   for i, seed in enumerate(members.seeds):
     row = {'epoch': epoch, 'seed': int(seed)}
     if members.folds:
-      row['fold'] = int(members.views[i])
+      row['fold'] = int(members.view_ids[i])
     if members.factorial:
-      row['streams'] = [int(s) for s in members.streams[i]]
+      row['streams'] = [int(s) for s in members.seed_triples[i]]
     if len(members.point_labels) > 1:
       row['point'] = members.point_labels[members.points[i]]
     row['train_loss'] = float(train_loss[i])
@@ -174,7 +175,7 @@ class Resume:
   elapsed: float = 0.0
 
 
-def restore_latest(ckpts, state, echo):
+def restore_latest(ckpts, state, print_fn):
   """``(state, meta, epoch)`` of the newest checkpoint that reads back as it was
   saved; corrupt ones are reported and moved aside (``(state, {}, 0)`` if none is
   left: the run starts afresh)."""
@@ -183,14 +184,14 @@ def restore_latest(ckpts, state, echo):
       restored, meta = ckpt_lib.restore_train_state(ckpts, epoch, state)
     except ckpt_lib.CorruptCheckpoint as e:
       moved = ckpts.discard(epoch)
-      echo(f'warning: {e}; moved it to {moved} and resuming from the checkpoint '
-           'before it')
+      print_fn(f'warning: {e}; moved it to {moved} and resuming from the checkpoint '
+               'before it')
       continue
     return restored, meta, epoch
   return state, {}, 0
 
 
-def restore_interrupted(interrupted, state, members: int, epoch: int, echo):
+def restore_interrupted(interrupted, state, members: int, epoch: int, print_fn):
   """The mid-epoch checkpoint of epoch ``epoch + 1`` a stop signal left, as
   ``(state, Resume, meta)``; ``None`` if there is none, or an older one (superseded
   by a later epoch checkpoint; the finished run removes it)."""
@@ -202,7 +203,7 @@ def restore_interrupted(interrupted, state, members: int, epoch: int, echo):
     tree, meta = interrupted.restore(steps[-1], target)
   except ckpt_lib.CorruptCheckpoint as e:
     moved = interrupted.discard(steps[-1])
-    echo(f'warning: {e}; moved it to {moved}')
+    print_fn(f'warning: {e}; moved it to {moved}')
     return None
   if meta.get('epoch') != epoch + 1:  # superseded by a later epoch's checkpoint
     return None
@@ -210,13 +211,26 @@ def restore_interrupted(interrupted, state, members: int, epoch: int, echo):
                                float(meta.get('elapsed', 0.0))), meta
 
 
-def train(config, workdir: str, echo=print) -> dict:
+def train(config, workdir: str, print_fn=print) -> dict:
   """Trains every seed of ``config`` in ``workdir``, resuming from its checkpoints.
 
-  Returns the results dict (also written to ``workdir/results.json``). A finished run
-  is left untouched. One process at a time may train in a workdir (a lock); SIGTERM
-  or SIGINT stops the run at the next step boundary, saves where it was and raises
-  :class:`~seedsweep.errors.Stopped`: rerunning the command resumes from there.
+  A finished run is left untouched. One process at a time may train in a workdir (a
+  lock). :func:`seedsweep.train` is this with the compilation cache on.
+
+  Args:
+    config: the experiment's ConfigDict.
+    workdir: the run's folder: a new one, or one holding a run of this config.
+    print_fn: called with each line of progress and the final table.
+
+  Returns:
+    The results dict, also written to ``workdir/results.json``.
+
+  Raises:
+    UserError: the config is invalid; ``workdir`` is a file, holds a run of another
+      config or checkpoints without a config.json; its checkpoints were trained on
+      other input bytes; or a member's loss became NaN under ``nan_policy='fatal'``.
+    Stopped: SIGTERM or SIGINT stopped the run at the next step boundary after
+      saving where it was; rerunning the command resumes from there.
   """
   config_checks.validate(config)  # a bad config is refused before the workdir exists
   runtime.pin_for(config)  # before orbax's first JAX call starts the CPU client
@@ -224,22 +238,22 @@ def train(config, workdir: str, echo=print) -> dict:
   os.makedirs(workdir, exist_ok=True)
   results = finished_results(config, workdir)  # read only: a finished run is left
   if results is not None:                      # as it is, its lock file included
-    echo(f'{workdir}: finished run found ({results.get("epochs_completed")} epochs); '
-         'nothing to do.')
-    echo(outputs.format_table(results))
+    print_fn(f'{workdir}: finished run found ({results.get("epochs_completed")} epochs); '
+             'nothing to do.')
+    print_fn(outputs.format_table(results))
     if hosts.is_primary():
       tracking.record_finished(config, workdir, results, again=False)
     return results
   with workdir_lock.hold(workdir):
-    return _train_locked(config, workdir, echo)
+    return _train_locked(config, workdir, print_fn)
 
 
 def finished_results(config, workdir: str) -> Optional[dict]:
   """The results of ``workdir`` if it holds a finished run of ``config``, else None
   (UserError if it holds another config's run, or checkpoints without a config)."""
-  known = check_workdir(config, workdir)
+  holds_config = check_workdir(config, workdir)
   latest = latest_epoch(workdir)
-  if latest and not known:
+  if latest and not holds_config:
     raise UserError(f'{os.path.join(workdir, ckpt_lib.EPOCHS)} holds checkpoints but '
                     f'{workdir} has no {outputs.CONFIG}; cannot tell which config wrote '
                     'them. Use another --workdir, or delete this one.')
@@ -273,10 +287,10 @@ def latest_epoch(workdir: str) -> int:
   return of(workdir) if grouped is None else grouped
 
 
-def _train_locked(config, workdir: str, echo) -> dict:
+def _train_locked(config, workdir: str, print_fn) -> dict:
   """Builds the run once and trains its members: all at once, or in the groups of
   a split (run/groups.py) one after another; writes results.json."""
-  known = check_workdir(config, workdir)
+  holds_config = check_workdir(config, workdir)
   timer = timing.Timer()
   with timer('build'):
     exp = experiment_lib.build(config)
@@ -284,16 +298,16 @@ def _train_locked(config, workdir: str, echo) -> dict:
   warning = runtime.gpu_determinism_warning(jax.default_backend(),
                                             os.environ.get('XLA_FLAGS', ''))
   if warning:
-    echo(warning)
+    print_fn(warning)
   primary = hosts.is_primary()  # under jax.distributed only process 0 writes files
-  bounds = split_members(exp, workdir, echo, write=primary)
-  if not known and primary:
+  bounds = split_members(exp, workdir, print_fn, write=primary)
+  if not holds_config and primary:
     outputs.write_json(os.path.join(workdir, outputs.CONFIG),
                        config_checks.to_dict(config))
   if bounds is None:
-    selected = _train_members(exp, workdir, workdir, timer, echo)
+    selected = _train_members(exp, workdir, workdir, timer, print_fn)
   else:
-    selected = _train_groups(exp, workdir, bounds, timer, echo)
+    selected = _train_groups(exp, workdir, bounds, timer, print_fn)
   exp.provenance.update(machines=selected['machines'],
                         determinism=selected['determinism'])
   results = exp.results_of(selected)
@@ -307,11 +321,11 @@ def _train_locked(config, workdir: str, echo) -> dict:
     outputs.write_json(os.path.join(workdir, outputs.RESULTS), results)
     tracking.record_finished(config, workdir, results)
   faults.reached('finished')
-  echo(outputs.format_table(results))
+  print_fn(outputs.format_table(results))
   return results
 
 
-def split_members(exp, workdir: str, echo, write: bool = True):
+def split_members(exp, workdir: str, print_fn, write: bool = True):
   """The groups the run's members train in (run/groups.py), None for one program;
   says so when the members are split."""
   est, n = exp.memory_estimate, len(exp.members)
@@ -324,18 +338,18 @@ def split_members(exp, workdir: str, echo, write: bool = True):
                             started_unsplit=started, write=write)
   if bounds is not None:
     sizes = sorted({b - a for a, b in bounds})
-    echo(f'{n} members need ~{est.peak_mib(n):,.0f} MiB by the estimate, over the '
-         f'memory budget of {budget:,.0f} MiB: training them in {len(bounds)} groups '
-         f'of {" or ".join(map(str, sizes))} one after another '
-         f'({os.path.join(workdir, groups_lib.GROUPS)}/)')
+    print_fn(f'{n} members need ~{est.peak_mib(n):,.0f} MiB by the estimate, over the '
+             f'memory budget of {budget:,.0f} MiB: training them in {len(bounds)} groups '
+             f'of {" or ".join(map(str, sizes))} one after another '
+             f'({os.path.join(workdir, groups_lib.GROUPS)}/)')
   elif est.peak_mib(n) > budget and started:
-    echo(f'warning: {n} members need ~{est.peak_mib(n):,.0f} MiB by the estimate, '
-         f'over the memory budget of {budget:,.0f} MiB; this run started as one '
-         'program and resumes as one')
+    print_fn(f'warning: {n} members need ~{est.peak_mib(n):,.0f} MiB by the estimate, '
+             f'over the memory budget of {budget:,.0f} MiB; this run started as one '
+             'program and resumes as one')
   return bounds
 
 
-def _train_groups(exp, workdir: str, bounds, timer, echo) -> dict:
+def _train_groups(exp, workdir: str, bounds, timer, print_fn) -> dict:
   """Trains each group of ``bounds`` to the end in ``workdir/groups/<k>``, one
   after another (finished groups are read back); the run's metrics.jsonl and
   TensorBoard aggregates come from theirs. Returns the members' numbers."""
@@ -344,9 +358,9 @@ def _train_groups(exp, workdir: str, bounds, timer, echo) -> dict:
     folder = groups_lib.folder(workdir, k)
     selected = groups_lib.read_selected(folder)
     if selected is None:
-      echo(f'group {k + 1}/{len(bounds)}: members {start}..{stop - 1}')
+      print_fn(f'group {k + 1}/{len(bounds)}: members {start}..{stop - 1}')
       os.makedirs(folder, exist_ok=True)
-      selected = _train_members(exp.group(start, stop), folder, workdir, timer, echo)
+      selected = _train_members(exp.group(start, stop), folder, workdir, timer, print_fn)
       groups_lib.write_selected(folder, selected)
       faults.reached('group')
     done.append(selected)
@@ -356,138 +370,262 @@ def _train_groups(exp, workdir: str, bounds, timer, echo) -> dict:
   return groups_lib.merged_selected(done)
 
 
-def _train_members(exp, folder: str, workdir: str, timer, echo) -> dict:
+def _train_members(exp, folder: str, workdir: str, timer, print_fn) -> dict:
   """Trains ``exp``'s members to the end with their checkpoints and metrics rows in
   ``folder`` (the run's ``workdir``, or a group's), resuming from what is there.
   Returns their numbers (:meth:`Experiment.selected`) with ``elapsed`` (training
   and evaluation over every session, to the last checkpoint) and ``machines``."""
-  from tqdm.auto import tqdm  # pylint: disable=g-import-not-at-top
-  config = exp.config
-  num_epochs = config.train.num_epochs
-  ckpts = ckpt_lib.Checkpoints(folder)
-  interrupted = ckpt_lib.existing(folder, ckpt_lib.INTERRUPTED, max_to_keep=1)
-  tensorboard = bar = ahead = None
+  session = _Session.open(exp, folder, workdir, timer, print_fn)
   try:
-    latest = ckpts.latest_epoch() or 0
-    check_saved_inputs(workdir, exp, ckpts, interrupted)
-    primary = hosts.is_primary()
-    with timer('build'):
-      state = exp.init_state()
-      record_program(exp, state)
-    warning = provenance_lib.portability_warning(exp.provenance['determinism'])
-    if warning:
-      echo(warning)
-    resume = Resume()
-    if latest:
-      state, meta, latest = restore_latest(ckpts, state, echo)
-      check_same_inputs(workdir, meta, exp)
-      resume = Resume(latest, elapsed=float(meta.get('elapsed', 0.0)))
-    found = restore_interrupted(interrupted, state, len(exp.members), latest, echo)
-    if found:
-      state, resume, meta = found
-      check_same_inputs(workdir, meta, exp)
-    # Which machines trained which epochs: a run continued on another CPU (under
-    # native numerics, or another backend) says so in every later record.
-    exp.provenance['machines'] = provenance_lib.machine_history(
-        meta if latest or found else None, exp.provenance['determinism'],
-        resume.epoch + 1, resume.position)
-    if resume.epoch or resume.position:
-      where = (f' at step {resume.position} of epoch {resume.epoch + 1}'
-               if resume.position else '')
-      echo(f'{folder}: resuming after epoch {resume.epoch}/{num_epochs}{where}.')
-      faults.reached('restored')
-    latest = resume.epoch
-    log = outputs.MetricsLog(folder)
-    if primary:
-      log.keep_epochs_up_to(latest)
-      tensorboard = outputs.TensorBoard(workdir, exp.members.labels,
-                                        aggregates=folder == workdir)
-
-    steps = exp.schedule.plan.steps_per_epoch
-    bar = tqdm(total=num_epochs * steps, initial=latest * steps + resume.position,
-               unit='step', disable=not config.train.progress, dynamic_ncols=True)
-    on_step = progress_without_compilation(bar)
-    started = time.perf_counter()
-    examples_per_epoch = exp.data.sizes()['train'] * len(exp.members)
-    completed, saved_elapsed = latest, resume.elapsed
-    evaluated = {}  # epoch -> its eval metrics, to build results without re-evaluating
-    # A resumed run whose members had all stopped early trains no further epoch.
-    first = num_epochs + 1 if exp.all_stopped(state, latest) else latest + 1
-    ahead = exp.compile_ahead(state.params) if first <= num_epochs else None
+    check_saved_inputs(workdir, exp, session.ckpts, session.interrupted)
+    state, resume = _restore(session, _fresh_state(session))
+    _open_logs(session, resume)
+    first = _first_epoch(session, state, resume)
     with stop_signals.catch() as stop:
-      for epoch in range(first, num_epochs + 1):
-        epoch_start = time.perf_counter()
-        start, resume.position = resume.position, 0
-        with timer('train'):
-          state, loss_sum, position = exp.train_steps(
-              state, epoch, start, resume.loss_sum, on_step=on_step,
-              stop=lambda: bool(stop))
-          # Steps are dispatched asynchronously: wait for them here, or their time
-          # is counted in the evaluation that first reads their results.
-          jax.block_until_ready((state, loss_sum))
-        resume.loss_sum = None
-        wall = resume.elapsed + time.perf_counter() - started
-        if position < steps:  # a stop signal: save the epoch so far
-          interrupted = interrupted or ckpt_lib.Checkpoints(
-              folder, max_to_keep=1, folder=ckpt_lib.INTERRUPTED)
-          interrupted.save((epoch - 1) * steps + position,
+      for epoch in range(first, session.num_epochs + 1):
+        state, loss_sum, position = _train_epoch(session, state, epoch, resume, stop)
+        if position < session.steps_per_epoch:  # a stop signal ended the epoch
+          raise _interrupt(session, state, loss_sum, epoch, position, stop)
+        state, early = _end_epoch(session, state, loss_sum, epoch, stop)
+        if stop and epoch < session.num_epochs and not early:
+          raise _stopped(stop, workdir, f'after epoch {epoch}')
+        if early:
+          break
+    return _finish(session, state)
+  finally:
+    session.close()
+
+
+@dataclasses.dataclass
+class _Session:
+  """What training a set of members holds open and counts between its steps."""
+  exp: Any
+  folder: str
+  workdir: str
+  timer: timing.Timer
+  print_fn: Callable[[str], None]
+  ckpts: ckpt_lib.Checkpoints        # the epochs' checkpoints
+  interrupted: Any = None            # a stop signal's mid-epoch checkpoint (or None)
+  primary: bool = True               # under jax.distributed only process 0 writes files
+  log: Optional[outputs.MetricsLog] = None
+  tensorboard: Optional[outputs.TensorBoard] = None
+  bar: Any = None                    # the tqdm progress bar
+  on_step: Optional[Callable[[int], None]] = None
+  ahead: Any = None                  # the evaluation's programs compiling (a thread)
+  first: int = 0                     # the first epoch this process trains
+  started: float = 0.0               # time.perf_counter() when this process started
+  elapsed_before: float = 0.0        # seconds of the sessions before this one
+  epoch_started: float = 0.0
+  completed: int = 0                 # the last epoch completed
+  saved_elapsed: float = 0.0         # ``elapsed`` of the last checkpoint
+  evaluated: dict = dataclasses.field(default_factory=dict)  # epoch -> eval metrics
+
+  @classmethod
+  def open(cls, exp, folder: str, workdir: str, timer, print_fn) -> '_Session':
+    """A session over ``folder``'s checkpoints: the epochs' and a stop signal's."""
+    ckpts = ckpt_lib.Checkpoints(folder)
+    interrupted = ckpt_lib.existing(folder, ckpt_lib.INTERRUPTED, max_to_keep=1)
+    return cls(exp, folder, workdir, timer, print_fn, ckpts, interrupted)
+
+  @property
+  def num_epochs(self) -> int:
+    """The epochs the config trains."""
+    return self.exp.config.train.num_epochs
+
+  @property
+  def steps_per_epoch(self) -> int:
+    """The train steps of an epoch."""
+    return self.exp.schedule.plan.steps_per_epoch
+
+  def wall_time(self) -> float:
+    """Seconds of training and evaluation over every session, until now."""
+    return self.elapsed_before + time.perf_counter() - self.started
+
+  def close(self) -> None:
+    """Waits for a compilation still running, then closes the bar, logs, checkpoints."""
+    if self.ahead is not None:  # a run stopped in its first epoch: let it finish
+      self.ahead.join()
+    if self.bar is not None:
+      self.bar.close()
+    if self.tensorboard is not None:
+      self.tensorboard.close()
+    if self.interrupted:
+      self.interrupted.close()
+    self.ckpts.close()
+
+
+def _fresh_state(session: _Session):
+  """The members' initial state, its program recorded in the provenance."""
+  exp = session.exp
+  with session.timer('build'):
+    state = exp.init_state()
+    record_program(exp, state)
+  warning = provenance_lib.portability_warning(exp.provenance['determinism'])
+  if warning:
+    session.print_fn(warning)
+  return state
+
+
+def _restore(session: _Session, state):
+  """``(state, Resume)``: the newest checkpoint's, or a stop signal's, else ``state``."""
+  exp, workdir = session.exp, session.workdir
+  latest = session.ckpts.latest_epoch() or 0
+  resume, meta = Resume(), None
+  if latest:
+    state, meta, latest = restore_latest(session.ckpts, state, session.print_fn)
+    check_same_inputs(workdir, meta, exp)
+    resume = Resume(latest, elapsed=float(meta.get('elapsed', 0.0)))
+  found = restore_interrupted(session.interrupted, state, len(exp.members), latest,
+                              session.print_fn)
+  if found:
+    state, resume, meta = found
+    check_same_inputs(workdir, meta, exp)
+  # Which machines trained which epochs: a run continued on another CPU (under
+  # native numerics, or another backend) says so in every later record.
+  exp.provenance['machines'] = provenance_lib.machine_history(
+      meta if latest or found else None, exp.provenance['determinism'],
+      resume.epoch + 1, resume.position)
+  if resume.epoch or resume.position:
+    where = (f' at step {resume.position} of epoch {resume.epoch + 1}'
+             if resume.position else '')
+    session.print_fn(f'{session.folder}: resuming after epoch '
+                     f'{resume.epoch}/{session.num_epochs}{where}.')
+    faults.reached('restored')
+  return state, resume
+
+
+def _open_logs(session: _Session, resume: Resume) -> None:
+  """metrics.jsonl (cut back to the resumed epoch), TensorBoard and the progress bar."""
+  from tqdm.auto import tqdm  # pylint: disable=g-import-not-at-top
+  exp, config = session.exp, session.exp.config
+  session.primary = hosts.is_primary()
+  session.log = outputs.MetricsLog(session.folder)
+  if session.primary:
+    session.log.keep_epochs_up_to(resume.epoch)
+    session.tensorboard = outputs.TensorBoard(
+        session.workdir, exp.members.labels, aggregates=session.folder == session.workdir)
+  steps = session.steps_per_epoch
+  session.bar = tqdm(total=session.num_epochs * steps,
+                     initial=resume.epoch * steps + resume.position, unit='step',
+                     disable=not config.train.progress, dynamic_ncols=True)
+  session.on_step = progress_without_compilation(session.bar)
+  session.started = time.perf_counter()
+  session.elapsed_before = resume.elapsed
+  session.completed, session.saved_elapsed = resume.epoch, resume.elapsed
+
+
+def _first_epoch(session: _Session, state, resume: Resume) -> int:
+  """The first epoch to train (past the last when every member stopped early)."""
+  exp, num_epochs = session.exp, session.num_epochs
+  first = num_epochs + 1 if exp.all_stopped(state, resume.epoch) else resume.epoch + 1
+  if first <= num_epochs:
+    session.ahead = exp.compile_ahead(state.params)
+  session.first = first
+  return first
+
+
+def _train_epoch(session: _Session, state, epoch: int, resume: Resume, stop):
+  """Epoch ``epoch``'s steps from where it resumes: ``(state, loss_sum, position)``."""
+  session.epoch_started = time.perf_counter()
+  start, resume.position = resume.position, 0
+  with session.timer('train'):
+    state, loss_sum, position = session.exp.train_steps(
+        state, epoch, start, resume.loss_sum, on_step=session.on_step,
+        stop=lambda: bool(stop))
+    # Steps are dispatched asynchronously: wait for them here, or their time is
+    # counted in the evaluation that first reads their results.
+    jax.block_until_ready((state, loss_sum))
+  resume.loss_sum = None
+  return state, loss_sum, position
+
+
+def _interrupt(session: _Session, state, loss_sum, epoch: int, position: int,
+               stop) -> Stopped:
+  """Saves the epoch so far (a stop signal's checkpoint); the Stopped to raise."""
+  wall, steps = session.wall_time(), session.steps_per_epoch
+  exp = session.exp
+  session.interrupted = session.interrupted or ckpt_lib.Checkpoints(
+      session.folder, max_to_keep=1, folder=ckpt_lib.INTERRUPTED)
+  session.interrupted.save((epoch - 1) * steps + position,
                            {'state': state, 'loss_sum': loss_sum},
                            {'epoch': epoch, 'position': position, 'elapsed': wall,
                             'data': exp.provenance['data'],
                             'machines': exp.provenance['machines']})
-          raise _stopped(stop, workdir, f'at step {position}/{steps} of epoch {epoch}')
-        with timer('eval'):
-          if ahead is not None:
-            ahead.join()  # the evaluation's programs, compiled while epoch 1 trained
-            ahead = None
-          evals = exp.evaluate_all(state.params)
-        if epoch == first:
-          bar.unpause()  # the first evaluation compiled its programs: not in the ETA
-        evaluated[epoch] = evals
-        state = exp.keep_best(state, evals, epoch)
-        wall = resume.elapsed + time.perf_counter() - started
-        rows = epoch_rows(exp, epoch, exp.mean_loss(loss_sum), evals, wall, state)
-        if primary:
-          log.append(rows)
-          tensorboard.write(rows)
-          faults.reached('tensorboard')
-        check_finite(config, exp.members, rows, epoch)
-        rate = examples_per_epoch / (time.perf_counter() - epoch_start)
-        bar.set_postfix_str(f'{rate:,.0f} ex/s (all seeds)')
-        bar.write(epoch_summary(epoch, num_epochs, rows))
-        completed = epoch
-        early = exp.all_stopped(state, epoch)
-        if early:
-          bar.write(f'early stop after epoch {epoch}: every member has gone '
-                    f'{config.train.patience} epochs without a better dev score')
-        if (epoch % config.train.checkpoint_every == 0 or epoch == num_epochs or early
-            or stop):
-          ckpts.save(epoch, state, {'epoch': epoch, 'elapsed': wall, **exp.provenance})
-          saved_elapsed = wall
-        if stop and epoch < num_epochs and not early:
-          raise _stopped(stop, workdir, f'after epoch {epoch}')
-        if early:
-          break
-    bar.close()
-    ckpts.wait()
-    if interrupted:  # superseded by the finished epochs
-      interrupted.remove()
-      interrupted = None
-    with timer('eval'):
-      selected = exp.selected(state, completed, evaluated)
-    return {**selected, 'elapsed': saved_elapsed,
-            'machines': exp.provenance['machines'],
-            'determinism': exp.provenance['determinism']}
-  finally:
-    if ahead is not None:  # a run stopped in its first epoch: let the compiler finish
-      ahead.join()
-    if bar is not None:
-      bar.close()
-    if tensorboard is not None:
-      tensorboard.close()
-    if interrupted:
-      interrupted.close()
-    ckpts.close()
+  return _stopped(stop, session.workdir, f'at step {position}/{steps} of epoch {epoch}')
+
+
+def _end_epoch(session: _Session, state, loss_sum, epoch: int, stop):
+  """Evaluates, keeps the best, logs rows, checks NaN, checkpoints: ``(state, early)``."""
+  exp = session.exp
+  evals = _evaluate_epoch(session, state, epoch)
+  state = exp.keep_best(state, evals, epoch)
+  wall = session.wall_time()
+  rows = epoch_rows(exp, epoch, exp.mean_loss(loss_sum), evals, wall, state)
+  _log_rows(session, rows)
+  check_finite(exp.config, exp.members, rows, epoch)
+  _show_epoch(session, epoch, rows)
+  session.completed = epoch
+  early = _early_stop(session, state, epoch)
+  if (epoch % exp.config.train.checkpoint_every == 0 or epoch == session.num_epochs
+      or early or stop):
+    session.ckpts.save(epoch, state,
+                       {'epoch': epoch, 'elapsed': wall, **exp.provenance})
+    session.saved_elapsed = wall
+  return state, early
+
+
+def _evaluate_epoch(session: _Session, state, epoch: int) -> dict:
+  """Dev and test metrics of every member after ``epoch``, kept for the results."""
+  with session.timer('eval'):
+    if session.ahead is not None:
+      session.ahead.join()  # the evaluation's programs, compiled while epoch 1 trained
+      session.ahead = None
+    evals = session.exp.evaluate_all(state.params)
+  if epoch == session.first:
+    session.bar.unpause()  # the first evaluation compiled its programs: not in the ETA
+  session.evaluated[epoch] = evals
+  return evals
+
+
+def _log_rows(session: _Session, rows) -> None:
+  """The epoch's rows to metrics.jsonl and TensorBoard (the primary process only)."""
+  if session.primary:
+    session.log.append(rows)
+    session.tensorboard.write(rows)
+    faults.reached('tensorboard')
+
+
+def _show_epoch(session: _Session, epoch: int, rows) -> None:
+  """The epoch's speed on the progress bar and its summary line under it."""
+  examples = session.exp.data.sizes()['train'] * len(session.exp.members)
+  rate = examples / (time.perf_counter() - session.epoch_started)
+  session.bar.set_postfix_str(f'{rate:,.0f} ex/s (all seeds)')
+  session.bar.write(epoch_summary(epoch, session.num_epochs, rows))
+
+
+def _early_stop(session: _Session, state, epoch: int) -> bool:
+  """Whether every member's selection has ended (early stopping), said on the bar."""
+  early = session.exp.all_stopped(state, epoch)
+  if early:
+    session.bar.write(f'early stop after epoch {epoch}: every member has gone '
+                      f'{session.exp.config.train.patience} epochs without a better '
+                      'dev score')
+  return early
+
+
+def _finish(session: _Session, state) -> dict:
+  """Waits for the checkpoints, drops a superseded stop signal's one; the numbers."""
+  exp = session.exp
+  session.bar.close()
+  session.ckpts.wait()
+  if session.interrupted:  # superseded by the finished epochs
+    session.interrupted.remove()
+    session.interrupted = None
+  with session.timer('eval'):
+    selected = exp.selected(state, session.completed, session.evaluated)
+  return {**selected, 'elapsed': session.saved_elapsed,
+          'machines': exp.provenance['machines'],
+          'determinism': exp.provenance['determinism']}
 
 
 def progress_without_compilation(bar):
@@ -506,21 +644,36 @@ def progress_without_compilation(bar):
 
 
 def _stopped(stop, workdir: str, where: str) -> Stopped:
+  """The Stopped error of a stop signal caught ``where`` (a checkpoint saved)."""
   return Stopped(f'{stop.requested} received: stopped {where} and saved a checkpoint '
                  f'in {workdir}; rerun the same command to resume', stop.signum)
 
 
-def evaluate(config, workdir: str, echo=print) -> dict:
-  """Re-evaluates the newest checkpoint of ``workdir`` and rewrites results.json."""
+def evaluate(config, workdir: str, print_fn=print) -> dict:
+  """Re-evaluates the newest checkpoint of ``workdir`` and rewrites results.json.
+
+  Args:
+    config: the config ``workdir``'s run was trained with.
+    workdir: the run's folder.
+    print_fn: called with a line saying which epoch, and the final table.
+
+  Returns:
+    The results dict, also written to ``workdir/results.json``.
+
+  Raises:
+    UserError: ``workdir`` holds no config.json, a run of another config, or no
+      checkpoint; or its checkpoint was trained on other input bytes.
+  """
   runtime.pin_for(config)
   if not check_workdir(config, workdir):
     raise UserError(f'{workdir} holds no {outputs.CONFIG}; expected the workdir of '
                     f'a run (python launch.py --mode=train ... first)')
   with workdir_lock.hold(workdir):
-    return _evaluate_locked(config, workdir, echo)
+    return _evaluate_locked(config, workdir, print_fn)
 
 
-def _evaluate_locked(config, workdir: str, echo) -> dict:
+def _evaluate_locked(config, workdir: str, print_fn) -> dict:
+  """Evaluates every group's newest checkpoint and writes the run's results.json."""
   exp = experiment_lib.build(config)
   selected = groups_lib.merged_selected([
       _evaluate_members(part, folder, workdir)
@@ -530,9 +683,9 @@ def _evaluate_locked(config, workdir: str, echo) -> dict:
   results = exp.results_of(selected)
   results['wall_time'] = selected['elapsed']
   outputs.write_json(os.path.join(workdir, outputs.RESULTS), results)
-  echo(f'{workdir}: re-evaluated the checkpoint of epoch '
-       f'{selected["epochs_completed"]}.')
-  echo(outputs.format_table(results))
+  print_fn(f'{workdir}: re-evaluated the checkpoint of epoch '
+           f'{selected["epochs_completed"]}.')
+  print_fn(outputs.format_table(results))
   return results
 
 

@@ -11,7 +11,8 @@ member's activations are live at a time; under ``vmap`` every member's are.
 Every figure but ``runtime`` is computed from ``jax.eval_shape``, so nothing
 compiles; ``runtime`` and the factors :data:`OVERHEAD` and :data:`MEMBER_OVERHEAD`
 (XLA's copies around ``lax.map``'s stacked outputs, temporaries of the fused kernels,
-freed memory the allocator keeps) were measured (WORKSPACE_NOTES.md, "Memory"). The
+freed memory the allocator keeps) were measured (docs/log.md, results log,
+2026-11-28; docs/design.md, "Memory and members in groups"). The
 estimate is what ``--mode=describe`` shows and what ``config.runtime.memory_budget``
 is held to.
 """
@@ -34,7 +35,8 @@ MIB = 2 ** 20
 # dataset's host copies), measured on the CPU (MiB). On a GPU or TPU the budget is
 # the device's memory, which holds the arrays only.
 RUNTIME_MIB = {'cpu': 500.0}
-# XLA's buffers beside the arrays counted here (measured; "Memory" in the notes).
+# XLA's buffers beside the arrays counted here (measured: docs/log.md, results log,
+# 2026-11-28).
 OVERHEAD = 1.1
 # What a member's state and step hold in a process, in their bytes: copies XLA makes
 # around lax.map's stacked outputs and the freed memory the allocator keeps (measured

@@ -124,12 +124,12 @@ def build_results(seeds, metrics: Dict[str, Sequence[float]], folds=None,
   return {**out, **extra}
 
 
-def member_label(seed: int, fold=None, streams=None, point: str = '') -> str:
+def member_label(seed: int, fold=None, seed_triple=None, point: str = '') -> str:
   """A member's name in files and trackers: ``seed_<k>``, ``fold<f>_seed_<k>``, or
-  ``init<i>_data<d>_dropout<r>`` (``streams``: a factorial design's seeds), under
+  ``init<i>_data<d>_dropout<r>`` (``seed_triple``: a factorial design's seeds), under
   ``<point>/`` for a member of a stacked run."""
-  if streams is not None:
-    name = stacking.stream_label(streams)
+  if seed_triple is not None:
+    name = stacking.stream_label(seed_triple)
   else:
     name = f'seed_{int(seed)}'
   if fold is not None:
@@ -139,7 +139,7 @@ def member_label(seed: int, fold=None, streams=None, point: str = '') -> str:
 
 def row_member(row: dict) -> str:
   """The member a metrics.jsonl row is about (:func:`member_label`)."""
-  return member_label(row['seed'], row.get('fold'), streams=row.get('streams'),
+  return member_label(row['seed'], row.get('fold'), seed_triple=row.get('streams'),
                       point=row.get('point', ''))
 
 
@@ -155,10 +155,10 @@ def stacked_results(members, metrics: Dict[str, Sequence[float]], points,
     idx = np.flatnonzero(members.points == p)
     own = {'members': [labels[i] for i in idx]}
     if members.factorial:
-      own['streams'] = members.streams[idx].tolist()
+      own['streams'] = members.seed_triples[idx].tolist()
     per_point.append(build_results(
         members.seeds[idx], {k: np.asarray(v)[idx] for k, v in metrics.items()},
-        folds=members.views[idx] if members.folds else None,
+        folds=members.view_ids[idx] if members.folds else None,
         nonfinite_step=[int(nonfinite_step[i]) for i in idx], **own))
   if len(points) == 1:
     return {**per_point[0], **extra}

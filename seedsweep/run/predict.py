@@ -37,7 +37,7 @@ from seedsweep.run import runtime
 TEXT_COLUMNS = ('text', 'sentence')  # a first row naming one of these is a header
 
 
-def predict(config, workdir: str, texts: Sequence[str], echo=print) -> dict:
+def predict(config, workdir: str, texts: Sequence[str], print_fn=print) -> dict:
   """The run's answers for ``texts``; see :func:`answers` for the dict."""
   runtime.pin_for(config)
   texts = check_texts(texts)
@@ -49,8 +49,8 @@ def predict(config, workdir: str, texts: Sequence[str], echo=print) -> dict:
     raise UserError(f'{workdir} holds no checkpoint of a finished epoch to predict '
                     'with; train it first')
   exp = experiment_lib.build(config)
-  echo(f'{workdir}: predicting {len(texts)} texts with {len(exp.members)} members '
-       f'(checkpoint of epoch {latest}).')
+  print_fn(f'{workdir}: predicting {len(texts)} texts with {len(exp.members)} members '
+           f'(checkpoint of epoch {latest}).')
   token_lists = vocab_lib.tokenize_texts(texts, config.data.lowercase,
                                          config.data.max_length)
   chunks = encode(exp, token_lists)

@@ -31,7 +31,8 @@ def git_commit(root: str = REPO_ROOT) -> str:
   """``HEAD`` of the checkout holding ``root``, with ``+dirty`` when a tracked Python
   file (code, experiment configs, sweeps) differs from it; '' without git.
 
-  Other files (results records, reports, README) do not change what a run computes:
+  Other files (results records, reports, README, the manual's docs/conf.py) do not
+  change what a run computes:
   the campaign publishes a part's records before the next part starts, and those
   uncommitted records must not mark the next part's code as modified.
   """
@@ -43,7 +44,7 @@ def git_commit(root: str = REPO_ROOT) -> str:
     if head.returncode != 0:
       return ''
     changed = git('status', '--porcelain', '--untracked-files=no').stdout.splitlines()
-    dirty = any(path.strip('"').endswith('.py')
+    dirty = any(path.strip('"').endswith('.py') and not path.strip('"').startswith('docs/')
                 for line in changed for path in line[3:].split(' -> '))
     return head.stdout.strip() + ('+dirty' if dirty else '')
   except (OSError, subprocess.SubprocessError):
@@ -97,7 +98,7 @@ def determinism_record() -> dict:
 
   Results made under equal records (and equal ``program``, the fingerprint of the
   compiled train step that training adds) are bitwise reproducible; REPRODUCING names
-  the fields that decide it (WORKSPACE_NOTES.md, determinism policy).
+  the fields that decide it (docs/design.md, determinism policy).
   """
   import jaxlib  # pylint: disable=g-import-not-at-top
   from seedsweep.run import runtime  # pylint: disable=g-import-not-at-top

@@ -83,7 +83,7 @@ def _heal_damaged_cache_entries(folder: str) -> None:
 # the result depends on the pool's size, which XLA takes from the usable cores (or the
 # NPROC variable) when the CPU client starts. Pinning the pool makes a seed's numbers
 # the same on every machine with the same CPU ISA and library versions
-# (WORKSPACE_NOTES.md, determinism policy).
+# (docs/design.md, determinism policy, "Core counts").
 THREADS_VARIABLE = 'NPROC'
 
 
@@ -149,7 +149,7 @@ def pin_for(config) -> None:
 
 # config.runtime.numerics: 'portable' (the default) gives a seed the same bits on every
 # x86-64 CPU with AVX2 and FMA; 'native' lets XLA and its kernels follow the CPU, whose
-# numbers are then its own (WORKSPACE_NOTES.md, determinism policy, "Portable").
+# numbers are then its own (docs/design.md, "Portable numerics across CPUs").
 NUMERICS = ('portable', 'native')
 # The XLA flags portable numerics set, each for a source of CPU-dependent bits found on
 # 2026-11-28 (an emulated Zen 3 against a Sapphire Rapids):
@@ -237,7 +237,7 @@ def user_xla_flags() -> str:
 
 # XLA:GPU's switch for run-to-run identical numbers: with it, a seed trained in two
 # processes on an H100 gave the same parameters to the bit after every epoch
-# (WORKSPACE_NOTES.md, determinism policy, "On a GPU").
+# (docs/log.md, "2026-11-27: on a GPU"; docs/design.md, "On a GPU").
 GPU_DETERMINISM_FLAG = '--xla_gpu_deterministic_ops=true'
 _GPU_FLAG_SET = re.compile(r'(^|\s)--xla_gpu_deterministic_ops(=(true|1))?(\s|$)')
 
@@ -248,5 +248,5 @@ def gpu_determinism_warning(backend: str, xla_flags: str) -> Optional[str]:
   if backend not in ('gpu', 'cuda', 'rocm') or _GPU_FLAG_SET.search(xla_flags):
     return None
   return (f'warning: training on {backend} without XLA_FLAGS={GPU_DETERMINISM_FLAG}: '
-          "a seed's numbers may differ from one run to the next (README, "
-          '"The same numbers on any machine")')
+          "a seed's numbers may differ from one run to the next (docs/reproducibility.md, "
+          '"On a GPU")')

@@ -130,7 +130,7 @@ def check_checkpoints(exp, ckpts, rows_by_epoch, rerun_states):
   return out, meta
 
 
-def verify(config, workdir: str, epochs: int = 1, echo=print) -> dict:
+def verify(config, workdir: str, epochs: int = 1, print_fn=print) -> dict:
   """Re-runs epochs 1..``epochs`` of ``workdir`` and compares them bitwise.
 
   Returns ``{'reproduced': bool, 'differences': [...], 'record_changes': [...]}``
@@ -182,27 +182,27 @@ def verify(config, workdir: str, epochs: int = 1, echo=print) -> dict:
              if record else [])
   members = len(exp.members)
   if not differences:
-    echo(f'{workdir}: reproduced: epochs 1..{rerun} of {members} members bitwise '
-         f'(parameters, train loss, dev and test metrics); '
-         f'{kept} checkpoint(s) intact.')
+    print_fn(f'{workdir}: reproduced: epochs 1..{rerun} of {members} members bitwise '
+             f'(parameters, train loss, dev and test metrics); '
+             f'{kept} checkpoint(s) intact.')
     if rerun < epochs:
-      echo(f'  not checked here: ' + '; '.join(foreign) + ' (check them there, or as '
-           'a distribution with --statistical)')
+      print_fn(f'  not checked here: ' + '; '.join(foreign) + ' (check them there, or as '
+               'a distribution with --statistical)')
     elif changes:
-      echo('  (the determinism record differs, yet the bits agree: '
-           + '; '.join(changes) + ')')
+      print_fn('  (the determinism record differs, yet the bits agree: '
+               + '; '.join(changes) + ')')
   else:
-    echo(f'{workdir}: NOT reproduced: {len(differences)} difference(s)')
+    print_fn(f'{workdir}: NOT reproduced: {len(differences)} difference(s)')
     for d in differences[:20]:
-      echo(f'  {d}')
+      print_fn(f'  {d}')
     if len(differences) > 20:
-      echo(f'  ... and {len(differences) - 20} more')
+      print_fn(f'  ... and {len(differences) - 20} more')
     if foreign and not checkable:
-      echo('  expected: ' + '; '.join(foreign) + ' (check them there, or as a '
-           'distribution with --statistical)')
+      print_fn('  expected: ' + '; '.join(foreign) + ' (check them there, or as a '
+               'distribution with --statistical)')
     else:
-      echo('  determinism record, recorded -> now: '
-           + ('; '.join(changes) if changes else
+      print_fn('  determinism record, recorded -> now: '
+               + ('; '.join(changes) if changes else
               'no field changed' if record else 'none recorded (an older run)'))
   return {'reproduced': not differences, 'differences': differences,
           'record_changes': changes}

@@ -73,7 +73,7 @@ def check_jobs(config) -> int:
 
 
 def submit(config, spec: str, root: str, launcher: str, argv: Sequence[str],
-           echo=print) -> list:
+           print_fn=print) -> list:
   """Submits the shards of the sweep ``spec`` under ``root``; the submitit jobs.
   Every point's config is checked first, so a bad point submits nothing."""
   check_launcher(launcher)
@@ -81,17 +81,17 @@ def submit(config, spec: str, root: str, launcher: str, argv: Sequence[str],
   jobs = min(check_jobs(config) or len(runs), len(runs))
   return run_jobs(config, root, launcher, shard_commands(argv, jobs),
                   f'{jobs} jobs for the {len(points)} points of {spec} '
-                  f'({len(runs)} programs)', echo)
+                  f'({len(runs)} programs)', print_fn)
 
 
 def submit_search(config, root: str, launcher: str, argv: Sequence[str],
-                  echo=print) -> list:
+                  print_fn=print) -> list:
   """Submits ``config.launch.jobs`` (0: one) workers of the search that ``argv``
   names, sharing its study (``--study``; SQLite in ``root`` by default)."""
   check_launcher(launcher)
   jobs = check_jobs(config) or 1
   return run_jobs(config, root, launcher, shard_commands(argv, jobs),
-                  f'{jobs} search workers', echo)
+                  f'{jobs} search workers', print_fn)
 
 
 def check_launcher(launcher: str) -> None:
@@ -100,28 +100,47 @@ def check_launcher(launcher: str) -> None:
 
 
 def run_jobs(config, root: str, launcher: str, commands: List[List[str]], what: str,
-             echo=print) -> list:
+             print_fn=print) -> list:
   """Submits ``commands`` as one job each; with ``local``, waits for them and raises
   UserError naming the failed ones; with ``slurm``, returns after submission."""
   jobs = len(commands)
   folder = os.path.join(os.path.abspath(root), JOBS_DIR)
   executor = make_executor(config, launcher, folder)
   submitted = executor.map_array(run_command, commands, [os.getcwd()] * jobs)
-  echo(f'--launcher={launcher}: {what} (logs in {folder})')
+  print_fn(f'--launcher={launcher}: {what} (logs in {folder})')
   if launcher == 'slurm':
-    echo(f'submitted Slurm job array {submitted[0].job_id.split("_")[0]}; when it is '
-         f'done: seedsweep --mode=report --workdir={root}')
+    print_fn(f'submitted Slurm job array {submitted[0].job_id.split("_")[0]}; when it is '
+             f'done: seedsweep --mode=report --workdir={root}')
     return submitted
   failed = []
   for k, job in enumerate(submitted):
     try:
       job.result()
     except Exception as e:  # pylint: disable=broad-except  (submitit wraps the error)
-      failed.append(f'shard {k}/{jobs} ({str(e).strip().splitlines()[-1][:200]}; log '
-                    f'{job.paths.stderr})')
+      failed.append(f'shard {k}/{jobs} ({why_failed(e, str(job.paths.stderr), root)}; '
+                    f'log {job.paths.stderr})')
   if failed:
     raise UserError(f'{len(failed)} of {jobs} jobs failed: ' + '; '.join(failed)
                     + '. Rerun the same command to retry them (finished points are '
                     'kept)')
-  echo(f'all {jobs} jobs finished; seedsweep --mode=report --workdir={root}')
+  print_fn(f'all {jobs} jobs finished; seedsweep --mode=report --workdir={root}')
   return submitted
+
+
+def why_failed(error: Exception, log: str, root: str) -> str:
+  """A job's reason in a line: the last ``error:`` line of its log, else a full disk
+  under ``root`` (which also keeps that line from its log), else submitit's last."""
+  try:
+    with open(log, errors='replace') as f:
+      said = [x for x in f.read().splitlines() if x.startswith('error: ')]
+  except OSError:
+    said = []
+  if said:
+    return said[-1][len('error: '):][:300]
+  try:
+    full = os.statvfs(root).f_bavail == 0
+  except OSError:
+    full = False
+  if full:
+    return f'No space left on device: the file system of {root} is full'
+  return (str(error).strip().splitlines() or [type(error).__name__])[-1][:200]

@@ -187,7 +187,7 @@ def _value(config, key: str):
 
 
 def run(config, spec: str, root: str, shard: str = '0/1',
-        echo=print) -> Dict[str, dict]:
+        print_fn=print) -> Dict[str, dict]:
   """Trains the runs of this shard; returns ``{run folder name: results}``."""
   from seedsweep.run import loop  # pylint: disable=g-import-not-at-top
   runtime.pin_for(config)  # hosts.is_primary below starts JAX's CPU client
@@ -207,9 +207,9 @@ def run(config, spec: str, root: str, shard: str = '0/1',
     r = runs[k]
     what = (f'points {"+".join(str(i + 1) for i in r.indices)}/{len(points)} in one '
             'program' if r.stacked else f'point {r.indices[0] + 1}/{len(points)}')
-    echo(f'sweep {what} ({position + 1}/{len(mine)} of shard {index}/{count}): '
-         f'{os.path.join(root, r.name)}')
-    results[r.name] = train_run(r, root, spec_label(spec), points, primary, echo)
+    print_fn(f'sweep {what} ({position + 1}/{len(mine)} of shard {index}/{count}): '
+             f'{os.path.join(root, r.name)}')
+    results[r.name] = train_run(r, root, spec_label(spec), points, primary, print_fn)
   return results
 
 
@@ -221,7 +221,7 @@ def write_sweep(root: str, label: str, points) -> None:
 
 
 def train_run(r: Run, root: str, label: str, points, primary: bool,
-              echo=print) -> dict:
+              print_fn=print) -> dict:
   """Trains (or resumes, or reads back) the run ``r`` in ``root/<its name>``, its
   point.json written first (``label``: the sweep or search that owns it;
   ``points[i]``: the overrides of point ``i``, a list's or a dict's)."""
@@ -233,7 +233,7 @@ def train_run(r: Run, root: str, label: str, points, primary: bool,
     outputs.write_json(os.path.join(workdir, POINT), {
         'sweep': label, 'index': pick(list(r.indices)),
         'overrides': pick([points[i] for i in r.indices])})
-  return loop.train(r.config, workdir, echo=echo)
+  return loop.train(r.config, workdir, print_fn=print_fn)
 
 
 # Flags a shard's own command line leaves out: it trains one shard, here.

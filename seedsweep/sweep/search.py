@@ -1,33 +1,20 @@
 """A hyperparameter search that scores every point on all of its seeds:
 ``seedsweep --config=E --search=searches/X.py[:arg] --workdir=ROOT``.
 
-Optuna (the ``[search]`` extra) through ask-and-tell. Each round asks ``k`` points
-(:func:`round_size`: as many as the search allows whose members fit one program),
-trains the points that differ only in shape-free values as ONE stacked program with
-all their seeds (:func:`seedsweep.sweep.runner.plan_points`, as a sweep does), and
-tells Optuna each point's score over its seeds (:func:`score`): their mean dev score,
-or the pessimistic end of its 95 % t interval. Test scores are never read here.
+Optuna (the ``[search]`` extra) through ask-and-tell; :func:`run` is the entry point.
+Each round asks ``k`` points (:func:`round_size`: as many as the search allows whose
+members fit one program), trains the points that differ only in shape-free values as
+ONE stacked program with all their seeds (:func:`seedsweep.sweep.runner.plan_points`,
+as a sweep does), and tells Optuna each point's score over its seeds (:func:`score`):
+their mean dev score, or the pessimistic end of its 95 % t interval. The rule: test
+scores are never read here.
 
-Under ROOT:
-
-* ``study.db``: Optuna's storage (SQLite), unless ``--study`` names another
-  (any SQLAlchemy URL, e.g. PostgreSQL, for workers on several machines);
-* ``trials_<numbers>/``: one run per program of a round, named by the trials it
-  trains, with ``point.json`` as a sweep point's (the trial numbers are its indices);
-* ``sweep.json``: every trial asked so far as a sweep's points, and ``search.json``:
-  each trial's params, seeds' dev scores and score, the best trial, and fANOVA
-  parameter importances. The report reads both.
-
-Resume: a rerun opens the same study; the trials this worker asked and did not tell
-(its interrupted round) train again, their runs resuming from their checkpoints. A
-round is marked asked once all its trials are; a round cut short while asking is
-failed in the study and asked again. Each round's sampler is seeded by
-(``Search.seed``, the worker's round number), so with one worker the points tried are
-a pure function of the config, the search file and the scores told, kills or not.
-
-Workers: ``--sweep_shard=i/n`` (or ``--launcher`` with ``config.launch.jobs``) makes
-this process worker ``i``; workers share the study and the trial budget. Their rounds
-interleave, so several workers give a valid search but not a reproducible one.
+Under ROOT: ``study.db`` (Optuna's storage unless ``--study`` names another),
+``trials_<numbers>/`` (a run per program of a round), ``sweep.json`` and
+``search.json`` (the trials, the best, parameter importances). A rerun resumes the
+same study; with one worker the points tried are a pure function of the config, the
+search file and the scores told (``--sweep_shard=i/n`` adds workers, valid but not
+reproducible).
 """
 import json
 import math
@@ -317,8 +304,8 @@ def importance(optuna, study, search) -> Dict[str, float]:
 
 def _safe_url(storage: str) -> str:
   """``storage`` without a password (``postgresql://user:***@host/db``)."""
-  head, at, tail = storage.rpartition('@')
-  if not at or ':' not in head.split('//', 1)[-1]:
+  head, at_sign, tail = storage.rpartition('@')
+  if not at_sign or ':' not in head.split('//', 1)[-1]:
     return storage
   scheme, _, user = head.partition('//')
   return f'{scheme}//{user.split(":", 1)[0]}:***@{tail}'
@@ -341,7 +328,7 @@ def write_files(root: str, label: str, info: dict) -> None:
 
 
 def run(config, spec: str, root: str, storage: str = '', worker: str = '0/1',
-        echo=print) -> dict:
+        print_fn=print) -> dict:
   """Runs (or resumes) the search ``spec`` on ``config`` under ``root``; returns
   search.json's contents."""
   runtime.pin_for(config)
@@ -379,11 +366,11 @@ def run(config, spec: str, root: str, storage: str = '', worker: str = '0/1',
     if primary:  # the round's folders, before they train (asking told nothing)
       write_files(root, label, summary(optuna, study, label, storage, metric, search,
                                        info and info['importance']))
-    echo(f'search round {trials[0].user_attrs[ROUND]}: trials '
-         f'{", ".join(str(t.number) for t in trials)} of {search.trials} in '
-         f'{len(runs)} program(s), {len(config.seeds)} seeds each')
+    print_fn(f'search round {trials[0].user_attrs[ROUND]}: trials '
+             f'{", ".join(str(t.number) for t in trials)} of {search.trials} in '
+             f'{len(runs)} program(s), {len(config.seeds)} seeds each')
     points = {t.number: trial_point(search, t) for t in trials}
-    results = {r.name: runner.train_run(r, root, label, points, primary, echo)
+    results = {r.name: runner.train_run(r, root, label, points, primary, print_fn)
                for r in runs}
     tell_round(optuna, study, search, trials, trial_results(runs, results), metric,
                lower_better)
@@ -394,7 +381,7 @@ def run(config, spec: str, root: str, storage: str = '', worker: str = '0/1',
     info = summary(optuna, study, label, storage, metric, search)
     if primary:
       write_files(root, label, info)
-  echo(best_text(info, root))
+  print_fn(best_text(info, root))
   return info
 
 
