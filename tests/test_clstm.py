@@ -41,6 +41,7 @@ def numpy_clstm(p, tokens, length, k=3):
   return h[-1] @ p['classifier']['kernel'] + p['classifier']['bias']
 
 
+@pytest.mark.slow
 def test_the_last_real_window_classifies_and_matches_numpy():
   model = small()
   rng = np.random.default_rng(0)
@@ -62,6 +63,7 @@ def test_the_last_real_window_classifies_and_matches_numpy():
                              out, rtol=1e-5, atol=1e-6)
 
 
+@pytest.mark.slow
 def test_literal_variant_reads_every_padded_window_up_to_maxlen():
   model = small(literal=True, maxlen=12)
   rng = np.random.default_rng(3)
@@ -82,6 +84,7 @@ def test_literal_variant_reads_every_padded_window_up_to_maxlen():
       primary.init({'params': jax.random.key(4)}, b, train=False), b, train=False).logits, out)
 
 
+@pytest.mark.slow
 def test_multi_width_variant_cuts_every_map_to_the_shortest():
   model = small(widths=(2, 3, 4))
   b = batch_of(np.arange(2, 16).reshape(2, 7), [7, 4])
@@ -90,6 +93,7 @@ def test_multi_width_variant_cuts_every_map_to_the_shortest():
   assert model.apply(params, b, train=False).logits.shape == (2, 3)
 
 
+@pytest.mark.slow
 def test_one_gradient_step_reaches_every_parameter():
   model = small(widths=(3, 4))
   b = batch_of(np.random.default_rng(5).integers(2, 30, (4, 6)), [6, 5, 2, 4])

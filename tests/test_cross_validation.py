@@ -20,6 +20,7 @@ def mr_config(folds, seeds):
   return config
 
 
+@pytest.mark.slow
 def test_a_fold_seed_member_alone_equals_the_same_member_among_others():
   group, g_state = run_steps(mr_config((0, 3), (1, 2)), 4)
   np.testing.assert_array_equal(group.members.view_ids, [0, 0, 3, 3])

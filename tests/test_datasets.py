@@ -37,6 +37,7 @@ def label_counts(dataset, split, view=0):
                   np.bincount(dataset.labels[rows], minlength=dataset.num_classes)))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize('name, sizes, classes', [
     ('sst/fine', {'train': 8544, 'dev': 1101, 'test': 2210}, 5),
     ('sst/binary', {'train': 6920, 'dev': 872, 'test': 1821}, 2),
@@ -54,6 +55,7 @@ def test_split_sizes_and_number_of_classes(name, sizes, classes):
   assert dataset.num_classes == classes
 
 
+@pytest.mark.slow
 def test_sst_labels_examples_and_quirks():
   fine = load('sst/fine')
   assert label_counts(fine, 'train') == {
@@ -90,6 +92,7 @@ def test_trec_labels_and_the_byte_that_is_not_utf8():
   assert sum(c > 0 for c in label_counts(fine, 'test').values()) == 42
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize('name, n, first', [
     ('mr', 10662, 'simplistic , silly and tedious .'),
     ('subj', 10000, None),
@@ -139,6 +142,7 @@ def test_atis_intents_tags_and_multi_intent_classes():
   assert jointslu.sizes() == {'train': 4978, 'test': 893}
 
 
+@pytest.mark.slow
 def test_imdb_labels():
   imdb = load('imdb')
   assert label_counts(imdb, 'train') == {'negative': 12500, 'positive': 12500}
@@ -146,6 +150,7 @@ def test_imdb_labels():
   assert '<br' not in imdb.vocab.words
 
 
+@pytest.mark.slow
 def test_held_out_dev_is_deterministic_disjoint_and_recorded():
   trec = load('trec/coarse', dev_holdout=1000.0)
   assert trec.sizes() == {'train': 4452, 'dev': 1000, 'test': 500}
@@ -182,6 +187,7 @@ def test_unknown_dataset_and_folds_on_a_dataset_without_cv_are_named():
     load('trec/coarse', folds=(1,))
 
 
+@pytest.mark.slow
 def test_python_m_data_prints_statistics_as_json():
   out = subprocess.run([sys.executable, '-m', 'seedsweep.data', 'trec/coarse', '--json'],
                        cwd=REPO, capture_output=True, text=True, check=True)
@@ -194,6 +200,7 @@ def test_python_m_data_prints_statistics_as_json():
   assert '10-fold cross-validation' in text
 
 
+@pytest.mark.slow
 def test_processes_started_together_on_an_empty_cache_build_a_dataset_once(tmp_path):
   """Sweep shards (or test workers) launched at once share one TFDS folder, and
   write nothing outside the cache (TFDS left an empty temporary folder per builder)."""

@@ -56,6 +56,7 @@ def batch_of(tokens, lengths):
   return {'tokens': jnp.asarray(tokens, jnp.int32), 'lengths': jnp.asarray(lengths)}
 
 
+@pytest.mark.slow
 def test_outputs_do_not_depend_on_padding():
   model = small()
   rng = np.random.default_rng(0)
@@ -105,6 +106,7 @@ def numpy_dclstm(p, tokens, length, dense, widths):
   return pooled @ p['classifier']['kernel'] + p['classifier']['bias']
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize('projection', ['concat', 'blocks'])
 @pytest.mark.parametrize('dense', [True, False])
 def test_matches_a_numpy_implementation_of_the_papers_equations(dense, projection):
@@ -140,6 +142,7 @@ def test_forget_gate_biases_start_at_one():
   np.testing.assert_array_equal(bias[:, [0, 2, 3]], 0.0)
 
 
+@pytest.mark.slow
 def test_one_gradient_step_reaches_every_parameter():
   model = small()
   rng = np.random.default_rng(4)

@@ -69,6 +69,7 @@ def test_a_gpu_run_without_the_deterministic_flag_is_warned(backend, flags, warn
     assert f'XLA_FLAGS={runtime.GPU_DETERMINISM_FLAG}' in warning
 
 
+@pytest.mark.slow
 def test_a_run_prints_the_gpu_warning_with_its_backend_and_flags(tmp_path, monkeypatch):
   # The CPU client already runs, so the variable is only read here, never applied.
   monkeypatch.setenv('XLA_FLAGS', '--xla_dump_to=/nonexistent')
@@ -185,6 +186,7 @@ def _verify(workdir, *extra, env=None):
                     '--mode=verify', *extra, env=env)
 
 
+@pytest.mark.slow
 def test_results_and_checkpoints_carry_the_record(trained):
   record = outputs.read_json(os.path.join(trained, outputs.RESULTS))[
       'provenance']['determinism']
@@ -195,6 +197,7 @@ def test_results_and_checkpoints_carry_the_record(trained):
   assert all(len(r['params_sha256']) == 16 for r in rows)
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not LINUX, reason='sets the process affinity (Linux)')
 def test_verify_reproduces_an_untouched_run_on_one_core(trained):
   proc = subprocess.run(
@@ -208,6 +211,7 @@ def test_verify_reproduces_an_untouched_run_on_one_core(trained):
   assert '2 checkpoint(s) intact' in proc.stdout
 
 
+@pytest.mark.slow
 def test_verify_names_the_changed_environment(trained):
   """Eigen's dot kernels instead of YNNPACK's: other rounding, other bits."""
   proc = _verify(trained, env={'XLA_FLAGS': '--xla_cpu_experimental_ynn_fusion_type='})
@@ -218,6 +222,7 @@ def test_verify_names_the_changed_environment(trained):
           f"{pinned}'") in proc.stdout
 
 
+@pytest.mark.slow
 def test_verify_finds_a_changed_checkpoint(trained, tmp_path):
   import shutil  # pylint: disable=g-import-not-at-top
   from seedsweep.run import experiment  # pylint: disable=g-import-not-at-top
@@ -242,6 +247,7 @@ def test_verify_finds_a_changed_checkpoint(trained, tmp_path):
   assert lines[0].endswith('NOT reproduced: 2 difference(s)')
 
 
+@pytest.mark.slow
 def test_verify_refuses_more_epochs_than_were_recorded(trained):
   proc = _verify(trained, '--verify_epochs=5')
   assert proc.returncode == 1

@@ -96,11 +96,13 @@ def small(**kw):
                             vocab_size=30, num_classes=3)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize('cell', dlstm.CELLS)
 def test_logits_do_not_depend_on_padding(cell):
   assert_logits_ignore_padding(small(cell=cell))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize('peephole', dlstm.PEEPHOLES)
 def test_the_gradient_reaches_every_parameter(peephole):
   model = small(peephole=peephole)

@@ -124,6 +124,7 @@ def test_small_sizes_cover_the_registry():
   assert sorted(SMALL) == sorted(models.REGISTRY)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize('name', sorted(models.REGISTRY))
 def test_model_with_traced_rates_equals_the_static_model(name):
   model = models.build_model({'name': name, **SMALL[name]}, vocab_size=30,

@@ -40,6 +40,7 @@ def _assert_close(expected, actual, **tolerance):
 RMSPROP = dict(learning_rate=0.01, eps=1e-6)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize('optimizer,mode,fields', [
     ('adagrad', 'map', {}), ('sgd', 'vmap', {}), ('rmsprop', 'map', RMSPROP),
     ('adadelta', 'vmap', {})])
@@ -49,6 +50,7 @@ def test_rows_update_equals_the_dense_update(optimizer, mode, fields):
   _assert_close(dense, rows, rtol=1e-5, atol=1e-7)
 
 
+@pytest.mark.slow
 def test_rows_that_sat_out_catch_up_on_the_decay_they_missed():
   """RMSprop's moments of the rows a batch does not use decay under the dense
   update; without catching up ('lazy') the table ends elsewhere, with it
@@ -94,6 +96,7 @@ def test_catch_up_scales_each_row_by_the_decays_it_sat_out():
                                 [1.0, 0.5, 0.25, 0.125])
 
 
+@pytest.mark.slow
 def test_a_seed_steps_on_its_rows_the_same_alone_and_in_a_group():
   alone, _ = _params(_config('rmsprop', 'rows', seeds=(2,)), 4)
   group, _ = _params(_config('rmsprop', 'rows', seeds=(1, 2)), 4)
@@ -101,6 +104,7 @@ def test_a_seed_steps_on_its_rows_the_same_alone_and_in_a_group():
     np.testing.assert_array_equal(a[0], g[1])
 
 
+@pytest.mark.slow
 def test_lazy_adam_moves_only_the_rows_a_batch_uses():
   config = _config('adam', 'lazy', seeds=(1,))
   exp, start = run_steps(config, 0)

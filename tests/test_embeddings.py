@@ -43,6 +43,7 @@ def _train(config, steps=3):
   return exp, state, s
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize('static', [True, False])
 def test_vectors_initialise_the_found_words_and_static_keeps_them(tmp_path, static,
                                                                   monkeypatch):
@@ -87,6 +88,7 @@ def test_vectors_of_another_dimension_are_refused(tmp_path, monkeypatch):
 
 # This config has 94 steps an epoch: a stop in epoch 1, and one in epoch 2 (after the
 # epoch-1 checkpoint, so both kinds of checkpoint are checked).
+@pytest.mark.slow
 @pytest.mark.parametrize('stop_at_step, epoch', [(3, 1), (94 + 3, 2)])
 def test_a_run_whose_vectors_file_changed_is_not_resumed(tmp_path, monkeypatch,
                                                          stop_at_step, epoch):
@@ -113,6 +115,7 @@ def test_a_run_whose_vectors_file_changed_is_not_resumed(tmp_path, monkeypatch,
   assert loop.train(config, workdir, print_fn=quiet)['epochs_completed'] == 2
 
 
+@pytest.mark.slow
 def test_a_finished_run_is_not_re_evaluated_on_another_vectors_file(tmp_path,
                                                                    monkeypatch):
   """--mode=eval after the vectors file changed would write a record naming inputs

@@ -34,6 +34,7 @@ def get_config(name, arg):
   return importlib.import_module(f'seedsweep.experiments.{name}').get_config(arg)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize('name, arg', TRACED)
 def test_quick_variant_builds_on_its_data_and_its_steps_trace(name, arg):
   """The config's data, model, optimiser and plans built for real; one train step

@@ -20,6 +20,7 @@ def real():
   return {split: imdb.read_split_with_ratings(root, split) for split in imdb.SPLITS}
 
 
+@pytest.mark.slow
 def test_counts_and_rating_distribution(real):
   expected = {
       ('train', 1): {7: 2496, 8: 3009, 9: 2263, 10: 4732},
@@ -35,6 +36,7 @@ def test_counts_and_rating_distribution(real):
       assert dict(collections.Counter(ratings)) == expected[split, label]
 
 
+@pytest.mark.slow
 def test_order_and_text(real):
   train, test = real['train'], real['test']
   # Sorted by member name: neg/ before pos/, ids in string order (0, 1, 10, 100, ...).
@@ -60,6 +62,7 @@ def test_tokenize_cases():
   assert imdb.token_text('Good.<BR>Bad!') == 'Good . Bad !'
 
 
+@pytest.mark.slow
 def test_tokens_have_no_spaces(real):
   for text, _, _ in real['test'][:2000]:
     out = imdb.token_text(text)

@@ -24,6 +24,7 @@ def batch(seed=0, lengths=(10, 6, 2)):
           'labels': jnp.asarray(rng.integers(0, 4, len(lengths)))}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize('head', joint_slu.HEADS)
 def test_teacher_forcing_on_the_greedy_tags_reproduces_greedy_decoding(head):
   m, b = model(head=head), batch()
@@ -43,6 +44,7 @@ def test_teacher_forcing_on_the_greedy_tags_reproduces_greedy_decoding(head):
   assert not np.allclose(other.tag_logits, greedy.tag_logits)
 
 
+@pytest.mark.slow
 def test_sparse_attention_weights_are_sigmoids_not_a_distribution():
   b = batch(lengths=(10, 6, 2))
   mask = np.arange(10)[None] < np.asarray(b['lengths'])[:, None]
@@ -77,6 +79,7 @@ def test_sparsity_penalty_matches_a_hand_computation():
                                         train=False).penalty) == 0.0
 
 
+@pytest.mark.slow
 def test_a_word_reaches_the_states_up_to_three_tokens_before_it():
   """Widths 3, 5, 7: the window of token t ends at t + 3; the LSTM carries forward."""
   m, b = model(), batch(lengths=(10,))
@@ -87,6 +90,7 @@ def test_a_word_reaches_the_states_up_to_three_tokens_before_it():
   assert list(np.nonzero(moved)[0]) == [3, 4, 5, 6, 7, 8, 9]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize('variant', [{}, {'latent': True, 'num_tags': 0},
                                      {'cnn': False}, {'cnn': False, 'independent': True},
                                      {'cnn': False, 'num_tags': 0}])

@@ -6,6 +6,7 @@ import pytest
 from tests.conftest import run_launch
 
 
+@pytest.mark.slow
 def test_describe_json_counts_parameters(tmp_path):
   # A fresh TFDS dir: building the dataset must not print on stdout.
   proc = run_launch('--config=experiments/demo.py', '--mode=describe', '--json',
@@ -20,6 +21,7 @@ def test_describe_json_counts_parameters(tmp_path):
   assert info['params_without_embeddings'] == 2 * 4 * h * (e + h + 1) + 2 * h * 2 + 2
 
 
+@pytest.mark.slow
 def test_config_overrides_reach_the_model_and_the_seeds():
   proc = run_launch('--config=experiments/demo.py:lstm', '--mode=describe', '--json',
                     '--config.model.hidden=7', "--config.seeds=(4,2)",
@@ -32,12 +34,14 @@ def test_config_overrides_reach_the_model_and_the_seeds():
   assert shapes['encoder/forward']['recurrent'] == [7, 28]
 
 
+@pytest.mark.slow
 def test_describe_prints_a_table():
   proc = run_launch('--config=experiments/demo.py:lstm', '--mode=describe')
   assert proc.returncode == 0, proc.stderr[-3000:]
   assert 'without embeddings' in proc.stdout and 'encoder/forward' in proc.stdout
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize('args,expected', [
     (['--config=experiments/demo.py', '--config.train.nonexistent=3'],
      "config.train has no field 'nonexistent'"),

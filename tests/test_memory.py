@@ -53,6 +53,7 @@ def test_a_budget_below_one_member_is_refused_in_one_line_before_compiling():
   assert 'over the budget of 1 MiB' in message
 
 
+@pytest.mark.slow
 def test_describe_shows_the_estimate_and_the_groups_a_run_would_train_in():
   proc = run_launch('--config=experiments/demo.py:quick', '--mode=describe', '--json')
   assert proc.returncode == 0, proc.stderr[-3000:]

@@ -89,6 +89,7 @@ def _autodiff_scan(gates_x, w_h, mask):
   return jnp.moveaxis(hs, 0, 2), carry
 
 
+@pytest.mark.slow
 def test_lstm_scan_backward_pass_equals_autodiff_of_the_recurrence():
   """The hand-written backward pass (one dW contraction after the scan) gives the
   gradients of the plain scan, through outputs, final states and held padding."""
@@ -117,6 +118,7 @@ def test_lstm_scan_backward_pass_equals_autodiff_of_the_recurrence():
     np.testing.assert_array_equal(a, r)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize('name,pool', [('bilstm', 'last'), ('bilstm', 'mean'),
                                        ('lstm', 'last'), ('lstm', 'max'),
                                        ('bow', None)])

@@ -63,6 +63,7 @@ def jax_inputs(x, blocks, lengths):
 CASES = [([7], 11), ([4, 3, 3], 19), ([2, 2, 2, 2, 2], 37)]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize('strategy', mtlstm.STRATEGIES)
 @pytest.mark.parametrize('sizes, time', CASES)
 def test_every_implementation_matches_the_numpy_equations(sizes, time, strategy):
@@ -79,6 +80,7 @@ def test_every_implementation_matches_the_numpy_equations(sizes, time, strategy)
                                  rtol=2e-5, atol=2e-6, err_msg=f'{name} length {n}')
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize('strategy', mtlstm.STRATEGIES)
 @pytest.mark.parametrize('groups', [1, 3, 4])  # 5 groups: the NumPy test's CASES
 def test_the_three_paths_agree_in_value_and_gradient(groups, strategy):
@@ -103,6 +105,7 @@ def test_the_three_paths_agree_in_value_and_gradient(groups, strategy):
       np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-6, err_msg=name)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize('name', mtlstm.IMPLEMENTATIONS)
 def test_a_group_whose_period_exceeds_the_length_gives_zeros(name):
   sizes = [2] * 5  # periods 1, 2, 4, 8, 16
@@ -116,6 +119,7 @@ def test_a_group_whose_period_exceeds_the_length_gives_zeros(name):
   assert np.all(out[1] != 0)
 
 
+@pytest.mark.slow
 def test_one_group_is_a_plain_lstm_with_full_peepholes():
   """``groups=1``: one scan, every step active; equal to the LSTM equations."""
   rng = np.random.default_rng(3)
@@ -153,6 +157,7 @@ def test_group_sizes_give_the_extra_units_to_the_fastest_groups():
   assert mtlstm.group_sizes(100, 5) == [20] * 5
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize('implementation', mtlstm.IMPLEMENTATIONS)
 def test_logits_do_not_depend_on_padding(implementation):
   assert_logits_ignore_padding(models.build_model(

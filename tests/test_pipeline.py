@@ -1,6 +1,7 @@
 import jax
 import jax.numpy as jnp
 import numpy as np
+import pytest
 
 from seedsweep.data import pipeline
 from seedsweep.data import vocabulary
@@ -27,6 +28,7 @@ def _plan(batch=16):
       batch)
 
 
+@pytest.mark.slow
 def test_each_seed_sees_every_example_once_per_epoch_in_its_own_order():
   lengths, plan = _plan()
   orders = [np.asarray(plan.seed_order(rngs.data_key(s, 1))) for s in (1, 2)]

@@ -329,6 +329,7 @@ def test_latex_is_written_on_request(tmp_path):
   assert 'Run & Metric & Mean' in tex
 
 
+@pytest.mark.slow
 def test_plots_are_written_and_linked(tmp_path):
   root = _demo_root(tmp_path)
   make_run(tmp_path, 'nolog', {'test_accuracy': [1.0, 2.0]}, log=False)
@@ -433,6 +434,7 @@ def test_stale_reason():
   assert collect.stale_reason({}, 3) is not None
 
 
+@pytest.mark.slow
 def test_report_from_checkpoints_equals_the_report_from_training(tmp_path):
   """A real run (2 seeds, 1 epoch): with results.json and metrics.jsonl deleted, or
   results.json behind the checkpoint, the checkpoint is re-evaluated and gives
@@ -549,6 +551,7 @@ def test_seed_parts_that_do_not_fit_together_are_skipped_and_named(
   assert any(m.startswith('warning: skipping run w2v: ') for m in messages)
 
 
+@pytest.mark.slow
 def test_real_seed_parts_give_the_numbers_of_one_run_of_all_seeds(tmp_path):
   """Seeds 1-2 trained apart (two programs) report what one program of both seeds
   reports, to the bit: what lets a long run span sessions."""

@@ -3,6 +3,8 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 from tests.conftest import REPO
 
 PROGRAM = ('from seedsweep.run import runtime\n'
@@ -17,6 +19,7 @@ def _run(cache):
                         text=True, check=True, env=dict(os.environ, SEEDSWEEP_CACHE=cache))
 
 
+@pytest.mark.slow
 def test_a_garbled_compilation_cache_entry_is_named_removed_and_written_again(tmp_path):
   cache = str(tmp_path / 'cache')
   first = _run(cache)

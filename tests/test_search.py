@@ -135,6 +135,7 @@ def test_a_search_killed_while_asking_and_while_training_ends_as_an_undisturbed_
   assert len(report['rows']) == 4
 
 
+@pytest.mark.slow
 def test_a_rerun_with_another_space_is_refused(tmp_path):
   root = str(tmp_path / 'w')
   config = api.load_config('demo:quick', train__progress=False, train__num_epochs=1,

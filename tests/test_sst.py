@@ -106,6 +106,7 @@ def test_binary_and_phrases_on_a_small_file(tmp_path):
       ('bad film', 0), ('bad', 0)]
 
 
+@pytest.mark.slow
 @needs_data
 @pytest.mark.parametrize('fine', [True, False])
 @pytest.mark.parametrize('phrases', [True, False])

@@ -262,6 +262,7 @@ def test_simulated_variance_components_are_recovered():
   assert sum(row['share'] for row in rows) == pytest.approx(1.0)
 
 
+@pytest.mark.slow
 def test_interval_coverage_over_repeated_simulations():
   """The intervals of the dominant main effect (Satterthwaite) and of the
   residual (exact) hold the truth about 95% of the time."""

@@ -24,6 +24,7 @@ def apply(config, point):
   return keys.with_values(config, point, 'test')
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize('name', ['dclstm_budget', 'dclstm_depth', 'dclstm_width'])
 @pytest.mark.parametrize('dataset', ['fine', 'binary'])
 def test_every_point_of_the_dclstm_tables_has_the_papers_parameter_count(name, dataset):

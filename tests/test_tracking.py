@@ -28,6 +28,7 @@ def hparams_session(folder):
   return hparams, metric_tags, scalars
 
 
+@pytest.mark.slow
 def test_a_finished_run_reaches_the_hparams_tab_and_later_mlflow(tmp_path, monkeypatch):
   mlflow_tracking = pytest.importorskip('mlflow.tracking')
   monkeypatch.delenv('MLFLOW_TRACKING_URI', raising=False)

@@ -16,6 +16,7 @@ def _one_bucket(seeds, mode):
   return config
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize('mode', ['map', 'vmap'])
 def test_one_train_step_changes_every_parameter_of_every_seed(mode):
   exp, before = run_steps(_one_bucket((1, 2), mode), 0)
@@ -40,6 +41,7 @@ def _seed_3(seeds, mode, steps):
   return [leaf[list(seeds).index(3)] for leaf in jax.tree.leaves(state.params)]
 
 
+@pytest.mark.slow
 def test_seed_alone_equals_the_same_seed_inside_a_group_bitwise_with_map():
   """``map`` (the CPU default): each seed's step has single-seed shapes."""
   group, alone = _seed_3((7, 3, 5), 'map', 20), _seed_3((3,), 'map', 20)
@@ -47,6 +49,7 @@ def test_seed_alone_equals_the_same_seed_inside_a_group_bitwise_with_map():
     np.testing.assert_array_equal(g, a)
 
 
+@pytest.mark.slow
 def test_seed_alone_equals_the_same_seed_inside_a_group_bitwise_with_vmap():
   """Groups of two or more share XLA's batched kernels, and a lone seed runs as a
   pair (itself twice): a batch of one would compile to unbatched kernels, whose
@@ -68,6 +71,7 @@ def test_seed_alone_equals_the_same_seed_inside_a_group_bitwise_with_vmap():
     assert alone_evals == group_evals, seeds
 
 
+@pytest.mark.slow
 def test_vmap_and_map_give_the_same_numbers():
   _, mapped = run_steps(_one_bucket((1, 2), 'map'), 5)
   _, vmapped = run_steps(_one_bucket((1, 2), 'vmap'), 5)
@@ -75,6 +79,7 @@ def test_vmap_and_map_give_the_same_numbers():
     assert np.linalg.norm(m - v) <= 1e-5 * np.linalg.norm(m)
 
 
+@pytest.mark.slow
 def test_results_take_each_seed_at_its_best_dev_epoch(tmp_path):
   config = small_config(seeds=(1, 2), epochs=3)
   config.data.num_buckets = 2
@@ -94,6 +99,7 @@ def test_results_take_each_seed_at_its_best_dev_epoch(tmp_path):
   assert summary['std'] == pytest.approx(np.std(values, ddof=1))
 
 
+@pytest.mark.slow
 def test_selection_last_reports_the_final_epoch(tmp_path):
   config = small_config(seeds=(1,), epochs=2, selection='last')
   config.data.num_buckets = 2
@@ -125,6 +131,7 @@ def test_early_stopping_gives_each_seed_its_numbers_alone(tmp_path):
   assert group['epochs_completed'] == max(s['epochs_completed'] for s in alone)
 
 
+@pytest.mark.slow
 def test_a_run_ends_when_no_seed_improves_for_patience_epochs(tmp_path):
   config = small_config(seeds=(1, 2), epochs=6)
   config.data.num_buckets = 2
@@ -141,6 +148,7 @@ def test_a_run_ends_when_no_seed_improves_for_patience_epochs(tmp_path):
   assert 'finished run found (3 epochs)' in messages[0]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize('mode', ['map', 'vmap'])
 def test_a_seed_whose_loss_turns_nan_is_frozen_and_flagged_and_the_others_go_on(mode):
   """Seed 3's parameters are poisoned (NaN) before the first step: it takes no step
@@ -164,6 +172,7 @@ def test_a_seed_whose_loss_turns_nan_is_frozen_and_flagged_and_the_others_go_on(
       alone.params)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize('policy', ['freeze', 'fatal'])
 def test_a_diverging_run_is_flagged_or_stopped_by_the_nan_policy(tmp_path, policy):
   config = small_config(seeds=(1, 2), epochs=1, nan_policy=policy)
@@ -200,6 +209,7 @@ def test_the_epoch_line_shows_the_sample_std_as_the_final_table_does():
       'epoch 2/5  train_loss 2±1.4  dev_accuracy 85±7.1')
 
 
+@pytest.mark.slow
 def test_the_progress_rate_leaves_out_each_lengths_first_step():
   """The step that compiles a length's program is kept out of the bar's rate (its
   ETA): tqdm's ``unpause`` before it is counted; later steps are counted as they come."""
@@ -221,6 +231,7 @@ def test_the_progress_rate_leaves_out_each_lengths_first_step():
   assert bar.n == 4
 
 
+@pytest.mark.slow
 def test_the_evaluation_compiled_ahead_is_not_compiled_again(caplog):
   """Experiment.compile_ahead compiles the eval programs while epoch 1 trains: the
   first evaluation finds every one in jit's cache (none lowered again)."""

@@ -144,6 +144,7 @@ def _sst2(split, n):
     return [(line[2:].strip(), line[0]) for line in f][:n]
 
 
+@pytest.mark.slow
 def test_glue_csv_and_headerless_sst2_files_train_end_to_end(tmp_path):
   """Real SST-2 sentences in the layouts people have them: GLUE's TSV (header,
   ``sentence<TAB>label``), a quoted CSV with a header, and headerless label<TAB>text."""

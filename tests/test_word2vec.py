@@ -49,6 +49,7 @@ def _core_of_this_process() -> str:
   return cores[0] if cores and cores[0] else 'native'
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize('algorithm', ['cbow', 'skipgram'])
 def test_same_seed_same_file_in_processes_with_other_hash_seeds(algorithm, corpus,
                                                                 tmp_path):
@@ -73,6 +74,7 @@ def test_same_seed_same_file_in_processes_with_other_hash_seeds(algorithm, corpu
   assert record['hyperparameters']['sg'] == (algorithm == 'skipgram')
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(platform.machine().lower() not in ('x86_64', 'amd64'),
                     reason='OpenBLAS x86-64 core names')
 def test_blas_core_pins_the_kernels_and_a_core_that_does_not_take_is_an_error(
@@ -289,6 +291,7 @@ def test_a_failed_write_leaves_the_old_file_and_no_temporary(tmp_path):
   assert out.read_text() == 'old' and os.listdir(tmp_path) == ['v.txt']
 
 
+@pytest.mark.slow
 def test_imdb_train_holds_the_training_reviews_only():
   if not os.path.isdir(DATA):
     pytest.skip(f'no shared data folder at {DATA}')
