@@ -98,6 +98,8 @@ REGISTRY: Dict[str, DatasetSpec] = {
 
 
 def cache_root() -> str:
+  """``$SEEDSWEEP_CACHE``, else ``~/.cache/seedsweep``: the folder of prepared datasets,
+  downloads and vector caches."""
   return os.environ.get('SEEDSWEEP_CACHE') or os.path.expanduser('~/.cache/seedsweep')
 
 

@@ -24,6 +24,8 @@ from seedsweep.errors import UserError
 
 
 def data_config(name: str) -> ml_collections.ConfigDict:
+  """The base config's ``data`` section for the dataset ``name``; UserError for
+  ``'files'`` (it needs the config's file paths)."""
   from seedsweep.config import base  # pylint: disable=g-import-not-at-top
   config = base.get_base_config().data
   config.name = name
@@ -34,6 +36,9 @@ def data_config(name: str) -> ml_collections.ConfigDict:
 
 
 def statistics(dataset) -> dict:
+  """A dataset's statistics as JSON data: split sizes, class counts per split, the
+  vocabulary size, token-length percentiles, the raw files' sha256 and the protocol
+  (of the first view for a cross-validated dataset)."""
   view = dataset.views[0]
   splits = dataset.sizes()
   classes = {}
@@ -56,6 +61,8 @@ def statistics(dataset) -> dict:
 
 
 def format_statistics(stats: dict) -> str:
+  """:func:`statistics`' dict as the indented lines the command prints, with a table of
+  class counts per split."""
   lines = [f'{stats["name"]}: ' + ', '.join(f'{s} {n}' for s, n in
                                             stats['splits'].items())]
   if stats['protocol'].get('folds'):
@@ -84,6 +91,8 @@ def _prepare(name: str):
 
 
 def main(argv=None) -> int:
+  """``python -m seedsweep.data``: prepares one dataset (or ``--all``) and prints its
+  statistics, or lists the names; the exit status (1 after a UserError's message)."""
   parser = argparse.ArgumentParser(prog='python -m seedsweep.data', description=__doc__.split(
       '\n')[1].strip())
   parser.add_argument('name', nargs='?', help='a dataset name, e.g. sst/fine')

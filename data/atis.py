@@ -156,6 +156,8 @@ class SeedsweepAtis(tfds_base.RawTextBuilder):
                      for n in ('slotgated', 'jointslu')]
 
   def read(self, root):
+    """The utterances of the config's files under ``root/atis``, each with its intent and
+    its tags."""
     root = os.path.join(root, 'atis')
     if self.builder_config.name == 'slotgated':
       splits = {s: read_slotgated(root, s) for s in SLOTGATED_SPLITS}

@@ -18,6 +18,7 @@ class SeedsweepDemo(tfds_base.RawTextBuilder):
                    '2.0.0': 'Labels stored as class names, in file order, no index.'}
 
   def read(self, root):
+    """The grammar's generated train, dev and test sentences (``root`` is not read)."""
     del root  # Nothing to read: the grammar generates the sentences.
     return {split: [tfds_base.Example(text, demo_grammar.LABEL_NAMES[label])
                     for text, label in demo_grammar.generate_split(split)]

@@ -343,6 +343,7 @@ class _Sampler:
     self._pos = 0
 
   def uniform(self) -> float:
+    """The next float in ``[0, 1)`` of the buffered stream."""
     if self._pos >= len(self._buf):
       self._buf = self._rng.random(8192).tolist()
       self._pos = 0
@@ -351,17 +352,21 @@ class _Sampler:
     return u
 
   def chance(self, p: float) -> bool:
+    """True with probability ``p``."""
     return self.uniform() < p
 
   def choice(self, seq):
+    """An element of ``seq``, each equally likely."""
     return seq[min(int(self.uniform() * len(seq)), len(seq) - 1)]
 
   def zipf(self, table) -> str:
+    """A word of a :func:`_zipf_table` ``(words, cumulative weights)``, by its weight."""
     words, cum = table
     return words[min(bisect.bisect_right(cum, self.uniform() * cum[-1]),
                      len(words) - 1)]
 
   def weighted(self, weights) -> int:
+    """An index of ``weights``, drawn with probability proportional to its weight."""
     u, acc = self.uniform() * sum(weights), 0.0
     for i, w in enumerate(weights):
       acc += w
@@ -370,6 +375,7 @@ class _Sampler:
     return len(weights) - 1
 
   def shuffle(self, items: list) -> None:
+    """Shuffles ``items`` in place (Fisher-Yates)."""
     for i in range(len(items) - 1, 0, -1):
       j = min(int(self.uniform() * (i + 1)), i)
       items[i], items[j] = items[j], items[i]

@@ -23,6 +23,7 @@ from seedsweep.data import vectors as vectors_lib
 
 
 def vectors_config(data_config):
+  """``config.data.vectors`` when it names a file, else None (no pretrained vectors)."""
   return data_config.vectors if data_config.vectors.path else None
 
 

@@ -35,6 +35,7 @@ class View:
   lengths: np.ndarray            # int32 [rows]
 
   def split_lengths(self, split: str) -> np.ndarray:
+    """int32 ``[rows of split]``: the token count of each row of ``split``, in row order."""
     return self.lengths[self.rows[split]]
 
 
@@ -60,10 +61,12 @@ class EncodedDataset:
 
   @property
   def num_classes(self) -> int:
+    """The number of label classes."""
     return len(self.label_names)
 
   @property
   def cross_validated(self) -> bool:
+    """Whether the views are cross-validation folds."""
     return bool(self.protocol.get('folds'))
 
   @property
@@ -77,6 +80,7 @@ class EncodedDataset:
     return max(len(v.vocab) for v in self.views)
 
   def split_names(self) -> Tuple[str, ...]:
+    """The splits the dataset has, of ``('train', 'dev', 'test')``, in that order."""
     return tuple(s for s in ('train', 'dev', 'test') if s in self.views[0].rows)
 
   def sizes(self) -> Dict[str, int]:

@@ -38,6 +38,7 @@ _TOKEN_RE = re.compile(r"(?:[^\W\d_]\.){2,}|\d+(?:[.,]\d+)+|\w+(?:[-'’]\w+)*|[
 
 
 def archive_path(root: str) -> str:
+  """The labelled archive's path under ``root`` (the data root's ``imdb/`` folder)."""
   return os.path.join(root, ARCHIVE)
 
 
@@ -138,6 +139,7 @@ class SeedsweepImdb(tfds_base.RawTextBuilder):
   HOMEPAGE = 'https://ai.stanford.edu/~amaas/data/sentiment/'
 
   def read(self, root):
+    """The train and test reviews of the archive under ``root/imdb``, tokenised."""
     splits = read_splits_with_ratings(os.path.join(root, 'imdb'))
     return {split: [tfds_base.Example(token_text(text), LABEL_NAMES[label])
                     for text, label, _ in rows] for split, rows in splits.items()}

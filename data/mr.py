@@ -87,5 +87,6 @@ class SeedsweepMr(tfds_base.RawTextBuilder):
   HOMEPAGE = 'https://www.cs.cornell.edu/people/pabo/movie-review-data/'
 
   def read(self, root):
+    """Every snippet under ``root/mr`` in one split ``train``."""
     return {'train': [tfds_base.Example(text, LABEL_NAMES[label])
                       for text, label in read_all(os.path.join(root, 'mr'))]}

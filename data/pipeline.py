@@ -86,6 +86,7 @@ class TrainPlan:
 
   @property
   def steps_per_epoch(self) -> int:
+    """The batch slots of an epoch: one train step each."""
     return len(self.slot_bucket)
 
   @property

@@ -104,6 +104,7 @@ def root() -> Optional[str]:
 
 
 def sha256_file(path: str) -> str:
+  """The hex sha256 of a file's bytes, read in 1 MiB chunks."""
   h = hashlib.sha256()
   with open(path, 'rb') as f:
     for chunk in iter(lambda: f.read(1 << 20), b''):
@@ -112,6 +113,8 @@ def sha256_file(path: str) -> str:
 
 
 def missing_file_error(path: str, rel: str, download: Optional[Download]) -> UserError:
+  """The UserError for raw file ``rel`` missing at ``path``: where the data root points
+  and how to get the file (its download, or the offline copy)."""
   how = (f'download it from {download.url}' + (f' (file {download.member} of that '
                                                  'archive)' if download.member else '')
          if download else 'it is part of the offline copy of the datasets')

@@ -53,6 +53,7 @@ class Tree(NamedTuple):
 
   @property
   def is_leaf(self) -> bool:
+    """Whether the node is a token (not a phrase)."""
     return self.token is not None
 
   def nodes(self) -> Iterator['Tree']:
@@ -308,6 +309,8 @@ class SeedsweepSst(tfds_base.RawTextBuilder):
       for n in ('fine', 'binary', 'fine_phrases', 'binary_phrases')]
 
   def read(self, root):
+    """The config's train, dev and test examples from the trees under ``root/sst``
+    (training phrases under a ``*_phrases`` config)."""
     fine = self.builder_config.name.startswith('fine')
     phrases = self.builder_config.name.endswith('_phrases')
     names = LABEL_NAMES_FINE if fine else LABEL_NAMES_BINARY

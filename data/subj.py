@@ -47,5 +47,6 @@ class SeedsweepSubj(tfds_base.RawTextBuilder):
   HOMEPAGE = 'https://www.cs.cornell.edu/people/pabo/movie-review-data/'
 
   def read(self, root):
+    """Every sentence under ``root/subj`` in one split ``train``."""
     return {'train': [tfds_base.Example(text, LABEL_NAMES[label])
                       for text, label in read_all(os.path.join(root, 'subj'))]}

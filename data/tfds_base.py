@@ -32,6 +32,7 @@ class LocalDatasetInfo(tfds.core.DatasetInfo):
   made before the dataset is prepared)."""
 
   def initialize_from_bucket(self) -> None:
+    """Does nothing: the dataset has no copy on TFDS's bucket."""
     pass
 
 
@@ -60,6 +61,14 @@ class RawTextBuilder(tfds.core.GeneratorBasedBuilder):
         disable_shuffling=True)  # records keep the raw files' order
 
   def read(self, root: str) -> Dict[str, List[Example]]:
+    """The dataset's examples, read from its raw files; subclasses implement it.
+
+    Args:
+      root: The data root (the layout of :mod:`data.raw`); ``''`` when ``READS_ROOT`` is
+        False.
+
+    Returns:
+      ``{split: [Example]}``, each split's examples in the raw files' order."""
     raise NotImplementedError
 
   def _split_generators(self, dl_manager):

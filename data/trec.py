@@ -107,6 +107,8 @@ class SeedsweepTrec(tfds_base.RawTextBuilder):
                      for n in ('coarse', 'fine')]
 
   def read(self, root):
+    """The train and test questions under ``root/trec``, with the config's coarse or fine
+    labels."""
     fine = self.builder_config.name == 'fine'
     return {split: [tfds_base.Example(q, label) for q, label in
                     read_split(os.path.join(root, 'trec'), split, fine=fine)]

@@ -83,6 +83,7 @@ class SeedsweepReader(tfds_base.RawTextBuilder):
   READS_ROOT = False
 
   def read(self, root):
+    """The reader's checked splits, kept in the builder config (``root`` is not read)."""
     del root
     return self.builder_config.splits
 

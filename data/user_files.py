@@ -46,19 +46,25 @@ class Columns:
 
   @property
   def named(self) -> bool:
+    """Whether the config names a text or label column (then a header row is required)."""
     return bool(self.text or self.label)
 
   def text_names(self) -> Tuple[str, ...]:
+    """The header names taken as the text column."""
     return (self.text,) if self.text else TEXT_NAMES
 
   def label_names(self) -> Tuple[str, ...]:
+    """The header names taken as the label column."""
     return (self.label,) if self.label else LABEL_NAMES
 
   def key(self) -> str:
+    """The columns and :data:`READER_VERSION` as part of a prepared dataset's cache key."""
     return f'text={self.text}|label={self.label}|reader={READER_VERSION}'
 
 
 def file_format(path: str) -> str:
+  """``'tsv'``, ``'csv'``, ``'jsonl'`` or ``'parquet'``, from ``path``'s extension;
+  UserError for any other extension."""
   ext = os.path.splitext(path)[1].lower()
   if ext in DELIMITERS:
     return 'csv' if ext == '.csv' else 'tsv'
@@ -281,6 +287,8 @@ class SeedsweepFiles(tfds_base.RawTextBuilder):
   READS_ROOT = False
 
   def read(self, root):
+    """The config's files, read and checked (:func:`check_splits`), as ``{split:
+    [Example]}``."""
     del root  # the files are named by the config
     paths, columns = self.builder_config.paths, self.builder_config.columns
     out = {split: read_file(path, columns) for split, path in paths.items()}

@@ -152,10 +152,13 @@ class _Wanted:
     self.remaining = len(self.index)
 
   def start(self, dim: int):
+    """Makes the zero table ``[unique words, dim]`` float32 and the found mask
+    ``[unique words]`` once the file's dimension is known."""
     self.table = np.zeros((len(self.index), dim), np.float32)
     self.found = np.zeros(len(self.index), bool)
 
   def key(self, word: bytes) -> bytes:
+    """The lookup key of a word of the file: lower-cased (as UTF-8) when ``lowercase``."""
     if not self.lowercase:
       return word
     if word.isascii():
@@ -163,6 +166,8 @@ class _Wanted:
     return word.decode('utf-8', 'replace').lower().encode('utf-8', 'surrogatepass')
 
   def result(self) -> Tuple[np.ndarray, np.ndarray]:
+    """``(table float32 [words, dim], found bool [words])`` in the order the words were
+    requested, repeats included."""
     if len(self.rows) == len(self.index):  # no repeated words: rows are 0..n-1
       return self.table, self.found
     return self.table[self.rows], self.found[self.rows]

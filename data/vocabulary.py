@@ -72,6 +72,7 @@ class Vocabulary:
 
   @property
   def index(self):
+    """``{word: id}``, the inverse of ``words``."""
     return {w: i for i, w in enumerate(self.words)}
 
   def encode(self, token_lists: Sequence[Sequence[str]], oov: str = 'unk'):

@@ -339,6 +339,8 @@ def _last_folders(path: str, parts: int = 2) -> str:
 
 def check_hyperparameters(dim: int, window: int, min_count: int, epochs: int,
                           seed: int, algorithm: str = DEFAULTS['algorithm']) -> None:
+  """UserError naming the flag, unless ``algorithm`` is one of :data:`ALGORITHMS`, ``seed``
+  is in ``[0, 2**32)`` and the other values are integers >= 1."""
   if algorithm not in ALGORITHMS:
     raise UserError(f'--algorithm={algorithm!r}; expected one of {", ".join(ALGORITHMS)}')
   for flag, value, least in (('dim', dim, 1), ('window', window, 1),
@@ -384,13 +386,16 @@ class _Progress:
     self.epochs, self.stream, self.epoch, self.start = epochs, stream, 0, 0.0
 
   def on_train_begin(self, model):
+    """Starts the clock."""
     del model
     self.start = time.perf_counter()
 
   def on_epoch_begin(self, model):
+    """Nothing: the line is written at the epoch's end."""
     del model
 
   def on_epoch_end(self, model):
+    """Writes ``epoch k/n: seconds`` since training began."""
     del model
     self.epoch += 1
     if self.stream is not None:
@@ -398,6 +403,7 @@ class _Progress:
             f'{time.perf_counter() - self.start:.1f} s', file=self.stream, flush=True)
 
   def on_train_end(self, model):
+    """Nothing."""
     del model
 
 
@@ -542,6 +548,8 @@ class _Formatter(argparse.RawDescriptionHelpFormatter,
 
 
 def main(argv=None) -> int:
+  """``python -m seedsweep.data.word2vec``: trains vectors on ``--corpus`` and writes
+  ``--out`` with its JSON record; the exit status (1 after a UserError's message)."""
   parser = argparse.ArgumentParser(prog='python -m seedsweep.data.word2vec',
                                    description=__doc__, formatter_class=_Formatter)
   parser.add_argument('--corpus', default='imdb',

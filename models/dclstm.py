@@ -76,6 +76,8 @@ class DenseBiLSTM(nn.Module):
   projection: str = 'concat'
 
   def widths(self) -> List[int]:
+    """Units per direction of each layer, bottom to top: ``dl`` times ``dh``, then
+    ``th``."""
     return [self.dh] * self.dl + [self.th]
 
   def input_blocks(self, layer: int) -> List[int]:

@@ -250,6 +250,7 @@ class MTLSTM(nn.Module):
   unroll: int = 1
 
   def group_sizes(self) -> List[int]:
+    """Units of each group, fastest first (:func:`group_sizes` of ``hidden``)."""
     return group_sizes(self.hidden, self.groups)
 
   @nn.compact

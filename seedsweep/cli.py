@@ -86,6 +86,9 @@ DISK_ERRORS = (errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES, errno.EPER
 
 
 def main(argv):
+  """The ``seedsweep`` command (``app.run(main)``): runs ``--mode``, and turns a
+  UserError, a stop signal, Ctrl-C or a full disk into a one-line message and an exit
+  status."""
   if len(argv) > 1:
     raise app.UsageError(f'Unexpected arguments: {argv[1:]}')
   if not flags.FLAGS['verbosity'].present:

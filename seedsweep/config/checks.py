@@ -58,6 +58,8 @@ def to_dict(config) -> dict:
 
 
 def flatten(d: dict, prefix: str = '') -> Dict[str, object]:
+  """``{'train.batch_size': 50}``: a nested dict's leaves keyed by their dotted paths,
+  each after ``prefix``."""
   out = {}
   for k, v in d.items():
     key = f'{prefix}{k}'
@@ -113,6 +115,10 @@ def one_of(key: str, value, options) -> None:
 
 
 def validate(config) -> None:
+  """UserError naming the first bad value of a resolved config, checked in this
+  order: the stack and seed design, the seeds, the choices, the ints, patience
+  without ``best_dev``, the memory budget, the evaluation padding, the optimiser's
+  numbers and files the data never reads. Runs before anything is written."""
   stacking.validate(config)
   seeds = config.seeds
   if (not isinstance(seeds, (tuple, list)) or not seeds

@@ -33,6 +33,8 @@ STREAMS = ('init', 'data', 'dropout')  # the order of seedsweep.engine.rngs' str
 
 
 def is_stackable(key: str) -> bool:
+  """Whether a config key may differ between the points of one program
+  (:data:`STACKABLE`)."""
   return key in STACKABLE
 
 
@@ -89,6 +91,8 @@ def _validate_design(design) -> None:
 
 
 def factorial(config) -> bool:
+  """Whether ``config.seed_design`` is set, so members are seed triples, not
+  ``config.seeds``."""
   return bool(tuple(config.seed_design.init))
 
 

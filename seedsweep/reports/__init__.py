@@ -30,6 +30,7 @@ REPORT_MD, REPORT_CSV, REPORT_TEX = 'report.md', 'report.csv', 'report.tex'
 
 
 def write_text(path: str, text: str) -> None:
+  """Writes ``text`` to ``path`` as UTF-8, whole or not at all, newlines unchanged."""
   with outputs.atomic_file(path, encoding='utf-8', newline='') as f:
     f.write(text)
 

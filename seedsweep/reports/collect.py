@@ -62,6 +62,7 @@ def sweep_folder(name: str, stack_point: str, sweep: str) -> str:
 
 
 def relative_parts(relative: str) -> Tuple[str, ...]:
+  """``('sweep', 'point')``: a relative path's folder names (``()`` for ``'.'``)."""
   return () if relative == os.curdir else tuple(relative.split(os.sep))
 
 
@@ -139,6 +140,7 @@ def ensure_results(run_dir: str, print_fn: PrintFn = print) -> Optional[dict]:
 
 
 def runs_text(n: int) -> str:
+  """``'1 run'``, ``'3 runs'``."""
   return f'{n} run' if n == 1 else f'{n} runs'
 
 
@@ -519,6 +521,7 @@ def sweep_label(sweep_key: Tuple[str, str]) -> str:
 
 
 def group_title(group: Tuple[str, str]) -> str:
+  """A (paper source, dataset) group's heading: ``'source: dataset'``."""
   source, dataset = group
   return f'{source}: {dataset}' if source else f'{dataset} (no paper source)'
 

@@ -31,6 +31,7 @@ def fmt(value, spec: str = '.2f') -> str:
 
 
 def fmt_p(value) -> str:
+  """A p-value as :func:`fmt` writes it, ``'<0.01'`` below 0.005 (not ``'0.00'``)."""
   if isinstance(value, float) and 0 <= value < 0.005:
     return '<0.01'
   return fmt(value)
@@ -261,6 +262,7 @@ _LATEX_ESCAPES = {'\\': r'\textbackslash{}', '&': r'\&', '%': r'\%', '$': r'\$',
 
 
 def latex_escape(text: str) -> str:
+  """``text`` with LaTeX's special characters escaped, for a cell of ``report.tex``."""
   return ''.join(_LATEX_ESCAPES.get(c, c) for c in text)
 
 

@@ -53,6 +53,7 @@ class _QuietOrbaxErrors(logging.Filter):
   its warnings that a read-only manager is read-only (reading a finished run)."""
 
   def filter(self, record):
+    """False for orbax's errors and its read-only warnings; True for every other record."""
     if f'{os.sep}orbax{os.sep}' not in (record.pathname or ''):
       return True
     if record.levelno >= logging.ERROR:
@@ -209,6 +210,7 @@ class Checkpoints:
     hosts.barrier('seedsweep-remove-checkpoints')
 
   def close(self):
+    """Waits for a save in flight (:meth:`wait`), then closes the checkpoint manager."""
     try:
       self.wait()
     finally:

@@ -33,6 +33,15 @@ def parameter_rows(params) -> List[Dict[str, object]]:
 
 
 def describe(config) -> dict:
+  """``--mode=describe``'s numbers, without training: the config, the model's parameters
+  per module, the members and the memory estimate against the budget. UserError for a bad
+  config.
+
+  Returns:
+    A JSON-ready dict: ``config``, ``model``, ``members``, ``member_axis``,
+    ``vocab_size``, ``num_classes``, ``vectors``, ``modules`` (one row per module, see
+    :func:`parameter_rows`), ``params_total``, ``params_embeddings``,
+    ``params_without_embeddings`` and ``memory_mib``."""
   config_checks.validate(config)
   dataset = data_lib.load_dataset(config.data)
   model = experiment.make_model(config, dataset)
@@ -91,6 +100,8 @@ def config_lines(config, prefix: str = '') -> List[str]:
 
 
 def format_description(info: dict, config) -> str:
+  """:func:`describe`'s dict as the command prints it: the config's lines, the members, the
+  model, a table of parameters per module and the memory line."""
   lines = ['# config (override any line with --config.KEY=VALUE)', *config_lines(config),
            f'# members: {info["members"]} in one program ({info["member_axis"]})',
            f'# model {info["model"]} (vocab {info["vocab_size"]}, '
@@ -132,4 +143,5 @@ def vectors_line(record: dict) -> str:
 
 
 def to_json(info: dict) -> str:
+  """:func:`describe`'s dict as the text ``--mode=describe --json`` prints."""
   return json.dumps(info, indent=1)

@@ -202,6 +202,8 @@ def seed_mesh(n_members: int) -> Optional[Mesh]:
 
 
 def place(config, n_members: int) -> Placement:
+  """Where ``n_members`` members run: sharded over a mesh of the devices that divide them
+  (always ``vmap``), or on one device with ``config.train.seed_parallel`` resolved."""
   mesh = seed_mesh(n_members)
   if mesh is None:
     return Placement(None, resolve_seed_parallel(config.train.seed_parallel, 1),
@@ -219,6 +221,9 @@ def host_arrays(data: encoded.EncodedDataset) -> Dict[str, np.ndarray]:
 def put_on_device(arrays: Dict[str, np.ndarray], members: Members,
                   placement: Placement, hparams: Dict[str, np.ndarray]
                   ) -> steps_lib.DeviceData:
+  """The run's device data: ``arrays`` (:func:`host_arrays`) on every device; each member's
+  seed triple ``[members, 3]``, view id ``[members]`` and ``hparams`` (``{key:
+  [members]}``) split over the mesh."""
   return steps_lib.DeviceData(
       arrays=jax.device_put(arrays, placement.shared),
       streams=jax.device_put(members.seed_triples, placement.stacked),
@@ -235,6 +240,9 @@ class Schedule:
 
 
 def make_schedule(config, data: encoded.EncodedDataset) -> Schedule:
+  """The run's :class:`Schedule`: length buckets from the first view's training lengths,
+  the training batches and the eval chunks of the dev and test splits the dataset has.
+  UserError when it has nothing to evaluate on, or no dev split under ``best_dev``."""
   eval_splits = tuple(s for s in EVAL_SPLITS if s in data.split_names())
   if not eval_splits:
     raise UserError(f'dataset {data.name!r} has a train split only: nothing to evaluate '
@@ -366,9 +374,12 @@ class Experiment:
 
   @property
   def selection(self) -> str:
+    """``config.train.selection``: ``'best_dev'`` or ``'last'``."""
     return self.config.train.selection
 
   def init_state(self) -> state_lib.TrainState:
+    """Every member's fresh TrainState, stacked ``[members, ...]`` (from its init seed
+    and its view's embeddings), sharded over the mesh when there is one."""
     state = state_lib.create_train_state(
         self.learner.model, self.learner.tx, self.members.seed_triples[:, rngs.INIT],
         self.members.view_ids, self.data.embedding_tables,
@@ -477,6 +488,8 @@ class Experiment:
         steps_lib.stopped(state.best_epoch, epoch, patience))))
 
   def selected_params(self, state):
+    """The parameters the results use: the best dev epoch's under ``best_dev``, else the
+    last."""
     return state.best_params if self.selection == 'best_dev' else state.params
 
   def selected_epochs(self, state, epochs_completed: int) -> np.ndarray:
@@ -521,6 +534,8 @@ class Experiment:
         paper=self.config.paper.to_dict(), provenance=self.provenance)
 
   def results(self, state, epochs_completed: int, evaluated=None) -> dict:
+    """results.json's dict of the selected parameters (:meth:`selected`,
+    :meth:`results_of`)."""
     return self.results_of(self.selected(state, epochs_completed, evaluated))
 
   def group(self, start: int, stop: int) -> 'Experiment':

@@ -34,6 +34,8 @@ def parse(spec: str):
 
 
 def reached(moment: str) -> None:
+  """Marks ``moment``; signals this process when ``$SEEDSWEEP_FAULT`` names it and this is
+  its ``n``-th time."""
   spec = os.environ.get(ENV)
   if not spec:
     return

@@ -51,6 +51,7 @@ def needed(members: int, fits: int, multiple: int = 1) -> Optional[Bounds]:
 
 
 def path(workdir: str) -> str:
+  """``workdir/groups.json``: where the split is kept."""
   return os.path.join(workdir, SPLIT)
 
 
@@ -115,6 +116,7 @@ def read_selected(group_folder: str) -> Optional[dict]:
 
 
 def write_selected(group_folder: str, selected: dict) -> None:
+  """Writes a finished group's numbers (Experiment.selected) to its ``selected.json``."""
   outputs.write_json(os.path.join(group_folder, SELECTED), selected)
 
 

@@ -80,6 +80,7 @@ class MemoryEstimate:
     return self.runtime_mib + OVERHEAD * (self.data_mib + live)
 
   def peak_mib(self, members: int) -> float:
+    """The peak of ``members`` members in one program (under ``vmap`` at least two)."""
     if self.mode == 'vmap':  # a lone member steps as a pair (engine/steps.py)
       members = max(members, 2)
     return self.shared_mib + members * self.member_mib
@@ -89,6 +90,7 @@ class MemoryEstimate:
     return max(int((budget_mib - self.shared_mib) // self.member_mib), 0)
 
   def as_dict(self, members: int) -> Dict[str, float]:
+    """The estimate for ``members`` members as JSON numbers in MiB, rounded to 0.1."""
     return {'peak_mib': round(self.peak_mib(members), 1),
             'member_mib': round(self.member_mib, 1),
             'shared_mib': round(self.shared_mib, 1), 'mode': self.mode,

@@ -39,12 +39,14 @@ def atomic_file(path: str, mode: str = 'w', **open_args):
 
 
 def write_json(path: str, obj) -> None:
+  """Writes ``obj`` to ``path`` as indented JSON, whole or not at all (NaN allowed)."""
   with atomic_file(path) as f:
     json.dump(obj, f, indent=1, sort_keys=False, allow_nan=True)
     f.write('\n')
 
 
 def read_json(path: str):
+  """The JSON data in ``path``."""
   with open(path) as f:
     return json.load(f)
 
@@ -84,6 +86,7 @@ class MetricsLog:
       f.writelines(json.dumps(r) + '\n' for r in rows)
 
   def append(self, rows: Sequence[dict]) -> None:
+    """Appends ``rows``, one JSON line each, and syncs the file to disk."""
     with open(self.path, 'a') as f:
       for row in rows:
         f.write(json.dumps(row) + '\n')
@@ -93,6 +96,8 @@ class MetricsLog:
 
 
 def summarize(values: Sequence[float]) -> Dict[str, float]:
+  """``{'mean', 'std', 'min', 'max'}`` of ``values``; ``std`` is the sample standard
+  deviation (ddof=1), 0 for one value."""
   v = np.asarray(values, np.float64)
   return {'mean': float(v.mean()), 'std': float(v.std(ddof=1)) if len(v) > 1 else 0.0,
           'min': float(v.min()), 'max': float(v.max())}
@@ -171,6 +176,7 @@ def stacked_results(members, metrics: Dict[str, Sequence[float]], points,
 
 
 def lower_is_better(metric: str) -> bool:
+  """Whether a smaller ``metric`` is better: names ending in ``_error`` or ``_loss``."""
   return metric.endswith(('_error', '_loss'))
 
 
@@ -262,6 +268,8 @@ class TensorBoard:
                        for p in points} if aggregates else {}
 
   def write(self, rows: Sequence[dict]) -> None:
+    """One epoch's ``rows`` (one per member, in writer order): each numeric metric to its
+    member's writer, and each point's mean and std to its aggregate writer."""
     keys = [k for k, v in rows[0].items() if k not in ('epoch', 'seed', 'fold')
             and isinstance(v, (int, float)) and not isinstance(v, bool)]
     for w, row in zip(self.writers, rows):
@@ -279,6 +287,7 @@ class TensorBoard:
       w.flush()
 
   def close(self):
+    """Closes every member's and aggregate writer."""
     for w in self.writers + list(self.aggregates.values()):
       w.close()
 

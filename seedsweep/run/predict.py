@@ -69,6 +69,8 @@ def predict(config, workdir: str, texts: Sequence[str], print_fn=print) -> dict:
 
 
 def check_texts(texts) -> List[str]:
+  """``texts`` as a list; UserError for a lone string or a text that is not a non-empty
+  string."""
   if isinstance(texts, str):
     raise UserError('texts is one string; expected a list of texts (e.g. [text])')
   texts = list(texts)

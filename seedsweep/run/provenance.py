@@ -18,6 +18,8 @@ REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 def library_versions() -> dict:
+  """``{'python': '3.x.y', package: version}`` for each of :data:`PACKAGES` (None: not
+  installed)."""
   versions = {'python': platform.python_version()}
   for name in PACKAGES:
     try:
@@ -52,6 +54,8 @@ def git_commit(root: str = REPO_ROOT) -> str:
 
 
 def devices() -> dict:
+  """``{'backend', 'count', 'kind'}``: jax's backend, its device count and the first
+  device's kind."""
   return {'backend': jax.default_backend(), 'count': jax.device_count(),
           'kind': jax.devices()[0].device_kind}
 
@@ -255,6 +259,7 @@ def input_changes(recorded: Optional[dict], current: Optional[dict]) -> List[str
 
 
 def fingerprint(text: str) -> str:
+  """A 16-hex-digit prefix of ``text``'s sha256."""
   return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 

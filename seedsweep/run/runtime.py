@@ -33,6 +33,7 @@ def reexec_with_malloc_tunables(command=None) -> None:
 
 
 def cache_dir() -> str:
+  """``$SEEDSWEEP_CACHE``, else ``~/.cache/seedsweep``: where compiled programs are kept."""
   return os.environ.get('SEEDSWEEP_CACHE') or os.path.expanduser('~/.cache/seedsweep')
 
 
@@ -88,6 +89,8 @@ THREADS_VARIABLE = 'NPROC'
 
 
 def usable_cores() -> int:
+  """The cores this process may run on (its CPU affinity; ``os.cpu_count()`` outside
+  Linux)."""
   try:
     return len(os.sched_getaffinity(0))
   except AttributeError:  # not Linux

@@ -65,6 +65,8 @@ class Timer:
       self.seconds[phase] = self.seconds.get(phase, 0.0) + time.perf_counter() - start
 
   def as_dict(self) -> dict:
+    """Seconds per phase, ``compile`` (compilation seconds since the timer was made) and
+    ``peak_rss_mib``."""
     out = {k: round(v, 3) for k, v in self.seconds.items()}
     out['compile'] = round(compile_seconds() - self._compile_start, 3)
     out['peak_rss_mib'] = round(peak_rss_mib(), 1)

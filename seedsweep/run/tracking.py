@@ -86,6 +86,8 @@ def write_hparams(config, workdir: str, results: dict) -> str:
 
 
 def mlflow_uri(config, workdir: str) -> str:
+  """The MLflow tracking URI: ``config.log.mlflow_uri``, else ``$MLFLOW_TRACKING_URI``,
+  else a file store ``mlruns/`` beside ``workdir``."""
   uri = config.log.mlflow_uri or os.environ.get('MLFLOW_TRACKING_URI')
   if uri:
     return uri

@@ -29,6 +29,7 @@ def zipped(**axes: Sequence[Any]) -> List[Dict[str, Any]]:
 
 
 def concat(*point_lists: List[Dict[str, Any]]) -> List[Dict[str, Any]]:
+  """The points of several lists, one list after another (e.g. two grids in one sweep)."""
   return [p for points in point_lists for p in points]
 
 

@@ -95,6 +95,7 @@ def submit_search(config, root: str, launcher: str, argv: Sequence[str],
 
 
 def check_launcher(launcher: str) -> None:
+  """UserError unless ``launcher`` is one that submits jobs (``local`` or ``slurm``)."""
   if launcher not in LAUNCHERS[1:]:
     raise UserError(f'--launcher={launcher!r}; expected one of {LAUNCHERS}')
 

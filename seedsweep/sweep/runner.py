@@ -123,6 +123,7 @@ class Run:
 
   @property
   def stacked(self) -> bool:
+    """Whether the run trains several points in one program (``config.stack``)."""
     return len(self.indices) > 1
 
 

@@ -73,6 +73,8 @@ def distributions(optuna, search: space_lib.Search) -> dict:
 
 
 def score_metric(config, search: space_lib.Search) -> str:
+  """The metric a point is scored on: ``search.metric``, else the dev side of
+  ``config.paper.metric``."""
   return search.metric or outputs.dev_metric(config.paper.metric)
 
 
@@ -215,6 +217,8 @@ def trial_point(search, trial) -> dict:
 
 
 def readable(value, param):
+  """A trial's ``value`` as it is trained and named: a :class:`~.space.Uniform` float on a
+  grid as its decimal, any other to :data:`DIGITS` significant digits; others unchanged."""
   if isinstance(param, space_lib.Uniform):
     return float(f'{value:.12g}') if param.step else float(f'{value:.{DIGITS}g}')
   return value
@@ -317,6 +321,7 @@ def study_name(root: str) -> str:
 
 
 def storage_url(root: str, storage: str) -> str:
+  """The study's storage: ``storage`` (``--study``), else SQLite in ``root``."""
   return storage or f'sqlite:///{os.path.abspath(os.path.join(root, STUDY_DB))}'
 
 

@@ -44,18 +44,27 @@ Param = Union[Uniform, Integer, Choice]
 
 
 def uniform(low: float, high: float, step: float = 0.0) -> Uniform:
+  """A float drawn uniformly from ``[low, high]``, on a grid of ``step`` when it is not 0.
+
+  ``space.uniform(0.0, 0.5, step=0.05)``: a dropout rate, one of 0.0, 0.05, ..., 0.5."""
   return Uniform(float(low), float(high), step=float(step))
 
 
 def log_uniform(low: float, high: float) -> Uniform:
+  """A float drawn uniformly on a log scale from ``[low, high]`` (``low > 0``), e.g. a
+  learning rate: ``space.log_uniform(1e-3, 3e-2)``."""
   return Uniform(float(low), float(high), log=True)
 
 
 def integer(low: int, high: int, step: int = 1, log: bool = False) -> Integer:
+  """An int from ``[low, high]``, on a grid of ``step`` or, with ``log``, on a log scale
+  (``low > 0``; not both), e.g. a hidden size: ``space.integer(50, 300, step=50)``."""
   return Integer(int(low), int(high), int(step), log)
 
 
 def choice(*values) -> Choice:
+  """One of ``values`` (numbers, strings, bools or None), e.g. ``space.choice('adam',
+  'adagrad')``."""
   return Choice(tuple(values))
 
 
