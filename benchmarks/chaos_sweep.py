@@ -40,7 +40,7 @@ FLAGS = ('--config=experiments/demo.py:quick', '--config.seeds=(1,2)',
          '--config.train.num_epochs=6', '--config.train.progress=False',
          '--config.data.num_buckets=1', '--config.model.embed_dim=8')
 # Where a run leaves what a kill interrupted: atomic writes' temporaries, orbax's.
-LEFTOVERS = re.compile(r'(^\..*\.tmp$)|(orbax-checkpoint-tmp)|(\.tmp-\d+)')
+LEFTOVERS = re.compile(r'(^\..*\.tmp$)|(orbax-checkpoint-tmp)|(\.tmp-\d+)|(\.removing$)')
 
 
 def launch_command(sweep: str, root: str) -> List[str]:

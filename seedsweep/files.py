@@ -8,8 +8,9 @@ names: a folder where a file is expected, or the reverse, is one line.
 import contextlib
 import functools
 import os
+import re
 import tempfile
-from typing import Callable, Optional
+from typing import Callable, List, Optional
 
 from seedsweep.errors import UserError
 
@@ -46,8 +47,8 @@ def atomic_write(path: str, mode: str = 'w', *,
   byte and the rename (the fault-injection tests' hook).
   """
   folder = os.path.dirname(os.path.abspath(path))
-  fd, tmp = tempfile.mkstemp(dir=folder, prefix=f'.{os.path.basename(path)}.',
-                             suffix='.tmp')
+  fd, tmp = tempfile.mkstemp(dir=folder, suffix='.tmp',
+                             prefix=f'.{os.path.basename(path)}.{os.getpid()}.')
   try:
     with os.fdopen(fd, mode, **open_args) as f:
       yield f
@@ -60,3 +61,34 @@ def atomic_write(path: str, mode: str = 'w', *,
   finally:
     if os.path.exists(tmp):
       os.unlink(tmp)
+
+
+# An atomic write's temporary file: .<name>.<writer pid>.<random>.tmp
+_TEMPORARY = re.compile(r'^\..+\.(\d+)\.[A-Za-z0-9_]+\.tmp$')
+
+
+def remove_orphaned_temporaries(folder: str, skip=()) -> List[str]:
+  """Deletes the atomic writes' temporary files under ``folder`` (not in the
+  subfolders named in ``skip``) whose writer is gone (a kill between the last byte
+  and the rename leaves one); the paths deleted."""
+  removed = []
+  for where, dirs, names in os.walk(folder):
+    dirs[:] = [d for d in dirs if d not in skip]
+    for name in names:
+      match = _TEMPORARY.match(name)
+      if match and not _alive(int(match[1])):
+        path = os.path.join(where, name)
+        with contextlib.suppress(FileNotFoundError):
+          os.unlink(path)
+          removed.append(path)
+  return removed
+
+
+def _alive(pid: int) -> bool:
+  try:
+    os.kill(pid, 0)
+  except ProcessLookupError:
+    return False
+  except PermissionError:  # another user's process
+    return True
+  return True

@@ -40,6 +40,7 @@ CHAIN = [
     ('eval:1@INT', 128 + signal.SIGINT),  # Ctrl-C while evaluating epoch 2
     ('checkpoint_saving:1', -9),  # epoch 3's checkpoint in flight
     ('write:metrics.jsonl', -9),  # rewriting metrics.jsonl on resume
+    ('checkpoints_removing', -9),  # deleting the superseded mid-epoch checkpoint
     ('write:results.json', -9),  # results.json's temporary file written
     ('finished', -9),            # results written, process not yet ended
 ]
@@ -101,6 +102,7 @@ def test_a_run_killed_and_stopped_at_every_moment_ends_like_an_uninterrupted_one
   assert 'nothing to do' in done.stdout  # the kill after 'finished' left it complete
   assert final(workdir) == final(straight)
   assert not os.path.exists(os.path.join(workdir, ckpt_lib.INTERRUPTED))
+  assert sorted(os.listdir(workdir)) == sorted(os.listdir(straight))  # nothing half
 
 
 def _snapshot(workdir):

@@ -30,6 +30,8 @@ from seedsweep.run import provenance as provenance_lib
 
 EPOCHS, INTERRUPTED, CORRUPT = ('checkpoints', 'checkpoints_interrupted',
                                 'corrupt_checkpoints')
+REMOVING = '.removing'  # a folder's name while remove() deletes it
+FOLDERS = (EPOCHS, INTERRUPTED, CORRUPT)  # orbax's own files: not ours to sweep
 FINGERPRINT = 'tree_sha256'
 
 
@@ -80,8 +82,16 @@ def _first_line(e: BaseException) -> str:
   return f'{type(e).__name__}: {text[0] if text else ""}'[:300]
 
 
+def _sweep_removed(directory: str) -> None:
+  """Deletes what a kill during :meth:`Checkpoints.remove` left of ``directory``."""
+  if hosts.is_primary():
+    shutil.rmtree(directory + REMOVING, ignore_errors=True)
+
+
 def existing(workdir: str, folder: str, **kwargs) -> Optional['Checkpoints']:
   """The checkpoints of ``workdir/folder``, or None if there is no such folder."""
+  if not kwargs.get('read_only'):
+    _sweep_removed(os.path.join(workdir, folder))
   if not os.path.isdir(os.path.join(workdir, folder)):
     return None
   return Checkpoints(workdir, folder=folder, **kwargs)
@@ -95,6 +105,8 @@ class Checkpoints:
                folder: str = EPOCHS):
     self.workdir = os.path.abspath(workdir)
     self.directory = os.path.join(self.workdir, folder)
+    if not read_only:
+      _sweep_removed(self.directory)
     self.max_to_keep, self.read_only = max_to_keep, read_only
     self.pending = None  # the step of a save in flight
     logging.getLogger('absl').addFilter(_QUIET)  # once: filters are a set
@@ -203,10 +215,15 @@ class Checkpoints:
     return target
 
   def remove(self):
-    """Deletes every step and the folder (the interrupted epoch, once superseded)."""
+    """Deletes every step and the folder (the interrupted epoch, once superseded):
+    renamed first, so a kill while deleting leaves no half-deleted step to resume."""
     self.close()
     if hosts.is_primary():
-      shutil.rmtree(self.directory, ignore_errors=True)
+      doomed = self.directory + REMOVING
+      shutil.rmtree(doomed, ignore_errors=True)
+      os.replace(self.directory, doomed)
+      faults.reached('checkpoints_removing')
+      shutil.rmtree(doomed, ignore_errors=True)
     hosts.barrier('seedsweep-remove-checkpoints')
 
   def close(self):

@@ -10,6 +10,7 @@ moment costs one environment lookup.
 Moments: ``build``, ``step`` (after a train step is dispatched), ``eval`` (after an
 eval chunk is dispatched), ``metrics_row`` (after each row of metrics.jsonl),
 ``tensorboard``, ``checkpoint_saving`` (an asynchronous save in flight),
+``checkpoints_removing`` (a superseded folder renamed, not yet deleted),
 ``restored``, ``group`` (a group of a split run done), ``finished``,
 ``search_ask`` (a search's trial asked, its round not yet marked asked), and
 ``write:<file name>`` (an atomic write's temporary file complete, not yet renamed).

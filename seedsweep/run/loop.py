@@ -15,6 +15,7 @@ from typing import Any, Callable, Optional
 import jax
 import numpy as np
 
+from seedsweep import files
 from seedsweep.config import checks as config_checks
 from seedsweep.engine import hosts
 from seedsweep.errors import Stopped, UserError
@@ -291,6 +292,8 @@ def _train_locked(config, workdir: str, print_fn) -> dict:
   """Builds the run once and trains its members: all at once, or in the groups of
   a split (run/groups.py) one after another; writes results.json."""
   holds_config = check_workdir(config, workdir)
+  # A kill mid-write leaves a temporary file; its writer is gone (we hold the lock).
+  files.remove_orphaned_temporaries(workdir, skip=ckpt_lib.FOLDERS)
   timer = timing.Timer()
   with timer('build'):
     exp = experiment_lib.build(config)
