@@ -105,11 +105,10 @@ def cache_root() -> str:
 
 def tfds_dir(data_config) -> str:
   """Where built array_record files live: config, $SEEDSWEEP_TFDS_DIR, or a cache."""
-  where = ('config.data.tfds_dir' if data_config.tfds_dir else
-           '$SEEDSWEEP_TFDS_DIR' if os.environ.get('SEEDSWEEP_TFDS_DIR') else
-           '$SEEDSWEEP_CACHE')
-  folder = (data_config.tfds_dir or os.environ.get('SEEDSWEEP_TFDS_DIR')
-            or os.path.join(cache_root(), 'tfds'))
+  where, folder = next((w, f) for w, f in (
+      ('config.data.tfds_dir', data_config.tfds_dir),
+      ('$SEEDSWEEP_TFDS_DIR', os.environ.get('SEEDSWEEP_TFDS_DIR')),
+      ('$SEEDSWEEP_CACHE', os.path.join(cache_root(), 'tfds'))) if f)
   files.refuse_file(folder, where, 'a folder for prepared datasets')
   return folder
 

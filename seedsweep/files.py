@@ -16,15 +16,16 @@ from seedsweep.errors import UserError
 
 
 def refuse_folder(path: str, where: str, expected: str) -> None:
-  """UserError when ``path`` is a folder: ``where`` named it, ``expected`` a file."""
+  """UserError ``<where>=<path> is a folder`` when ``path`` is one (``where``: the flag
+  or field that named it; ``expected``: the file it should be)."""
   if os.path.isdir(path):
-    raise UserError(f'{where}: {path} is a folder; expected {expected}')
+    raise UserError(f'{where}={path} is a folder; expected {expected}')
 
 
 def refuse_file(path: str, where: str, expected: str) -> None:
-  """UserError when ``path`` exists and is not a folder: ``where`` named it."""
+  """UserError ``<where>=<path> is a file`` when ``path`` exists and is not a folder."""
   if os.path.exists(path) and not os.path.isdir(path):
-    raise UserError(f'{where}: {path} is a file; expected {expected}')
+    raise UserError(f'{where}={path} is a file; expected {expected}')
 
 
 @functools.lru_cache(maxsize=None)

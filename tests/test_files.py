@@ -61,24 +61,24 @@ def test_a_path_of_the_wrong_kind_is_one_line_naming_where_it_came_from(
   file.write_text('x')
   cases = [
       (lambda: python_files.call(str(folder), 'sweep', '--sweep'),
-       rf'--sweep={folder}: {folder} is a folder; expected a Python file'),
+       rf'--sweep={folder} is a folder; expected a Python file'),
       (lambda: python_files.load_object(f'{folder}:Model', 'config.model.name'),
-       rf'{folder} is a folder; expected path/to/file.py:Name'),
+       rf'config.model.name={folder} is a folder; expected path/to/file.py:Name'),
       (lambda: vectors.detect_format(str(folder)),
-       rf'config.data.vectors.path: {folder} is a folder; expected a vectors file'),
+       rf'config.data.vectors.path={folder} is a folder; expected a vectors file'),
       (lambda: predict.read_texts(str(folder)),
-       rf'--input: {folder} is a folder; expected a file of texts'),
+       rf'--input={folder} is a folder; expected a file of texts'),
   ]
   for call, message in cases:
     with pytest.raises(UserError, match=message):
       call()
   config = base.get_base_config()
   config.data.tfds_dir = str(file)
-  with pytest.raises(UserError, match=rf'config.data.tfds_dir: {file} is a file; '
+  with pytest.raises(UserError, match=rf'config.data.tfds_dir={file} is a file; '
                                       'expected a folder'):
     data_lib.tfds_dir(config.data)
   monkeypatch.setenv('SEEDSWEEP_DATA', str(file))
-  with pytest.raises(UserError, match=rf'\$SEEDSWEEP_DATA: {file} is a file'):
+  with pytest.raises(UserError, match=rf'\$SEEDSWEEP_DATA={file} is a file'):
     raw.root()
   config = base.get_base_config()
   config.data.files.train = str(folder)  # data.name is not 'files': never read

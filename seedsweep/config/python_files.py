@@ -28,7 +28,7 @@ def call(spec: str, function: str, flag: str, always_arg: bool = False) -> Any:
   arg ``function()``, or ``function('')`` with ``always_arg``); ``flag`` names where
   the spec came from (``--config``)."""
   path, _, arg = spec.partition(':')
-  files.refuse_folder(path, f'{flag}={spec}', f'a Python file defining {function}(arg)')
+  files.refuse_folder(path, flag, f'a Python file defining {function}(arg)')
   if not os.path.isfile(path):
     raise UserError(f'{flag}={spec}: no file {path!r} (relative to {os.getcwd()}); '
                     f'expected a Python file defining {function}(arg)')
@@ -80,7 +80,7 @@ def load_object(ref: str, field: str) -> Any:
   process (the same class every time it is named)."""
   target, _, attr = ref.rpartition(':')
   where = f'{field}={ref!r}'
-  files.refuse_folder(os.path.expanduser(target), where, 'path/to/file.py:Name')
+  files.refuse_folder(os.path.expanduser(target), field, 'path/to/file.py:Name')
   path = reference_file(ref)
   if path is not None:
     if not os.path.isfile(path):

@@ -19,6 +19,7 @@ The same runs always give byte-identical ``report.md`` and ``report.csv``.
 """
 import os
 
+from seedsweep import files
 from seedsweep.errors import UserError
 from seedsweep.reports import collect
 from seedsweep.reports import plots as plots_lib
@@ -56,16 +57,15 @@ def write_report(root: str, latex: bool = False, plots: bool = True,
     raise UserError(f'--workdir={root} holds no readable run ({reasons}{more}); '
                     'nothing was written')
   out = out or root
-  if os.path.exists(out) and not os.path.isdir(out):
-    raise UserError(f'--output={out} is a file; expected a folder for the report')
+  files.refuse_file(out, '--output', 'a folder for the report')
   os.makedirs(out, exist_ok=True)
   for group, members in collect.grouped(rows):
     for w in collect.record_warnings(members) + collect.input_warnings(members):
       print_fn(f'warning: {collect.group_title(group)}: {w}')
-  files, links = [], {}
+  written, links = [], {}
   if plots:
     for plot in plots_lib.write_plots(rows, out, print_fn):
-      files += [plot.path, *plot.also]
+      written += [plot.path, *plot.also]
       links.setdefault(plot.owner, []).append(
           (plot.label, '/'.join(collect.relative_parts(os.path.relpath(plot.path, out)))))
   markdown = render.render_markdown(rows, skipped, links, searches.markdown(root, rows))
@@ -76,8 +76,8 @@ def write_report(root: str, latex: bool = False, plots: bool = True,
   for name, text in outputs_text:
     path = os.path.join(out, name)
     write_text(path, text)
-    files.append(path)
+    written.append(path)
   print_fn(f'report of {collect.runs_text(len(rows))} ({len(skipped)} skipped): '
            f'{os.path.join(out, REPORT_MD)}')
-  return {'rows': rows, 'skipped': skipped, 'files': files}
+  return {'rows': rows, 'skipped': skipped, 'files': written}
 

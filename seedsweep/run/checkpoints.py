@@ -90,9 +90,9 @@ def _sweep_removed(directory: str) -> None:
 
 def existing(workdir: str, folder: str, **kwargs) -> Optional['Checkpoints']:
   """The checkpoints of ``workdir/folder``, or None if there is no such folder."""
-  if not kwargs.get('read_only'):
-    _sweep_removed(os.path.join(workdir, folder))
   if not os.path.isdir(os.path.join(workdir, folder)):
+    if not kwargs.get('read_only'):  # (Checkpoints() sweeps for itself)
+      _sweep_removed(os.path.join(workdir, folder))
     return None
   return Checkpoints(workdir, folder=folder, **kwargs)
 

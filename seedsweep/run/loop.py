@@ -47,9 +47,7 @@ def record_program(exp, state, meta: Optional[dict] = None) -> None:
 def check_folder(path: str, what: str = '--workdir') -> None:
   """UserError when ``path`` exists and is not a folder (``what``: the flag or
   argument that named it)."""
-  if os.path.exists(path) and not os.path.isdir(path):
-    raise UserError(f'{what}={path} is a file; expected a folder (a new one, or the '
-                    'workdir of a run)')
+  files.refuse_file(path, what, 'a folder (a new one, or the workdir of a run)')
 
 
 def check_workdir(config, workdir: str) -> bool:

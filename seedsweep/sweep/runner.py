@@ -67,9 +67,14 @@ def point_name(point: Dict[str, Any]) -> str:
   """``'dl=5,dh=40'``: the point's overrides (``paper.*`` left out) in their order,
   named by :func:`seedsweep.config.keys.short_names`; a name over
   :data:`NAME_LIMIT` characters is cut and ends in a digest of the whole."""
+  return folder_name(_name_parts(point))
+
+
+def _name_parts(point: Dict[str, Any]) -> List[str]:
+  """``['dl=5', 'dh=40']``: one part per override, ``paper.*`` left out."""
   own = [k for k in point if not k.startswith('paper.')]
-  return folder_name([f'{n}={keys.folder_safe(keys.value_text(point[k]))}'
-                      for n, k in zip(keys.short_names(own), own)])
+  return [f'{n}={keys.folder_safe(keys.value_text(point[k]))}'
+          for n, k in zip(keys.short_names(own), own)]
 
 
 def folder_name(parts: Sequence[str]) -> str:
@@ -172,9 +177,7 @@ def _stacked_run(config, where: str, points: List[Dict[str, Any]], indices) -> R
   rows = tuple(tuple(p.get(k, _value(base, k)) for k in fields) for p in points)
   stacked = keys.with_values(base, {'stack.fields': tuple(fields), 'stack.points': rows},
                              f'{where} points {list(indices)}')
-  own = [k for k in rest if not k.startswith('paper.')]
-  parts = [f'{n}={keys.folder_safe(keys.value_text(rest[k]))}'
-           for n, k in zip(keys.short_names(own), own)]
+  parts = _name_parts(rest)
   for name, k in zip(keys.short_names(fields), fields):
     values = '+'.join(keys.value_text(v) for v in dict.fromkeys(r[fields.index(k)]
                                                                  for r in rows))
