@@ -8,6 +8,7 @@ on two cores: so the same test holds a seed's bits across CPUs and core counts.
 """
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -27,10 +28,45 @@ def _load(name):
     return json.load(f)
 
 
+def _release(version):
+  """The version without a suffix such as a git hash ('0.10.2+g1a2b3c' -> '0.10.2')."""
+  return re.match(r'[0-9][0-9A-Za-z.]*', version).group(0)
+
+
+def version_moved(golden):
+  """The one line that says which of jax and jaxlib is not the version ``golden`` was
+  made with; None when both are. Another jax computes with other kernels, so every
+  hash would differ: the line says what to do instead of listing them."""
+  import jax  # pylint: disable=g-import-not-at-top
+  import jaxlib  # pylint: disable=g-import-not-at-top
+  installed = {'jax': jax.__version__, 'jaxlib': jaxlib.__version__}
+  moved = [name for name in installed
+           if _release(installed[name]) != _release(golden['determinism'][name])]
+  if not moved:
+    return None
+  now = ' and '.join(f'{name} {installed[name]}' for name in moved)
+  made = ' and '.join(f'{name} {golden["determinism"][name]}' for name in moved)
+  return (f'{now} {"is" if len(moved) == 1 else "are"} installed but the goldens were '
+          f'made with {made}: install with pip install -e ".[test]" -c '
+          f'constraints.txt, or adopt a new jax on purpose (constraints.txt, '
+          f'setup.cfg, python -m tests.golden_runs, README digits)')
+
+
+def test_the_installed_jax_is_the_one_the_goldens_were_made_with():
+  """Fast: the golden runs' bits hold for the jax they were made with only."""
+  for name in golden_runs.GOLDEN:
+    moved = version_moved(_load(name))
+    if moved:
+      pytest.fail(f'golden {name!r}: {moved}', pytrace=False)
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize('name', list(golden_runs.GOLDEN))
 def test_a_golden_run_gives_its_committed_bits(name, tmp_path):
   golden = _load(name)
+  moved = version_moved(golden)
+  if moved:  # one line, not a list of differing hashes (nor the training before it)
+    pytest.fail(moved, pytrace=False)
   args = ('-c', TRAIN, name, str(tmp_path / name))
   one_core = hasattr(os, 'sched_setaffinity')  # Linux
   command = (on_cores([min(os.sched_getaffinity(0))], *args) if one_core

@@ -1,11 +1,17 @@
-"""``import seedsweep`` from a user's own project: its ``data.py`` and ``models.py``
-stay its own, and the demo's quick config trains, predicts, re-evaluates and reports
-through the Python API (seedsweep/api.py) and the installed command."""
+"""The package as a user installs it: the jax pins of setup.cfg, constraints.txt and
+the golden runs agree, every accelerator extra takes the same jax; and ``import
+seedsweep`` from a user's own project, whose ``data.py`` and ``models.py`` stay its
+own, trains, predicts, re-evaluates and reports the demo's quick config through the
+Python API (seedsweep/api.py) and the installed command."""
+import configparser
+import glob
 import json
 import os
+import re
 import subprocess
 import sys
 
+from packaging.requirements import Requirement
 import pytest
 import textwrap
 
@@ -13,7 +19,79 @@ from tests.conftest import REPO
 from tests.conftest import SHARED_DATA
 from tests.conftest import user_environment
 
-pytestmark = pytest.mark.slow  # end-to-end: `pytest -m "not slow"` skips it
+PINNED = ('jax', 'jaxlib')  # exactly: the golden runs hold their bits
+ACCELERATORS = ('cuda12', 'cuda13', 'tpu')  # jax's own extras of the same name
+
+
+def _setup_cfg():
+  parser = configparser.ConfigParser()
+  parser.read(os.path.join(REPO, 'setup.cfg'))
+  return parser
+
+
+def _requirements(text):
+  return [Requirement(line) for line in text.splitlines()
+          if line.strip() and not line.strip().startswith('#')]
+
+
+def _pin(requirement):
+  """'0.10.2' of ``name==0.10.2``; fails on any other specifier."""
+  (spec,) = requirement.specifier
+  assert spec.operator == '==', f'{requirement}: expected an exact pin (==)'
+  return spec.version
+
+
+def _release(version):
+  """The version without a suffix such as a git hash ('0.10.2+g1a2b3c' -> '0.10.2')."""
+  return re.match(r'[0-9][0-9A-Za-z.]*', version).group(0)
+
+
+def _install_pins():
+  install = _requirements(_setup_cfg()['options']['install_requires'])
+  return {r.name: _pin(r) for r in install if r.name in PINNED}
+
+
+def _constraints():
+  with open(os.path.join(REPO, 'constraints.txt')) as f:
+    lines = [line.split('#')[0].strip() for line in f]
+  return dict(line.split('==') for line in lines if line)
+
+
+def test_setup_cfg_constraints_and_every_golden_agree_on_jax_and_jaxlib():
+  """One jax: the one setup.cfg installs, constraints.txt locks, and every golden run
+  (tests/golden/*.json) was made with; constraints.txt's header says how to move all
+  of them together."""
+  pins = _install_pins()
+  assert set(pins) == set(PINNED), f'setup.cfg install_requires pins only {pins}'
+  locked = _constraints()
+  lock = {name: locked.get(name) for name in PINNED}
+  assert lock == pins, f'constraints.txt locks {lock}, setup.cfg pins {pins}'
+  goldens = sorted(glob.glob(os.path.join(REPO, 'tests', 'golden', '*.json')))
+  assert goldens
+  for path in goldens:
+    with open(path) as f:
+      record = json.load(f)['determinism']
+    made = {name: _release(record[name]) for name in PINNED}
+    assert made == pins, (f'{os.path.relpath(path, REPO)} was made with {made}, '
+                          f'setup.cfg pins {pins}')
+
+
+def test_every_extra_that_names_jax_pins_the_installed_jax():
+  """An accelerator extra (jax[cuda12]==V, ...) takes the jax install_requires pins,
+  so that `pip install -e ".[cuda12]" -c constraints.txt` adds a plugin and no
+  other jax."""
+  extras = _setup_cfg()['options.extras_require']
+  assert set(ACCELERATORS) <= set(extras)
+  pin = _install_pins()['jax']
+  for extra in extras:
+    for requirement in _requirements(extras[extra]):
+      if requirement.name == 'jax':
+        assert _pin(requirement) == pin, f'extra {extra!r}: {requirement}'
+        if extra in ACCELERATORS:
+          assert requirement.extras == {extra}, f'extra {extra!r}: {requirement}'
+  for extra in ACCELERATORS:
+    assert any(r.name == 'jax' for r in _requirements(extras[extra])), extra
+
 
 SCRIPT = textwrap.dedent('''
     import json, sys
@@ -46,6 +124,7 @@ def accuracy(predicted, labels):
   return 100 * sum(p == y for p, y in zip(predicted, labels)) / len(labels)
 
 
+@pytest.mark.slow  # end-to-end: `pytest -m "not slow"` skips it
 def test_the_demo_trains_predicts_and_reports_through_the_python_api_and_the_command(
     tmp_path):
   """A user's folder with its own ``data.py`` and ``models.py``: the API trains the
