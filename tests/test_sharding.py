@@ -20,32 +20,31 @@ SCRIPT = textwrap.dedent('''
     import jax, numpy as np
     from tests.conftest import small_config
     from tests.conftest import run_steps
-    config = small_config(seeds=(1, 2, 3, 4), seed_parallel='vmap')
+    config = small_config(seeds={seeds!r}, seed_parallel='vmap')
     config.data.num_buckets = 1
     exp, state = run_steps(config, 5)
     leaf = jax.tree.leaves(state.params)[0]
-    print('devices', jax.device_count(), 'mesh', 0 if exp.placement.mesh is None else exp.placement.mesh.size,
-          'shards', len(leaf.addressable_shards), 'mode', exp.placement.mode)
+    print('devices', jax.device_count(), 'mesh', exp.placement.devices,
+          'shards', len(leaf.addressable_shards), 'on device', leaf.shape[0],
+          'mode', exp.placement.mode)
     dev = exp.evaluate_split(state.params, 'dev')['accuracy']
-    np.savez({out!r}, dev=dev, *[np.asarray(x) for x in jax.tree.leaves(state.params)])
+    leaves = [np.asarray(x)[:len(exp.members)] for x in jax.tree.leaves(state.params)]
+    np.savez({out!r}, dev=dev, *leaves)
 ''')
 
 
-def _run(out, devices):
+def _run(out, devices, seeds=(1, 2, 3, 4)):
   env = dict(os.environ)
   env['XLA_FLAGS'] = f'--xla_force_host_platform_device_count={devices}'
-  proc = subprocess.run([sys.executable, '-c', SCRIPT.format(repo=REPO, out=out)],
+  proc = subprocess.run([sys.executable, '-c', SCRIPT.format(repo=REPO, out=out,
+                                                             seeds=tuple(seeds))],
                         capture_output=True, text=True, env=env, timeout=600,
                         check=False)
   assert proc.returncode == 0, proc.stderr[-3000:]
   return proc.stdout, np.load(out)
 
 
-def test_seed_axis_is_sharded_over_devices_with_the_same_numbers(tmp_path):
-  out4, sharded = _run(str(tmp_path / 'four.npz'), 4)
-  assert 'devices 4 mesh 4 shards 4 mode vmap' in out4
-  out1, single = _run(str(tmp_path / 'one.npz'), 1)
-  assert 'devices 1 mesh 0 shards 1' in out1
+def _assert_close(sharded, single):
   np.testing.assert_array_equal(sharded['dev'], single['dev'])
   for key in single.files:
     if key != 'dev':
@@ -53,17 +52,37 @@ def test_seed_axis_is_sharded_over_devices_with_the_same_numbers(tmp_path):
       assert np.linalg.norm(a - b) <= 1e-5 * np.linalg.norm(b), key
 
 
-def test_seeds_not_divisible_by_devices_use_a_dividing_mesh():
+def test_seed_axis_is_sharded_over_devices_with_the_same_numbers(tmp_path):
+  out4, sharded = _run(str(tmp_path / 'four.npz'), 4)
+  assert 'devices 4 mesh 4 shards 4 on device 4 mode vmap' in out4
+  out1, single = _run(str(tmp_path / 'one.npz'), 1)
+  assert 'devices 1 mesh 1 shards 1' in out1
+  _assert_close(sharded, single)
+
+
+def test_ten_seeds_on_eight_devices_use_all_eight_padded_to_sixteen(tmp_path):
+  """Members that do not divide the devices are padded with copies of the last one
+  (trained, then dropped): every device works, and the ten seeds' numbers are those
+  of one device."""
+  seeds = tuple(range(1, 11))
+  out8, sharded = _run(str(tmp_path / 'eight.npz'), 8, seeds)
+  assert 'devices 8 mesh 8 shards 8 on device 16 mode vmap' in out8
+  assert len(sharded['dev']) == 10
+  _, single = _run(str(tmp_path / 'one.npz'), 1, seeds)
+  _assert_close(sharded, single)
+
+
+def test_the_mesh_takes_every_device_or_one_per_member():
   script = textwrap.dedent(f'''
       import sys; sys.path.insert(0, {REPO!r})
       from seedsweep.run import experiment
-      print([0 if m is None else m.size for m in map(experiment.seed_mesh, (10, 3, 4, 7))])
+      print([0 if m is None else m.size for m in map(experiment.seed_mesh, (10, 3, 4, 7, 1))])
   ''')
   env = dict(os.environ, XLA_FLAGS='--xla_force_host_platform_device_count=4')
   proc = subprocess.run([sys.executable, '-c', script], capture_output=True, text=True,
                         env=env, timeout=300, check=False)
   assert proc.returncode == 0, proc.stderr[-3000:]
-  assert '[2, 3, 4, 0]' in proc.stdout
+  assert '[4, 3, 4, 4, 0]' in proc.stdout
 
 
 DISTRIBUTED = textwrap.dedent('''

@@ -16,7 +16,7 @@ SEED_PARALLEL_MODES = ('vmap', 'map')  # config.train.seed_parallel, besides 'au
 # Keys that never change a number a run produces; a workdir may be resumed with
 # other values for them.
 NON_SEMANTIC = ('train.progress', 'data.tfds_dir', 'train.nan_policy',
-                'runtime.memory_budget')
+                'runtime.memory_budget', 'train.steps_per_dispatch')
 # Sections that change no number: where runs are logged, what scheduler jobs ask for.
 NON_SEMANTIC_SECTIONS = ('log.', 'launch.')
 # Keys added after runs were made, with the value those runs had in effect (a run made
@@ -26,7 +26,8 @@ ADDED = {'optimizer.embedding_update': 'dense', 'runtime.cpu_threads': 0,
          'runtime.numerics': 'native', 'runtime.memory_budget': 0,
          'data.eval_padding': 0.0,
          'data.files.text_column': '', 'data.files.label_column': '',
-         'train.nan_policy': 'freeze', 'log.mlflow': False, 'log.mlflow_uri': '',
+         'train.nan_policy': 'freeze', 'train.steps_per_dispatch': 1,
+         'log.mlflow': False, 'log.mlflow_uri': '',
          'log.mlflow_experiment': 'seedsweep', 'stack.fields': (), 'stack.points': (),
          'seed_design.init': (), 'seed_design.data': (), 'seed_design.dropout': ()}
 
@@ -46,6 +47,8 @@ _MOST = 2**31 - 1
 INTS = {'train.num_epochs': (1, _MOST, ''), 'train.batch_size': (1, _MOST, ''),
         'train.eval_batch_size': (1, _MOST, ''), 'train.checkpoint_every': (1, _MOST, ''),
         'train.patience': (0, _MOST, ' (0 = no early stopping)'),
+        'train.steps_per_dispatch': (1, 4096, ' (steps one program runs before the '
+                                     'host looks again)'),
         'data.num_buckets': (1, 1024, ' (each bucket is a program compiled of its own)'),
         'data.bucket_multiple': (1, 2**16, ' (bucket lengths are its multiples)'),
         'data.min_count': (0, _MOST, ''), 'data.max_length': (0, _MOST, ' (0 = no limit)'),

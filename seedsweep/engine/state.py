@@ -5,6 +5,7 @@ from typing import Any
 import flax
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from seedsweep.engine import portable as portable_lib
 from seedsweep.engine import rngs
@@ -61,7 +62,7 @@ def with_pretrained(params, table, use):
 
 
 def create_train_state(model, tx, seeds, view_ids=None, tables=None,
-                       portable: bool = False) -> TrainState:
+                       portable: bool = False, sharding=None) -> TrainState:
   """Initial state of every seed, stacked on a leading ``[seeds]`` axis.
 
   One jitted program initialises the seeds one after another (``lax.map``), each
@@ -74,7 +75,8 @@ def create_train_state(model, tx, seeds, view_ids=None, tables=None,
   ``tables``, if given, is ``(table [views, vocab, d], use [views, vocab])`` of
   pretrained vectors; member ``i`` takes the rows of view ``view_ids[i]``. ``portable``:
   the program in the form of :func:`seedsweep.engine.portable.make_portable` (an
-  orthogonal initialiser's QR without LAPACK).
+  orthogonal initialiser's QR without LAPACK). ``sharding``: where the stacked state
+  is born (the members split over a mesh), None for the default device.
   """
   def create(seeds, view_ids, tables):
     def one(args):
@@ -92,8 +94,8 @@ def create_train_state(model, tx, seeds, view_ids=None, tables=None,
         best_score=jnp.full((n,), -jnp.inf, jnp.float32),
         best_epoch=jnp.zeros((n,), jnp.int32), nonfinite_step=jnp.zeros((n,), jnp.int32))
 
-  seeds = jnp.asarray(seeds, jnp.int32)
-  view_ids = (jnp.zeros_like(seeds) if view_ids is None
-              else jnp.asarray(view_ids, jnp.int32))
+  seeds = np.asarray(seeds, np.int32)
+  view_ids = np.zeros_like(seeds) if view_ids is None else np.asarray(view_ids, np.int32)
   form = portable_lib.make_portable if portable else lambda fn: fn
-  return jax.jit(form(create))(seeds, view_ids, tables)
+  placed = {} if sharding is None else {'out_shardings': sharding}
+  return jax.jit(form(create), **placed)(*jax.device_put((seeds, view_ids, tables)))

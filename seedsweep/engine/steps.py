@@ -27,12 +27,14 @@ the same bits alone and in any group (``vmap`` on the CPU); see docs/design.md
 (determinism policy).
 """
 import dataclasses
+import functools
 from typing import Any, Callable, Dict, Optional, Sequence
 
 import flax
 import flax.linen as nn
 import jax
 import jax.numpy as jnp
+import numpy as np
 import optax
 
 from seedsweep.config.checks import SEED_PARALLEL_MODES
@@ -137,6 +139,19 @@ class StepAt:
   position: Any      # () int
 
 
+@flax.struct.dataclass
+class EpochPlan:
+  """An epoch's batches on the device, read by :meth:`Steps.train_chunk`: the step at
+  ``position`` takes slot ``slots[position]`` (of bucket ``buckets[position]``) of
+  each member's ``orders``; the epoch ends at position ``end`` (short of its slots
+  with ``max_steps``)."""
+  orders: jax.Array   # [members, slots, batch] int32: Steps.epoch_orders
+  slots: jax.Array    # [steps] int32: data.pipeline.TrainPlan.schedule's slots
+  buckets: jax.Array  # [steps] int32: each slot's branch (Steps.branch_lengths)
+  epoch: jax.Array    # () int32
+  end: jax.Array      # () int32
+
+
 class Steps:
   """The compiled functions of one experiment (learner, batch plan, seed mapping).
 
@@ -154,20 +169,27 @@ class Steps:
 
   def __init__(self, learner: Learner, plan: pipeline.TrainPlan, mode: str,
                patience: int = 0, tag_tables: Optional[tuple] = None,
-               single_member: bool = False, portable: bool = False):
+               single_member: bool = False, portable: bool = False,
+               steps_per_dispatch: int = 8):
     self.learner = learner
     self.plan, self.mode, self.patience = plan, mode, patience
     self.single_member, self.portable = single_member, portable
+    self.steps_per_dispatch = steps_per_dispatch
+    # The padded lengths an epoch visits, one branch of the chunk program each.
+    self.branch_lengths = tuple(plan.boundaries[b]
+                                for b in sorted(set(plan.slot_bucket.tolist())))
     self.tag_tables = tag_tables  # (prefix, kind) of each slot tag: slot F1 in eval
     self.epoch_orders = jax.jit(self._epoch_orders)
     # single_member: one member, which under vmap runs as a pair
     # (_single_member_as_pair).
     paired = (_single_member_as_pair if mode == 'vmap' and single_member
-              else lambda fn, _: fn)
+              else lambda fn, *_, **__: fn)
     # portable: the programs' dots and QRs in forms computed alike on every CPU.
     form = portable_lib.make_portable if portable else lambda fn: fn
     self.train_step = paired(jax.jit(form(self._train_step), static_argnames=('length',),
                                      donate_argnums=(0,)), (0, 1, 2))
+    self.train_chunk = paired(jax.jit(form(self._train_chunk), donate_argnums=(0, 4)),
+                              (0, 1, 2, 4), outputs=(0, 1))
     self.eval_batch = paired(jax.jit(form(self._eval_batch),
                                      static_argnames=('length', 'n_splits')), (0, 1))
     self.predict_batch = paired(jax.jit(form(self._predict_batch)), (0, 1))
@@ -180,7 +202,16 @@ class Steps:
     if mode == self.mode and single_member == self.single_member:
       return self
     return Steps(self.learner, self.plan, mode, self.patience, self.tag_tables,
-                 single_member, self.portable)
+                 single_member, self.portable, self.steps_per_dispatch)
+
+  def epoch_plan(self, data: 'DeviceData', epoch: int, visits) -> EpochPlan:
+    """The :class:`EpochPlan` of ``epoch`` whose steps visit ``visits`` ([(slot,
+    length)], data.pipeline.TrainPlan.schedule's), put on the device explicitly."""
+    branch = {length: i for i, length in enumerate(self.branch_lengths)}
+    host = jax.device_put((np.asarray([s for s, _ in visits], np.int32),
+                           np.asarray([branch[l] for _, l in visits], np.int32),
+                           np.int32(epoch), np.int32(len(visits))))
+    return EpochPlan(self.epoch_orders(data, host[2]), *host)
 
   @staticmethod
   def _loss_fn(learner: Learner, batch, dropout_key):
@@ -262,13 +293,10 @@ class Steps:
     params, opt_state, loss = seed_parallel(self._seed_update, self.mode)(
         *old, batch, keys, data.hparams, inverse)
     # A seed whose loss is NaN or infinite, now or before, keeps its parameters from
-    # here on; the others' numbers are untouched (the seeds never mix). The select
-    # runs only when some seed is affected, outside the update (whose compiled code,
-    # and so whose bits, stay those of a run without this guard).
+    # here on; the others' numbers are untouched (the seeds never mix). A select, not
+    # a conditional: a conditional on a device value makes a GPU wait for the host.
     bad = (state.nonfinite_step > 0) | ~jnp.isfinite(loss)
-    params, opt_state = jax.lax.cond(
-        jnp.any(bad), lambda: _keep_where(~bad, (params, opt_state), old),
-        lambda: (params, opt_state))
+    params, opt_state = _keep_where(~bad, (params, opt_state), old)
     if inverse is not None:  # the rows back into the whole table, in place
       params, opt_state = embedding_rows.scatter(
           (state.params, state.opt_state), (params, opt_state), rows, vocab)
@@ -277,6 +305,28 @@ class Steps:
     return state.replace(
         step=state.step + (~bad).astype(jnp.int32), params=params, opt_state=opt_state,
         nonfinite_step=jnp.where(first, step, state.nonfinite_step)), loss
+
+  def _train_chunk(self, state: TrainState, data: DeviceData, plan: EpochPlan,
+                   position, loss_sum):
+    """Up to ``steps_per_dispatch`` steps from ``position`` (() int32) as one
+    program: ``(state, loss_sum + their [members] losses, the position reached)``.
+
+    Each step is :meth:`_train_step` at its slot's padded length, a branch per
+    length; the host dispatches an epoch a chunk at a time and reads nothing back.
+    """
+    end = jnp.minimum(position + self.steps_per_dispatch, plan.end)
+    branches = [functools.partial(self._train_step, length=length)
+                for length in self.branch_lengths]
+
+    def step(p, carry):
+      state, loss_sum = carry
+      at = StepAt(orders=plan.orders, slot=plan.slots[p], epoch=plan.epoch, position=p)
+      state, loss = jax.lax.switch(
+          plan.buckets[p], [lambda s, b=b: b(s, data, at) for b in branches], state)
+      return state, loss_sum + loss
+
+    state, loss_sum = jax.lax.fori_loop(position, end, step, (state, loss_sum))
+    return state, loss_sum, end
 
   def _eval_batch(self, params, data: DeviceData, idx, split, *, length: int,
                   n_splits: int):
@@ -350,7 +400,8 @@ class Steps:
         data.streams[:, rngs.DATA], data.views)
 
 
-def _single_member_as_pair(jitted: Callable, member_args: Sequence[int]) -> Callable:
+def _single_member_as_pair(jitted: Callable, member_args: Sequence[int],
+                           outputs: Optional[Sequence[int]] = None) -> Callable:
   """``jitted`` (a vmapped step) that runs a lone member as a pair, itself twice.
 
   XLA compiles a vmapped batch of one member to unbatched kernels, whose rounding
@@ -360,14 +411,18 @@ def _single_member_as_pair(jitted: Callable, member_args: Sequence[int]) -> Call
   copy of the state in and out a call). The pair is made at the call, outside the
   compiled program: pairing inside it changes XLA's fusion around the step and with
   it the last bits. ``member_args``: the positions of the arguments with a members
-  axis (:func:`_pair_members`); every output has one. ``.lower`` lowers the program
-  that runs (provenance's program fingerprint).
+  axis (:func:`_pair_members`); ``outputs``: the positions of the outputs with one
+  (None: every output). ``.lower`` lowers the program that runs (provenance's
+  program fingerprint).
   """
   def paired(args):
     return [_pair_members(a) if i in member_args else a for i, a in enumerate(args)]
 
   def call(*args, **kwargs):
-    return _first_member(jitted(*paired(args), **kwargs))
+    out = jitted(*paired(args), **kwargs)
+    if outputs is None:
+      return _first_member(out)
+    return type(out)(_first_member(o) if i in outputs else o for i, o in enumerate(out))
 
   call.lower = lambda *args, **kwargs: jitted.lower(*paired(args), **kwargs)
   return call
@@ -384,7 +439,7 @@ def _pair_members(x):
   if isinstance(x, DeviceData):
     streams, views, hparams = _twice((x.streams, x.views, x.hparams))
     return dataclasses.replace(x, streams=streams, views=views, hparams=hparams)
-  if isinstance(x, StepAt):
+  if isinstance(x, (StepAt, EpochPlan)):
     return x.replace(orders=_twice(x.orders))
   return _twice(x)
 

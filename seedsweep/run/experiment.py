@@ -40,6 +40,7 @@ from seedsweep.engine import state as state_lib
 from seedsweep.engine import steps as steps_lib
 from seedsweep.errors import UserError
 from seedsweep import models
+from seedsweep.run import checkpoints as ckpt_lib
 from seedsweep.run import faults
 from seedsweep.run import memory
 from seedsweep.run import outputs
@@ -181,11 +182,19 @@ def member_hparams(config, model, members: Members) -> Dict[str, np.ndarray]:
 @dataclasses.dataclass(frozen=True)
 class Placement:
   """Where the members run: a mesh over devices (None: one device), how the seed axis
-  is mapped (``vmap`` or ``map``), and the shardings of stacked and shared arrays."""
+  is mapped (``vmap`` or ``map``), the shardings of stacked and shared arrays, and
+  ``size``, the members on device: the run's, padded to a multiple of the mesh's
+  devices with copies of its last member that train and are dropped."""
   mesh: Optional[Mesh]
   mode: str
   stacked: Optional[NamedSharding]   # [members, ...] arrays, split over the mesh
   shared: Optional[NamedSharding]    # the data arrays, on every device
+  size: int = 0
+
+  @property
+  def devices(self) -> int:
+    """The devices the members run on."""
+    return self.mesh.size if self.mesh is not None else 1
 
 
 def resolve_seed_parallel(mode: str, n_devices: int) -> str:
@@ -196,21 +205,35 @@ def resolve_seed_parallel(mode: str, n_devices: int) -> str:
 
 
 def seed_mesh(n_members: int) -> Optional[Mesh]:
-  """A 1-D mesh over the most local devices that divide the members (None: one)."""
-  n = max(d for d in range(1, jax.device_count() + 1) if n_members % d == 0)
+  """A 1-D mesh over every device (of every host under jax.distributed), or as many
+  as there are members (None: one device)."""
+  n = min(jax.device_count(), n_members)
   return Mesh(np.array(jax.devices()[:n]), ('seeds',)) if n > 1 else None
 
 
 def place(config, n_members: int) -> Placement:
-  """Where ``n_members`` members run: sharded over a mesh of the devices that divide them
-  (always ``vmap``), or on one device with ``config.train.seed_parallel`` resolved."""
+  """Where ``n_members`` members run: sharded over a mesh of every device (always
+  ``vmap``), padded to a multiple of its size, or on one device with
+  ``config.train.seed_parallel`` resolved."""
   mesh = seed_mesh(n_members)
   if mesh is None:
     return Placement(None, resolve_seed_parallel(config.train.seed_parallel, 1),
-                     None, None)
+                     None, None, n_members)
   # lax.map would serialise the sharded seed axis.
   return Placement(mesh, 'vmap', NamedSharding(mesh, PartitionSpec('seeds')),
-                   NamedSharding(mesh, PartitionSpec()))
+                   NamedSharding(mesh, PartitionSpec()),
+                   -(-n_members // mesh.size) * mesh.size)
+
+
+def pad_members(x, size: int):
+  """``x`` (a tree of ``[members, ...]`` host arrays) with its last member repeated
+  up to ``size`` members (Placement.size); under vmap a member's numbers do not
+  depend on the members beside it, so the copies change no real member's bits."""
+  def pad(a):
+    a = np.asarray(a)
+    extra = size - a.shape[0]
+    return a if extra <= 0 else np.concatenate([a, np.repeat(a[-1:], extra, 0)])
+  return jax.tree.map(pad, x)
 
 
 def host_arrays(data: encoded.EncodedDataset) -> Dict[str, np.ndarray]:
@@ -224,10 +247,12 @@ def put_on_device(arrays: Dict[str, np.ndarray], members: Members,
   """The run's device data: ``arrays`` (:func:`host_arrays`) on every device; each member's
   seed triple ``[members, 3]``, view id ``[members]`` and ``hparams`` (``{key:
   [members]}``) split over the mesh."""
+  streams, views, hparams = pad_members(
+      (members.seed_triples, members.view_ids, hparams), placement.size)
   return steps_lib.DeviceData(
       arrays=jax.device_put(arrays, placement.shared),
-      streams=jax.device_put(members.seed_triples, placement.stacked),
-      views=jax.device_put(members.view_ids, placement.stacked),
+      streams=jax.device_put(streams, placement.stacked),
+      views=jax.device_put(views, placement.stacked),
       hparams=jax.device_put(hparams, placement.stacked))
 
 
@@ -343,7 +368,8 @@ def build(config) -> 'Experiment':
   steps = steps_lib.Steps(learner, schedule.plan, placement.mode,
                           config.train.patience, tag_tables,
                           single_member=len(members) == 1,
-                          portable=portable_program(config))
+                          portable=portable_program(config),
+                          steps_per_dispatch=config.train.steps_per_dispatch)
   return Experiment(config, data, members, placement,
                     put_on_device(arrays, members, placement, hparams), schedule,
                     learner, steps, estimate)
@@ -380,11 +406,41 @@ class Experiment:
   def init_state(self) -> state_lib.TrainState:
     """Every member's fresh TrainState, stacked ``[members, ...]`` (from its init seed
     and its view's embeddings), sharded over the mesh when there is one."""
-    state = state_lib.create_train_state(
-        self.learner.model, self.learner.tx, self.members.seed_triples[:, rngs.INIT],
-        self.members.view_ids, self.data.embedding_tables,
-        portable=portable_program(self.config))
-    return jax.device_put(state, self.placement.stacked) if self.placement.mesh else state
+    seeds, views = pad_members((self.members.seed_triples[:, rngs.INIT],
+                                self.members.view_ids), self.placement.size)
+    return state_lib.create_train_state(
+        self.learner.model, self.learner.tx, seeds, views, self.data.embedding_tables,
+        portable=portable_program(self.config), sharding=self.placement.stacked)
+
+  @property
+  def padded(self) -> bool:
+    """Whether the state holds copies beyond the run's members (Placement.size)."""
+    return self.placement.size > len(self.members)
+
+  def real(self, x) -> np.ndarray:
+    """A ``[members on device]`` array fetched to the host, the run's members only."""
+    return hosts.fetch(x)[:len(self.members)]
+
+  def saved(self, state):
+    """``state`` as checkpoints hold it: the run's members only (a run may resume on
+    another number of devices, hence other padding)."""
+    if not self.padded:
+      return state
+    return jax.tree.map(lambda a: a[:len(self.members)], state)
+
+  def restore(self, ckpts, step: int, target=None):
+    """``(state, meta)`` of checkpoint ``step`` of ``ckpts``, padded and placed;
+    ``target``: a fresh state to read into (made when not given)."""
+    target = self.init_state() if target is None else target
+    state, meta = ckpt_lib.restore_train_state(ckpts, step, self.saved(target))
+    return self.on_device(state), meta
+
+  def on_device(self, state):
+    """A state read from a checkpoint (:meth:`saved`'s form), padded and placed."""
+    if not self.padded:
+      return state
+    return jax.device_put(pad_members(jax.device_get(state), self.placement.size),
+                          self.placement.stacked)
 
   def train_epoch(self, state, epoch: int, on_step=None,
                   max_steps: Optional[int] = None):
@@ -398,24 +454,29 @@ class Experiment:
                   on_step=None, stop=None, max_steps: Optional[int] = None):
     """Epoch ``epoch``'s steps from position ``start`` on: ``(state, loss_sum
     [members], position reached)``. ``loss_sum`` carries the sum over the steps
-    before ``start``; ``on_step(length)`` follows each step (its padded length); a
-    true ``stop()`` ends the loop at the next step boundary (the
-    position reached is then short of ``steps_per_epoch``)."""
-    orders = self.steps.epoch_orders(self.device, epoch)
-    total = (jnp.zeros((len(self.members),), jnp.float32) if loss_sum is None
-             else jnp.asarray(loss_sum, jnp.float32))
+    before ``start``. The steps run in chunks of ``steps_per_dispatch``, one
+    dispatch each (engine.steps.Steps.train_chunk), the host reading nothing back;
+    ``on_step(n)`` follows each chunk (its ``n`` steps); a true ``stop()`` ends the
+    loop at the next chunk boundary (the position reached is then short of
+    ``steps_per_epoch``)."""
     visits = self.schedule.plan.schedule(epoch)[:max_steps]
-    for position in range(start, len(visits)):
+    plan = self.steps.epoch_plan(self.device, epoch, visits)
+    total = pad_members(np.zeros(len(self.members), np.float32) if loss_sum is None
+                        else self.real(loss_sum), self.placement.size)
+    total, cursor = jax.device_put((np.asarray(total, np.float32), np.int32(start)),
+                                   (self.placement.stacked, None))
+    position, chunk = start, self.steps.steps_per_dispatch
+    while position < len(visits):
       if stop is not None and stop():
         return state, total, position
-      slot, length = visits[position]
-      step_at = steps_lib.StepAt(orders=orders, slot=slot, epoch=epoch, position=position)
-      state, loss = self.steps.train_step(state, self.device, step_at, length=length)
-      total = total + loss
+      state, total, cursor = self.steps.train_chunk(state, self.device, plan, cursor,
+                                                    total)
+      steps, position = min(chunk, len(visits) - position), min(position + chunk,
+                                                                 len(visits))
       faults.reached('step')
       if on_step is not None:
-        on_step(length)
-    return state, total, len(visits)
+        on_step(steps)
+    return state, total, position
 
   def compile_ahead(self, params) -> Optional[threading.Thread]:
     """Lowers the evaluation's programs and starts compiling them in a background
@@ -428,9 +489,10 @@ class Experiment:
     # Lowered here, on the arrays themselves (lowered from their shapes alone, jit
     # compiles the call again): the training steps then donate them.
     n_splits = len(self.schedule.eval_splits)
-    lowered = [self.steps.eval_batch.lower(params, self.device, rows[:, 0],
-                                           split[:, 0], length=length, n_splits=n_splits)
-               for length, (rows, split) in self.schedule.eval_plan.chunks.items()]
+    firsts = {length: (rows, split) for length, rows, split in self.eval_chunks}
+    lowered = [self.steps.eval_batch.lower(params, self.device, rows, split,
+                                           length=length, n_splits=n_splits)
+               for length, (rows, split) in firsts.items()]
 
     def compile_all():
       try:
@@ -445,26 +507,35 @@ class Experiment:
 
   def mean_loss(self, loss_sum) -> np.ndarray:
     """``[members]``: an epoch's summed train loss over its steps."""
-    return hosts.fetch(loss_sum, np.float64) / self.schedule.plan.steps_per_epoch
+    return self.real(loss_sum).astype(np.float64) / self.schedule.plan.steps_per_epoch
 
   def evaluate_all(self, params) -> Dict[str, np.ndarray]:
     """``{'dev_accuracy', 'dev_loss', 'test_accuracy', ...}`` each ``[members]``:
     dev and test in the same chunks (data.pipeline.EvalPlan)."""
     splits = self.schedule.eval_splits
     total = None
-    for length, (rows, split) in self.schedule.eval_plan.chunks.items():
-      for c in range(rows.shape[1]):
-        sums = self.steps.eval_batch(params, self.device, rows[:, c], split[:, c],
-                                     length=length, n_splits=len(splits))
-        total = sums if total is None else jax.tree.map(jnp.add, total, sums)
-        faults.reached('eval')
-    total = {k: hosts.fetch(v, np.float64) for k, v in total.items()}
+    for length, rows, split in self.eval_chunks:
+      sums = self.steps.eval_batch(params, self.device, rows, split, length=length,
+                                   n_splits=len(splits))
+      total = sums if total is None else jax.tree.map(jnp.add, total, sums)
+      faults.reached('eval')
+    total = {k: self.real(v).astype(np.float64) for k, v in total.items()}
     out = {}
     for i, split_name in enumerate(splits):
       for name, value in objectives.finalize({k: v[..., i]
                                               for k, v in total.items()}).items():
         out[f'{split_name}_{name}'] = value
     return out
+
+  @functools.cached_property
+  def eval_chunks(self):
+    """``[(length, rows [views, c], split [views, c])]``: the eval plan's chunks in
+    the order they are evaluated, put on the device once (data.pipeline.EvalPlan)."""
+    host = [(length, rows[:, c], split[:, c])
+            for length, (rows, split) in self.schedule.eval_plan.chunks.items()
+            for c in range(rows.shape[1])]
+    arrays = jax.device_put([(r, s) for _, r, s in host], self.placement.shared)
+    return [(length, r, s) for (length, _, _), (r, s) in zip(host, arrays)]
 
   def evaluate_split(self, params, split: str) -> Dict[str, np.ndarray]:
     """``{'accuracy', 'loss', ...}``, each ``[members]``, of one split (every split is
@@ -478,14 +549,17 @@ class Experiment:
     (``state`` unchanged without a dev split)."""
     if 'dev_accuracy' not in evals:
       return state
-    return self.steps.select_best(
-        state, jnp.asarray(evals['dev_accuracy'], jnp.float32), epoch)
+    score = pad_members(np.asarray(evals['dev_accuracy'], np.float32),
+                        self.placement.size)
+    score, epoch = jax.device_put((score, np.int32(epoch)),
+                                  (self.placement.stacked, None))
+    return self.steps.select_best(state, score, epoch)
 
   def all_stopped(self, state, epoch: int) -> bool:
     """True when early stopping has ended every member's selection after ``epoch``."""
     patience = self.config.train.patience
-    return bool(patience) and bool(np.all(hosts.fetch(
-        steps_lib.stopped(state.best_epoch, epoch, patience))))
+    return bool(patience) and bool(np.all(
+        steps_lib.stopped(self.real(state.best_epoch), epoch, patience)))
 
   def selected_params(self, state):
     """The parameters the results use: the best dev epoch's under ``best_dev``, else the
@@ -495,7 +569,7 @@ class Experiment:
   def selected_epochs(self, state, epochs_completed: int) -> np.ndarray:
     """``[members]``: the epoch whose parameters each member's results use."""
     if self.selection == 'best_dev':
-      return hosts.fetch(state.best_epoch)
+      return self.real(state.best_epoch)
     return np.full(len(self.members), epochs_completed)
 
   def selected_metrics(self, state, epochs_completed: int, evaluated=None):
@@ -518,8 +592,8 @@ class Experiment:
     ``nonfinite_step``: [members]} and ``epochs_completed``."""
     metrics = self.selected_metrics(state, epochs_completed, evaluated)
     if self.selection == 'best_dev':
-      metrics['best_epoch'] = hosts.fetch(state.best_epoch)
-    metrics['nonfinite_step'] = hosts.fetch(state.nonfinite_step)
+      metrics['best_epoch'] = self.real(state.best_epoch)
+    metrics['nonfinite_step'] = self.real(state.nonfinite_step)
     return {'per_member': {k: np.asarray(v).tolist() for k, v in metrics.items()},
             'epochs_completed': int(epochs_completed)}
 
@@ -545,7 +619,7 @@ class Experiment:
     members = dataclasses.replace(m, seed_triples=m.seed_triples[part],
                                   view_ids=m.view_ids[part], points=m.points[part])
     placement = place(self.config, len(members))
-    hparams = {k: hosts.fetch(v)[part] for k, v in self.device.hparams.items()}
+    hparams = {k: self.real(v)[part] for k, v in self.device.hparams.items()}
     group = dataclasses.replace(
         self, members=members, placement=placement,
         device=put_on_device(self.device.arrays, members, placement, hparams),
@@ -582,14 +656,15 @@ class Experiment:
             for m in range(len(self.members))]
 
   def train_step_hlo(self, state) -> str:
-    """The optimised HLO of the compiled train step of the first bucket an epoch visits
-    (XLA's own choices included); from the compilation cache when it was compiled
-    before."""
-    slot, length = self.schedule.plan.schedule(1)[0]
-    step_at = steps_lib.StepAt(orders=self.steps.epoch_orders(self.device, 1), slot=slot,
-                               epoch=1, position=0)
-    return self.steps.train_step.lower(state, self.device, step_at,
-                                       length=length).compile().as_text()
+    """The optimised HLO of the compiled training program (a chunk of steps, every
+    padded length a branch; XLA's own choices included); from the compilation cache
+    when it was compiled before."""
+    visits = self.schedule.plan.schedule(1)
+    plan = self.steps.epoch_plan(self.device, 1, visits)
+    total, cursor = jax.device_put((np.zeros(self.placement.size, np.float32),
+                                    np.int32(0)), (self.placement.stacked, None))
+    return self.steps.train_chunk.lower(state, self.device, plan, cursor,
+                                        total).compile().as_text()
 
   def program_record(self, state) -> dict:
     """``program``: a hash of :meth:`train_step_hlo`; on a CPU, ``unportable_ops``:

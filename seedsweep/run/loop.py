@@ -174,13 +174,13 @@ class Resume:
   elapsed: float = 0.0
 
 
-def restore_latest(ckpts, state, print_fn):
+def restore_latest(exp, ckpts, state, print_fn):
   """``(state, meta, epoch)`` of the newest checkpoint that reads back as it was
-  saved; corrupt ones are reported and moved aside (``(state, {}, 0)`` if none is
-  left: the run starts afresh)."""
+  saved (into ``exp``'s members on device); corrupt ones are reported and moved
+  aside (``(state, {}, 0)`` if none is left: the run starts afresh)."""
   for epoch in reversed(ckpts.steps()):
     try:
-      restored, meta = ckpt_lib.restore_train_state(ckpts, epoch, state)
+      restored, meta = exp.restore(ckpts, epoch, state)
     except ckpt_lib.CorruptCheckpoint as e:
       moved = ckpts.discard(epoch)
       print_fn(f'warning: {e}; moved it to {moved} and resuming from the checkpoint '
@@ -190,14 +190,14 @@ def restore_latest(ckpts, state, print_fn):
   return state, {}, 0
 
 
-def restore_interrupted(interrupted, state, members: int, epoch: int, print_fn):
+def restore_interrupted(exp, interrupted, state, epoch: int, print_fn):
   """The mid-epoch checkpoint of epoch ``epoch + 1`` a stop signal left, as
   ``(state, Resume, meta)``; ``None`` if there is none, or an older one (superseded
   by a later epoch checkpoint; the finished run removes it)."""
   steps = interrupted.steps() if interrupted else []
   if not steps:
     return None
-  target = {'state': state, 'loss_sum': np.zeros(members, np.float32)}
+  target = {'state': exp.saved(state), 'loss_sum': np.zeros(len(exp.members), np.float32)}
   try:
     tree, meta = interrupted.restore(steps[-1], target)
   except ckpt_lib.CorruptCheckpoint as e:
@@ -206,7 +206,8 @@ def restore_interrupted(interrupted, state, members: int, epoch: int, print_fn):
     return None
   if meta.get('epoch') != epoch + 1:  # superseded by a later epoch's checkpoint
     return None
-  return tree['state'], Resume(epoch, int(meta['position']), tree['loss_sum'],
+  return exp.on_device(tree['state']), Resume(epoch, int(meta['position']),
+                                              tree['loss_sum'],
                                float(meta.get('elapsed', 0.0))), meta
 
 
@@ -334,8 +335,11 @@ def split_members(exp, workdir: str, print_fn, write: bool = True):
   # Checkpoints of all the members (an epoch's or a stop signal's): resumed as one.
   started = any(os.path.isdir(os.path.join(workdir, f))
                 for f in (ckpt_lib.EPOCHS, ckpt_lib.INTERRUPTED))
-  devices = exp.placement.mesh.size if exp.placement.mesh else 1
-  bounds = groups_lib.split(workdir, n, est.members_within(budget), devices,
+  devices = exp.placement.devices
+  fits = est.members_within(budget)
+  if jax.default_backend() != 'cpu':  # each accelerator holds its share in its memory
+    fits *= devices
+  bounds = groups_lib.split(workdir, n, fits, devices,
                             started_unsplit=started, write=write)
   if bounds is not None:
     sizes = sorted({b - a for a, b in bounds})
@@ -411,7 +415,7 @@ class _Session:
   log: Optional[outputs.MetricsLog] = None
   tensorboard: Optional[outputs.TensorBoard] = None
   bar: Any = None                    # the tqdm progress bar
-  on_step: Optional[Callable[[int], None]] = None
+  on_step: Optional[Callable[[int], None]] = None  # n steps done
   ahead: Any = None                  # the evaluation's programs compiling (a thread)
   first: int = 0                     # the first epoch this process trains
   started: float = 0.0               # time.perf_counter() when this process started
@@ -473,11 +477,10 @@ def _restore(session: _Session, state):
   latest = session.ckpts.latest_epoch() or 0
   resume, meta = Resume(), None
   if latest:
-    state, meta, latest = restore_latest(session.ckpts, state, session.print_fn)
+    state, meta, latest = restore_latest(exp, session.ckpts, state, session.print_fn)
     check_same_inputs(workdir, meta, exp)
     resume = Resume(latest, elapsed=float(meta.get('elapsed', 0.0)))
-  found = restore_interrupted(session.interrupted, state, len(exp.members), latest,
-                              session.print_fn)
+  found = restore_interrupted(exp, session.interrupted, state, latest, session.print_fn)
   if found:
     state, resume, meta = found
     check_same_inputs(workdir, meta, exp)
@@ -548,7 +551,7 @@ def _interrupt(session: _Session, state, loss_sum, epoch: int, position: int,
   session.interrupted = session.interrupted or ckpt_lib.Checkpoints(
       session.folder, max_to_keep=1, folder=ckpt_lib.INTERRUPTED)
   session.interrupted.save((epoch - 1) * steps + position,
-                           {'state': state, 'loss_sum': loss_sum},
+                           {'state': exp.saved(state), 'loss_sum': exp.real(loss_sum)},
                            {'epoch': epoch, 'position': position, 'elapsed': wall,
                             'data': exp.provenance['data'],
                             'machines': exp.provenance['machines']})
@@ -569,7 +572,7 @@ def _end_epoch(session: _Session, state, loss_sum, epoch: int, stop):
   early = _early_stop(session, state, epoch)
   if (epoch % exp.config.train.checkpoint_every == 0 or epoch == session.num_epochs
       or early or stop):
-    session.ckpts.save(epoch, state,
+    session.ckpts.save(epoch, exp.saved(state),
                        {'epoch': epoch, 'elapsed': wall, **exp.provenance})
     session.saved_elapsed = wall
   return state, early
@@ -630,16 +633,16 @@ def _finish(session: _Session, state) -> dict:
 
 
 def progress_without_compilation(bar):
-  """``on_step(length)`` advancing ``bar`` by a step, keeping out of its rate (and
-  so of its ETA) the first step of each padded length in this process: the one
-  that compiled its program (or read it from the compilation cache)."""
-  seen = set()
+  """``on_step(n)`` advancing ``bar`` by ``n`` steps, keeping out of its rate (and so
+  of its ETA) the first chunk of steps in this process: the one that compiled the
+  training program (or read it from the compilation cache)."""
+  started = []
 
-  def on_step(length: int) -> None:
-    if length not in seen:
-      seen.add(length)
+  def on_step(n: int) -> None:
+    if not started:
+      started.append(True)
       bar.unpause()  # tqdm: the time since its last update is left out
-    bar.update(1)
+    bar.update(n)
 
   return on_step
 
@@ -699,7 +702,7 @@ def _evaluate_members(exp, folder: str, workdir: str) -> dict:
     if not latest:
       raise UserError(f'{ckpts.directory} holds no checkpoint to evaluate')
     check_saved_inputs(workdir, exp, ckpts, doing='re-evaluate')  # latest's meta
-    state, meta = ckpt_lib.restore_train_state(ckpts, latest, exp.init_state())
+    state, meta = exp.restore(ckpts, latest)
   finally:
     ckpts.close()
   record_program(exp, state, meta)

@@ -59,7 +59,7 @@ def predict(config, workdir: str, texts: Sequence[str], print_fn=print) -> dict:
     ckpts = ckpt_lib.Checkpoints(folder, read_only=True)
     try:
       newest = ckpts.latest_epoch()
-      state, _ = ckpt_lib.restore_train_state(ckpts, newest, part.init_state())
+      state, _ = part.restore(ckpts, newest)
     finally:
       ckpts.close()
     answered.append(run_members(part, part.selected_params(state), chunks))

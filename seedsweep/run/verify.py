@@ -112,7 +112,7 @@ def check_checkpoints(exp, ckpts, rows_by_epoch, rerun_states):
   out, meta = [], None
   target = exp.init_state()
   for epoch in sorted(ckpts.manager.all_steps()):
-    restored, meta = ckpt_lib.restore_train_state(ckpts, epoch, target)
+    restored, meta = exp.restore(ckpts, epoch, target)
     recorded = rows_by_epoch.get(epoch)
     if recorded:
       found = exp.params_fingerprints(restored.params)
@@ -170,7 +170,7 @@ def verify(config, workdir: str, epochs: int = 1, print_fn=print) -> dict:
         rows = loop.epoch_rows(part, epoch, train_loss, evals, 0.0, state)
         differences += compare_rows(epoch, rows, all_rows[epoch])
         if epoch in checkpoint_epochs:
-          rerun_states[epoch] = jax.tree.map(np.asarray, state)
+          rerun_states[epoch] = jax.tree.map(np.asarray, part.on_device(part.saved(state)))
       found, _ = check_checkpoints(part, ckpts, all_rows, rerun_states)
       differences += found
       kept += len(checkpoint_epochs)
