@@ -37,3 +37,47 @@ def test_a_garbled_compilation_cache_entry_is_named_removed_and_written_again(tm
   assert 'is damaged (' in second.stderr and 'compiling it again' in second.stderr
   third = _run(cache)  # healed: the entry written again reads back
   assert third.stdout == first.stdout and 'damaged' not in third.stderr
+
+
+@pytest.mark.parametrize('platforms, plugin', [('cuda', 'cuda'), ('tpu,cpu', 'tpu'),
+                                               ('cpu', None), ('cpu,cuda', None)])
+def test_jax_platforms_says_which_client_starts(monkeypatch, platforms, plugin):
+  from seedsweep.run import runtime  # pylint: disable=g-import-not-at-top
+  monkeypatch.setenv('JAX_PLATFORMS', platforms)
+  assert runtime.accelerator_plugin() == plugin
+
+
+@pytest.mark.slow
+def test_the_cpu_thread_pool_never_reaches_an_accelerator_client():
+  """NPROC sizes XLA:GPU's thread pool too: where an accelerator will start, the
+  config's cpu_threads leaves it unset (a CPU run sets it)."""
+  program = ('import os\nfrom seedsweep.run import runtime\n'
+             'runtime.pin_cpu_threads(4)\nprint(os.environ.get("NPROC"))\n')
+  env = {k: v for k, v in os.environ.items() if k != 'NPROC'}
+  found = [subprocess.run([sys.executable, '-c', program], cwd=REPO, check=True,
+                          capture_output=True, text=True,
+                          env=dict(env, JAX_PLATFORMS=p)).stdout.split()[-1]
+           for p in ('cuda', 'cpu')]
+  assert found == ['None', '4']
+
+
+def test_a_cpu_records_float32_matmuls_and_compares_old_records_equal():
+  from seedsweep.run import provenance  # pylint: disable=g-import-not-at-top
+  record = provenance.determinism_record()
+  assert record['backend'] == 'cpu' and record['matmul_precision'] == 'highest'
+  before = dict(record, matmul_precision='default')  # a record made before the field
+  assert provenance.record_differences(before, record) == []
+  gpu = dict(record, backend='gpu')
+  assert provenance.record_differences(dict(gpu, matmul_precision='default'), gpu) == [
+      "matmul_precision: 'default' -> 'highest'"]
+
+
+def test_an_unknown_matmul_precision_is_refused_with_the_closest():
+  from seedsweep.errors import UserError  # pylint: disable=g-import-not-at-top
+  from seedsweep.run import runtime  # pylint: disable=g-import-not-at-top
+  from tests.conftest import small_config  # pylint: disable=g-import-not-at-top
+  config = small_config()
+  config.runtime.matmul_precision = 'hihgest'
+  with pytest.raises(UserError, match=r"config.runtime.matmul_precision='hihgest'.*"
+                                      r"highest"):
+    runtime.pin_for(config)

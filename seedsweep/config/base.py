@@ -186,6 +186,11 @@ def _runtime_config() -> ml_collections.ConfigDict:
   # pinned to arithmetic that does not follow the CPU); 'native': XLA's choices for
   # this CPU, numbers of this CPU family only. docs/design.md, "Portable numerics".
   runtime.numerics = 'portable'
+  # float32 matmuls on a GPU or TPU: 'highest' (full float32, as on a CPU: a seed's
+  # numbers do not hinge on whether the device has TF32), 'high' (TF32 on NVIDIA,
+  # three bfloat16 passes on a TPU) or 'default' (the backend's fastest: TF32, one
+  # bfloat16 pass). A CPU computes float32 whatever this says. docs/gpu.md.
+  runtime.matmul_precision = 'highest'
   # MiB a run may hold (seedsweep/run/memory.py estimates it from the shapes before
   # compiling); 0 = 50 % of what this process can use on a CPU (RAM or a cgroup's
   # limit), 80 % of a GPU's memory. Members beyond it train in groups one after

@@ -24,6 +24,9 @@ NON_SEMANTIC_SECTIONS = ('log.', 'launch.')
 # numerics, the machine's own; before evaluation's own lengths, the training buckets).
 ADDED = {'optimizer.embedding_update': 'dense', 'runtime.cpu_threads': 0,
          'runtime.numerics': 'native', 'runtime.memory_budget': 0,
+         # Every run before it was a CPU run (float32 whatever the setting) but the
+         # GPU checks of 2026-11-27, which took the backend's default.
+         'runtime.matmul_precision': 'highest',
          'data.eval_padding': 0.0,
          'data.files.text_column': '', 'data.files.label_column': '',
          'train.nan_policy': 'freeze', 'train.steps_per_dispatch': 1,

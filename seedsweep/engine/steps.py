@@ -180,10 +180,10 @@ class Steps:
                                 for b in sorted(set(plan.slot_bucket.tolist())))
     self.tag_tables = tag_tables  # (prefix, kind) of each slot tag: slot F1 in eval
     self.epoch_orders = jax.jit(self._epoch_orders)
-    # single_member: one member, which under vmap runs as a pair
-    # (_single_member_as_pair).
-    paired = (_single_member_as_pair if mode == 'vmap' and single_member
-              else lambda fn, *_, **__: fn)
+    # single_member: one member, which under vmap on a CPU runs as a pair
+    # (_single_member_as_pair): the bits it buys are XLA:CPU's batched kernels'.
+    self.paired = mode == 'vmap' and single_member and jax.default_backend() == 'cpu'
+    paired = _single_member_as_pair if self.paired else lambda fn, *_, **__: fn
     # portable: the programs' dots and QRs in forms computed alike on every CPU.
     form = portable_lib.make_portable if portable else lambda fn: fn
     self.train_step = paired(jax.jit(form(self._train_step), static_argnames=('length',),

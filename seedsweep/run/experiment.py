@@ -484,7 +484,7 @@ class Experiment:
     evaluation then finds them in jit's cache); ``join()`` it before evaluating.
     None where there is nothing to gain: a lone member under vmap runs paired
     outside the program."""
-    if self.steps.single_member and self.steps.mode == 'vmap':
+    if self.steps.paired:
       return None
     # Lowered here, on the arrays themselves (lowered from their shapes alone, jit
     # compiles the call again): the training steps then donate them.

@@ -119,7 +119,7 @@ def determinism_record() -> dict:
       'usable_cores': runtime.usable_cores(),
       'cpu_threads': runtime.cpu_threads(),
       'xla_flags': os.environ.get('XLA_FLAGS', ''),
-      'matmul_precision': str(jax.config.jax_default_matmul_precision or 'default'),
+      'matmul_precision': runtime.matmul_precision(),
       'glibc_tunables': os.environ.get('GLIBC_TUNABLES', ''),
   }
 
@@ -163,6 +163,8 @@ def record_differences(recorded: dict, current: dict,
   portable numerics reads 'native'."""
   fields = reproducing(recorded) if fields is None else fields
   def value(record, k):
+    if k == 'matmul_precision' and record.get('backend') == 'cpu':
+      return 'highest'  # a CPU's float32 matmuls, recorded 'default' before 2026-12-02
     return record.get(k, 'native' if k == 'numerics' else None)
   def shown(record, k):
     return repr(value(record, k)) if k in record or k == 'numerics' else '(not recorded)'

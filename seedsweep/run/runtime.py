@@ -119,6 +119,11 @@ def pin_cpu_threads(threads: int) -> None:
   from seedsweep.errors import UserError  # pylint: disable=g-import-not-at-top
   global _pinned
   if not xla_bridge.backends_are_initialized():
+    # NPROC also sizes a GPU client's thread pool: left alone where one will start
+    # (the pool then is the usable cores, and the record says so).
+    if accelerator_plugin():
+      _pinned = 0
+      return
     if threads:
       os.environ[THREADS_VARIABLE] = str(threads)
     _pinned = threads
@@ -146,8 +151,51 @@ def pin_for(config) -> None:
                     f'(4 = the default, the same numbers on every machine; 0 = the '
                     f'usable cores)')
   checks.one_of('runtime.numerics', config.runtime.numerics, NUMERICS)
+  checks.one_of('runtime.matmul_precision', config.runtime.matmul_precision,
+                MATMUL_PRECISIONS)
   pin_cpu_threads(threads)
   pin_numerics(config.runtime.numerics)
+  pin_matmul_precision(config.runtime.matmul_precision)
+
+
+# config.runtime.matmul_precision: how a GPU or TPU computes float32 matmuls (a CPU
+# computes them in float32 whatever is asked).
+MATMUL_PRECISIONS = ('highest', 'high', 'default')
+
+
+def pin_matmul_precision(precision: str) -> None:
+  """Sets jax's default matmul precision on an accelerator; on a CPU nothing (the
+  programs, and so their fingerprints, stay those of before the setting existed)."""
+  import jax  # pylint: disable=g-import-not-at-top
+  if jax.default_backend() != 'cpu':
+    jax.config.update('jax_default_matmul_precision', precision)
+
+
+def matmul_precision() -> str:
+  """The precision float32 matmuls ran at: 'highest' on a CPU, else jax's setting."""
+  import jax  # pylint: disable=g-import-not-at-top
+  if jax.default_backend() == 'cpu':
+    return 'highest'
+  return str(jax.config.jax_default_matmul_precision or 'default')
+
+
+def accelerator_plugin() -> Optional[str]:
+  """The accelerator JAX will start instead of its CPU client, if one is installed or
+  asked for (JAX_PLATFORMS): 'cuda', 'tpu', ...; None for a CPU run."""
+  import importlib.metadata  # pylint: disable=g-import-not-at-top
+  import importlib.util  # pylint: disable=g-import-not-at-top
+  import pkgutil  # pylint: disable=g-import-not-at-top
+  platforms = os.environ.get('JAX_PLATFORMS', '').strip()
+  if platforms:
+    first = platforms.split(',')[0].strip().lower()
+    return None if first == 'cpu' else first
+  names = [e.name for e in importlib.metadata.entry_points(group='jax_plugins')]
+  spec = importlib.util.find_spec('jax_plugins')
+  if spec is not None and spec.submodule_search_locations:
+    names += [m.name for m in pkgutil.iter_modules(spec.submodule_search_locations)]
+  if importlib.util.find_spec('libtpu') is not None:
+    names.append('tpu')
+  return names[0] if names else None
 
 
 # config.runtime.numerics: 'portable' (the default) gives a seed the same bits on every
