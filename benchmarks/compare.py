@@ -4,8 +4,14 @@ r"""Side by side: the ten-seed program against ten separate runs, in one command
   python benchmarks/compare.py --cores=2 --parts=whole
   python benchmarks/compare.py --cores=1 --parts=updates
   python benchmarks/compare.py --cores=2 --parts=numerics,seed_parallel
-  python benchmarks/compare.py --cores=2 --parts=members --models=bilstm --members=1,10,30
+  python benchmarks/compare.py --cores=2 --parts=members   # bilstm; 1, 10, 100 members
   python benchmarks/compare.py --quick              # a smoke test (CI): tiny settings
+  python benchmarks/compare.py --data=/path/to/raw  # the raw data root (data/raw.py)
+
+The members part's full sweep (60 cold processes; hours on 2 cores):
+
+  python benchmarks/compare.py --parts=members --cores=1,2 \
+      --models=bilstm,dclstm,clstm,mtlstm,dlstm,joint --members=1,10,30,100,300
 
 The parts, every contestant run in its own process, alternating, on the same cores
 (``os.sched_setaffinity``; PyTorch gets one thread per core it may use):
@@ -17,16 +23,19 @@ The parts, every contestant run in its own process, alternating, on the same cor
   vocabulary and protocol) and against ten single-seed runs of the framework (sharing
   one fresh cache, as a user running seeds one by one would); then the ten-seed run
   again on the cache it filled (a second run). Wall time, train and eval time,
-  compile time, peak memory, test accuracy.
+  compile time, peak memory, test accuracy. The PyTorch loop has no GPU path: on a
+  machine whose JAX has a GPU it runs on the CPU all the same, and the command says
+  so (the speed-up column then compares a GPU program with a CPU loop); a baseline
+  that fails is left out of the table with its reason, the framework's rows stay.
 * ``models``: every paper model on its SST-2 (joint model: ATIS) config, probed
   in-process: compile time, ``--steps`` training steps and one full dev + test
   evaluation, with all ten seeds and with one seed; sentences/s per seed, the matmul
   FLOPs of a step (counted from its jaxpr) as a fraction of the matmul peak measured
   in the same run, peak memory.
-* ``members``: one model with ``--members`` (1, 10, 30, 100, 300) members in one
-  program, the same probe: seconds a member-step (flat is the goal), peak memory
-  (the RSS; on a GPU also the device's) beside the run's own estimate
-  (seedsweep/run/memory.py).
+* ``members``: one model (``--models``, default ``bilstm`` for this part) with
+  ``--members`` (default 1, 10, 100) members in one program, the same probe: seconds
+  a member-step (flat is the goal), peak memory (the RSS; on a GPU also the
+  device's) beside the run's own estimate (seedsweep/run/memory.py).
 * ``updates``, ``numerics``, ``seed_parallel``: one config field at two values, ten
   seeds, the same in-process probe, two rounds in alternation, seconds a train step
   (the faster round of each) and their ratio: the embedding table's update
@@ -36,7 +45,8 @@ The parts, every contestant run in its own process, alternating, on the same cor
 
 Writes ``--out/compare_<date>.json`` (every number) and ``.md`` (the tables docs/speed.md
 shows) and prints the Markdown. Ratios are what to read: absolute times move with the
-machine's load.
+machine's load. ``--data``: the raw data root, default ``$SEEDSWEEP_DATA``, else
+``../shared/data`` beside the repository, else ``./.data`` inside it.
 """
 import argparse
 import datetime
@@ -54,6 +64,7 @@ REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 if REPO not in sys.path:
   sys.path.insert(0, REPO)
 
+from benchmarks import device_check  # pylint: disable=wrong-import-position
 from seedsweep.config import base  # pylint: disable=wrong-import-position
 from seedsweep.run import runtime  # pylint: disable=wrong-import-position
 
@@ -96,20 +107,19 @@ def last_json(text: str) -> dict:
 
 
 def framework_env(cache: str) -> dict:
-  """A fresh compilation cache in ``cache``; the usual prepared datasets."""
+  """A fresh compilation cache in ``cache``; the usual prepared datasets; the raw
+  data root (``--data``, which main puts in $SEEDSWEEP_DATA)."""
   tfds_dir = os.environ.get('SEEDSWEEP_TFDS_DIR') or os.path.join(runtime.cache_dir(),
                                                                   'tfds')
   return {'SEEDSWEEP_CACHE': cache, 'SEEDSWEEP_TFDS_DIR': tfds_dir,
           'GLIBC_TUNABLES': runtime.GLIBC_TUNABLES,
-          'SEEDSWEEP_DATA': os.environ.get('SEEDSWEEP_DATA', os.path.join(
-              os.path.dirname(REPO), 'shared', 'data'))}
+          'SEEDSWEEP_DATA': device_check.default_data_root()}
 
 
 # ------------------------------------------------------------------- matmul FLOPs
 
 def matmul_flops(jaxpr) -> float:
-  """FLOPs of every ``dot_general`` in a closed jaxpr, loops multiplied out."""
-  import jax  # pylint: disable=g-import-not-at-top
+  """FLOPs of every ``dot_general`` in a jaxpr, loops multiplied out."""
   import numpy as np  # pylint: disable=g-import-not-at-top
   total = 0.0
   for eqn in jaxpr.eqns:
@@ -120,9 +130,23 @@ def matmul_flops(jaxpr) -> float:
       total += 2.0 * float(np.prod(eqn.outvars[0].aval.shape)) * k
       continue
     times = float(eqn.params.get('length', 1)) if eqn.primitive.name == 'scan' else 1.0
-    for sub in jax.core.jaxprs_in_params(eqn.params):
+    for sub in sub_jaxprs(eqn.params):
       total += times * matmul_flops(sub)
   return total
+
+
+def sub_jaxprs(params: dict):
+  """The jaxprs an equation's ``params`` hold (a scan's body, a cond's branches, a
+  custom VJP's forward...), each as an open ``Jaxpr``: what the deprecated
+  ``jax.core.jaxprs_in_params`` gave, found by their shape so that no jax module path
+  is assumed (a ``ClosedJaxpr`` has ``.jaxpr`` and ``.consts``, a ``Jaxpr`` has
+  ``.eqns``)."""
+  for value in params.values():
+    for v in value if isinstance(value, (tuple, list)) else (value,):
+      if hasattr(v, 'consts') and hasattr(getattr(v, 'jaxpr', None), 'eqns'):
+        yield v.jaxpr
+      elif hasattr(v, 'eqns') and hasattr(v, 'outvars'):
+        yield v
 
 
 def measure_peak(seconds: float = 2.0) -> float:
@@ -253,14 +277,24 @@ def framework_run(config_name, seeds, epochs, cores, workdir, cache, *overrides)
   with open(os.path.join(workdir, 'results.json')) as f:
     results = json.load(f)
   return {'wall_s': wall, 'timing': results.get('timing', {}),
+          'backend': results['provenance'].get('devices', {}).get('backend', 'cpu'),
           'train_sentences': results['provenance']['data']['sizes']['train'],
           'peak_rss_mib': results.get('timing', {}).get('peak_rss_mib'),
           'test_accuracy': results['metrics']['test_accuracy']}
 
 
+def torch_note(backend: str) -> str:
+  """What the whole part says when the framework ran on an accelerator."""
+  return (f'note: seedsweep ran on {backend}, but the PyTorch baseline '
+          '(benchmarks/torch_bilstm.py) runs on the CPU: it has no GPU path, so the '
+          'speed-up over PyTorch compares a GPU program with a CPU loop')
+
+
 def whole_part(config_name, cores, epochs, seeds, tmp, torch_data, caches=None,
-               one_seeds=None):
-  """The three contestants of the headline comparison on ``cores``.
+               one_seeds=None, notes=None):
+  """The three contestants of the headline comparison on ``cores``; ``notes`` (a
+  list) gains what the table needs said (the PyTorch baseline on the CPU beside a
+  framework on a GPU, a baseline that failed).
 
   ``caches``: one cache folder for every run (``--quick``: the usual one, so the
   smoke test spends little time compiling); by default each contestant starts
@@ -268,6 +302,7 @@ def whole_part(config_name, cores, epochs, seeds, tmp, torch_data, caches=None,
   (default ``seeds``; ``--quick``: the first only).
   """
   contestants = {}
+  notes = [] if notes is None else notes
   # 1. The framework, all seeds in one program (fresh cache: its first run).
   contestants[ALL] = [framework_run(
       config_name, seeds, epochs, cores, os.path.join(tmp, 'all'),
@@ -277,15 +312,26 @@ def whole_part(config_name, cores, epochs, seeds, tmp, torch_data, caches=None,
     contestants[WARM] = [framework_run(
         config_name, seeds, epochs, cores, os.path.join(tmp, 'all_again'),
         os.path.join(tmp, 'cache_all'))]
-  # 2. PyTorch, one process per seed.
+  # 2. PyTorch, one process per seed: always on the CPU (benchmarks/torch_bilstm.py
+  # has no GPU path), whatever device the framework ran on.
   if torch_data:
+    backend = contestants[ALL][0].get('backend', 'cpu')
+    if backend != 'cpu':
+      note = torch_note(backend)
+      print(note, flush=True)
+      notes.append(note)
     runs = []
-    for seed in seeds:
-      wall, out = run_process([sys.executable, 'benchmarks/torch_bilstm.py',
-                               f'--data={torch_data}', f'--seed={seed}',
-                               f'--epochs={epochs}'], cores)
-      runs.append({'wall_s': wall, **last_json(out)})
-    contestants[TORCH] = runs
+    try:
+      for seed in seeds:
+        wall, out = run_process([sys.executable, 'benchmarks/torch_bilstm.py',
+                                 f'--data={torch_data}', f'--seed={seed}',
+                                 f'--epochs={epochs}'], cores)
+        runs.append({'wall_s': wall, **last_json(out)})
+      contestants[TORCH] = runs
+    except (RuntimeError, IndexError, ValueError) as e:  # left out, with its reason
+      note = f'PyTorch baseline left out: {_failure(str(e))}: {str(e)[-300:].strip()}'
+      print(note, flush=True)
+      notes.append(note)
   # 3. The framework, one single-seed run per seed (one shared fresh cache).
   contestants[ONE] = [
       framework_run(config_name, (seed,), epochs, cores,
@@ -443,6 +489,9 @@ def _failure(message: str) -> str:
 def markdown(report) -> str:
   lines = [f"Measured {report['date']} on {report['machine']} "
            f"(`{report['command']}`).", '']
+  notes = list(dict.fromkeys(report.get('notes', [])))  # once each, in order
+  if notes:
+    lines += [f'* {note}' for note in notes] + ['']
   n = report['n_seeds']
   for cores, part in report['parts'].items():
     if 'whole' in part:
@@ -540,12 +589,18 @@ def main(argv=None):
   parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
   parser.add_argument('--parts', default='whole,models',
                       help='whole,models,members,' + ','.join(AB_PARTS))
-  parser.add_argument('--members', default='1,10,30,100,300',
-                      help='members: the member counts, e.g. 1,10,100')
+  parser.add_argument('--members', default='1,10,100',
+                      help='members: the member counts (the full sweep: '
+                      '1,10,30,100,300)')
   parser.add_argument('--cores', default='1,2', help='core counts, e.g. 1,2')
   parser.add_argument('--epochs', type=int, default=1)
   parser.add_argument('--steps', type=int, default=10, help='models: timed steps')
-  parser.add_argument('--models', default=','.join(MODELS))
+  parser.add_argument('--models', default=None,
+                      help=f'of {",".join(MODELS)}; default all of them, and for the '
+                      'members part bilstm alone')
+  parser.add_argument('--data', default=device_check.default_data_root(),
+                      help='raw data root (default $SEEDSWEEP_DATA, else '
+                      '../shared/data beside the repo, else ./.data in it)')
   parser.add_argument('--out', default=os.path.join(REPO, 'benchmarks', 'results'))
   parser.add_argument('--quick', action='store_true',
                       help='demo quick config, 2 seeds (one run per seed: the first '
@@ -565,15 +620,21 @@ def main(argv=None):
     print(json.dumps(probe(args.probe, [int(s) for s in args.seeds.split(',')],
                            args.steps, 0.2 if args.quick else 2.0, overrides)))
     return
+  os.environ['SEEDSWEEP_DATA'] = os.path.abspath(args.data)  # here and every child
   seeds = SEEDS[:2] if args.quick else SEEDS
   whole_config = QUICK_CONFIG if args.quick else WHOLE_CONFIG
-  names = ['bilstm'] if args.quick else [m for m in args.models.split(',') if m]
+  names = ['bilstm'] if args.quick else [
+      m for m in (args.models or ','.join(MODELS)).split(',') if m]
+  # The members part alone would start a cold process per model and count: one
+  # model unless --models says otherwise.
+  member_names = ['bilstm'] if args.quick or not args.models else names
   steps = 2 if args.quick else args.steps
   available = len(os.sched_getaffinity(0))
   report = {'date': datetime.date.today().isoformat(), 'machine': machine(),
             'command': 'python benchmarks/compare.py ' + ' '.join(sys.argv[1:]),
             'whole_config': whole_config, 'quick': args.quick,
-            'n_seeds': len(seeds), 'epochs': args.epochs, 'steps': steps, 'parts': {}}
+            'n_seeds': len(seeds), 'epochs': args.epochs, 'steps': steps, 'parts': {},
+            'notes': []}
   with tempfile.TemporaryDirectory(prefix='seedsweep_compare_') as tmp:
     torch_data = None
     if 'whole' in args.parts and torch_available():
@@ -589,7 +650,7 @@ def main(argv=None):
       if 'whole' in args.parts:
         contestants = whole_part(whole_config, cores, args.epochs, seeds,
                                  os.path.join(tmp, f'whole{n}'), torch_data, shared,
-                                 seeds[:1] if args.quick else None)
+                                 seeds[:1] if args.quick else None, report['notes'])
         part['whole_runs'] = contestants
         train_n = contestants[ALL][0]['train_sentences']
         part['whole'] = summarize_whole(contestants, train_n, args.epochs)
@@ -599,7 +660,7 @@ def main(argv=None):
                                      shared)
       if 'members' in args.parts.split(','):
         counts = (1, 2) if args.quick else [int(c) for c in args.members.split(',')]
-        part['members'] = members_part(names, counts, cores, steps,
+        part['members'] = members_part(member_names, counts, cores, steps,
                                        os.path.join(tmp, f'members{n}'), args.quick,
                                        shared)
       for name_of_part, (_, _, models, _) in AB_PARTS.items():

@@ -70,3 +70,117 @@ def test_compile_profile_sums_each_programs_phases_from_jax_log_lines():
   assert compile_profile.parse(log) == {
       'train_step': {'trace': 0.5, 'lower': 0.25, 'compile': 5.0, 'count': 2},
       'eval_batch': {'compile': 1.5, 'count': 1}}
+
+
+@pytest.mark.slow
+def test_device_check_smoke_measures_members_and_a_lone_seeds_bits(tmp_path):
+  """benchmarks/device_check.py --smoke: the demo's 1 and 3 members, each in its own
+  process; on a CPU no deterministic-ops column, no device memory, and seed 1 alone
+  equal to the bit to seed 1 among 3."""
+  from tests.conftest import user_environment  # pylint: disable=g-import-not-at-top
+  proc = subprocess.run([sys.executable,
+                         os.path.join(REPO, 'benchmarks', 'device_check.py'), '--smoke',
+                         f'--out={tmp_path}'],
+                        cwd=REPO, capture_output=True, text=True, timeout=600,
+                        env=user_environment(), check=False)
+  assert proc.returncode == 0, proc.stderr[-3000:]
+  [name] = [n for n in os.listdir(tmp_path) if n.endswith('.json')]
+  assert name.startswith('device_check_') and name.endswith('_smoke.json')
+  report = json.load(open(tmp_path / name))
+  assert report['device']['backend'] == 'cpu' and report['device']['jax']
+  runs = report['runs']
+  assert [(r['model'], r['members'], r['det'], r['status']) for r in runs] == [
+      ('demo', 1, None, 'ok'), ('demo', 3, None, 'ok')]
+  for r in runs:
+    assert r['train_step_s'] > 0 and r['compile_s'] > 0 and r['loss_finite']
+    assert r['peak_device_mib'] is None and r['estimated_peak_mib'] > 0
+  assert abs(runs[1]['member_step_s'] * 3 - runs[1]['train_step_s']) < 1e-9
+  [check] = report['bit_checks']
+  assert (check['lone'], check['group'], check['equal'], check['max_abs_diff']) == (
+      1, 3, True, 0.0)
+  table = (tmp_path / name.replace('.json', '.md')).read_text()
+  assert table.strip() in proc.stdout  # printed as written
+  rows = [l for l in table.splitlines() if l.startswith('| demo Bi-LSTM (quick) |')]
+  assert len(rows) == 3  # members 1 and 3, and the bit check
+  assert rows[0].startswith('| demo Bi-LSTM (quick) | 1 |')
+  assert rows[1].startswith('| demo Bi-LSTM (quick) | 3 |')
+  assert rows[0].endswith('| n/a (CPU) | n/a (CPU) |')
+  assert '| n/a (CPU) | equal | 0 | 0 of ' in rows[2]
+  assert f"jax {report['device']['jax']}" in table and report['command'] in table
+
+
+def test_device_check_plans_a_gpu_check_and_renders_its_columns(tmp_path):
+  """The GPU path, without a GPU: the runs' order (the bit check's pair first, the
+  deterministic ops' cost next, 100 members last), the table's columns and the bit
+  comparison of two parameter dumps."""
+  import numpy as np  # pylint: disable=g-import-not-at-top
+  from benchmarks import device_check  # pylint: disable=g-import-not-at-top
+  runs, lone, group = device_check.plan_runs(['bilstm', 'dlstm'], (1, 10, 100), True)
+  assert (lone, group) == (1, 10)
+  assert runs == [('bilstm', 1, True), ('bilstm', 10, True), ('dlstm', 1, True),
+                  ('dlstm', 10, True), ('bilstm', 10, False), ('dlstm', 10, False),
+                  ('bilstm', 1, False), ('dlstm', 1, False), ('bilstm', 100, True),
+                  ('dlstm', 100, True), ('bilstm', 100, False), ('dlstm', 100, False)]
+  assert device_check.plan_runs(['demo'], (1, 3), False)[0] == [
+      ('demo', 1, None), ('demo', 3, None)]
+  done = [{'model': 'bilstm', 'members': 10, 'status': 'ok', 'wall_s': 40.0}]
+  assert device_check.estimate_s('bilstm', 1, done) == 40.0
+  assert device_check.estimate_s('bilstm', 100, done) == 40.0 * 1.3 + 90
+  assert device_check.estimate_s('dlstm', 1, done) == device_check.MIN_RUN_S
+  np.savez(tmp_path / 'a.npz', w=np.float32([1, 2]), b=np.float32([0]))
+  np.savez(tmp_path / 'b.npz', w=np.float32([1, 2.5]), b=np.float32([0]))
+  assert device_check.compare_dumps(tmp_path / 'a.npz', tmp_path / 'a.npz')['equal']
+  diff = device_check.compare_dumps(tmp_path / 'a.npz', tmp_path / 'b.npz')
+  assert (diff['equal'], diff['max_abs_diff'], diff['differing_arrays']) == (
+      False, 0.5, 1)
+
+  def run(members, det, step, status='ok'):
+    return {'model': 'bilstm', 'members': members, 'det': det, 'status': status,
+            'train_step_s': step, 'member_step_s': step / members,
+            'compile_wall_s': 9.0, 'compile_s': 8.0, 'peak_device_mib': 2048.0,
+            'estimated_peak_mib': 1900.0, 'peak_rss_mib': 3000.0}
+  report = {'date': '2026-12-02', 'command': 'python benchmarks/device_check.py',
+            'device': {'backend': 'gpu', 'device_kind': 'NVIDIA H200', 'jax': '0.10.2'},
+            'models': {'bilstm': device_check.MODELS['bilstm']}, 'steps': 50,
+            'lone': 1, 'group': 10, 'budget_s': 450, 'elapsed_s': 400,
+            'runs': [run(1, True, 0.01), run(10, True, 0.02), run(10, False, 0.01),
+                     {'model': 'bilstm', 'members': 100, 'det': True,
+                      'status': 'skipped: needs ~60 s, 30 s of the budget left'}],
+            'bit_checks': [{'model': 'bilstm', 'det': True, 'lone': 1, 'group': 10,
+                            **diff}]}
+  table = device_check.markdown(report)
+  assert '| Bi-LSTM, SST-2 | 10 | 0.0200 | 0.00200 | 0.200x | 9.0 / 8.0 | 2,048 | ' \
+      '1,900 | 3,000 | 0.0100 | 2.00x |' in table
+  assert '| Bi-LSTM, SST-2 | 1 | 0.0100 | 0.01000 | 1.000x |' in table
+  assert '| Bi-LSTM, SST-2 | on | DIFFER | 0.5 | 1 of 2 |' in table
+  assert 'skipped: needs ~60 s, 30 s of the budget left' in table
+  assert '--xla_gpu_deterministic_ops=true' in table
+
+
+def test_compare_whole_part_says_where_pytorch_ran_and_survives_its_failure(
+    monkeypatch, tmp_path):
+  """Beside a framework on a GPU the PyTorch baseline (CPU only) is said to run on
+  the CPU; a baseline that fails is left out with its reason, the rest stays."""
+  def framework_run(config_name, seeds, *_, **__):
+    return {'wall_s': 10.0, 'timing': {'train': 8.0}, 'backend': 'gpu',
+            'train_sentences': 100, 'peak_rss_mib': 1.0,
+            'test_accuracy': [80.0] * len(seeds)}
+
+  def torch_fails(argv, *_, **__):
+    raise RuntimeError(f'{" ".join(argv)} failed (1):\nImportError: no torch here')
+
+  monkeypatch.setattr(compare, 'framework_run', framework_run)
+  monkeypatch.setattr(compare, 'run_process', torch_fails)
+  notes = []
+  contestants = compare.whole_part('demo', {0}, 1, (1, 2), str(tmp_path), 'data.npz',
+                                   caches=str(tmp_path), notes=notes)
+  assert compare.TORCH not in contestants and compare.ALL in contestants
+  assert notes[0] == compare.torch_note('gpu') and 'runs on the CPU' in notes[0]
+  assert notes[1].startswith('PyTorch baseline left out: failed (1)')
+  assert 'no torch here' in notes[1]
+  rows = compare.summarize_whole(contestants, 100, 1)
+  report = {'date': 'd', 'machine': 'm', 'command': 'c', 'notes': notes + notes,
+            'n_seeds': 2, 'whole_config': 'demo', 'epochs': 1, 'steps': 2,
+            'quick': True, 'parts': {'1': {'whole': rows}}}
+  text = compare.markdown(report)
+  assert text.count('runs on the CPU') == 1 and 'PyTorch baseline left out' in text
