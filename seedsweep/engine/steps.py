@@ -2,9 +2,12 @@
 
 One training step, through the modules (every array has a leading members axis):
 
-1. ``Experiment.train_steps`` (run/experiment.py) builds a :class:`StepAt` (each
-   member's batch orders, slot, epoch, position) and calls ``Steps.train_step``:
-   :meth:`Steps._train_step` jitted, its state donated.
+1. ``Experiment.train_steps`` (run/experiment.py) puts the epoch's
+   :class:`EpochPlan` on the device and calls ``Steps.train_chunk`` a chunk of
+   ``steps_per_dispatch`` steps at a time: :meth:`Steps._train_chunk` jitted, its
+   state donated, a ``fori_loop`` whose body builds each step's :class:`StepAt`
+   (orders, slot, epoch, position) and runs :meth:`Steps._train_step` at the step's
+   padded length (a ``lax.switch`` branch per length).
 2. ``_train_step`` gathers each member's batch from its own view,
    ``pipeline.gather_batch`` ``[members, batch, length]``, and draws its dropout key,
    ``rngs.dropout_key(seed, epoch, position)``.
@@ -21,7 +24,7 @@ One training step, through the modules (every array has a leading members axis):
    puts the rows back into the table.
 
 ``config.train.seed_parallel`` picks the map: ``vmap``, one batched program (GPUs,
-sharding; a single member runs as a pair, :func:`_single_member_as_pair`), or ``map``,
+sharding; on a CPU a single member runs as a pair, :func:`_single_member_as_pair`), or ``map``,
 each seed's step with a single-seed run's shapes (the CPU default). Both give a seed
 the same bits alone and in any group (``vmap`` on the CPU); see docs/design.md
 (determinism policy).
