@@ -473,7 +473,8 @@ class Experiment:
                                                     total)
       steps, position = min(chunk, len(visits) - position), min(position + chunk,
                                                                  len(visits))
-      faults.reached('step')
+      for _ in range(steps):  # the chunk's steps, each a moment of its own
+        faults.reached('step')
       if on_step is not None:
         on_step(steps)
     return state, total, position

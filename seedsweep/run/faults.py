@@ -7,7 +7,8 @@ reaches ``moment``: an instant a test cannot hit by timing alone
 stderr, so a test can tell where it happened. Unset (always, outside those tests) a
 moment costs one environment lookup.
 
-Moments: ``build``, ``step`` (after a train step is dispatched), ``eval`` (after an
+Moments: ``build``, ``step`` (after a train step is dispatched: a chunk's steps are
+reached one after another once the chunk is), ``eval`` (after an
 eval chunk is dispatched), ``metrics_row`` (after each row of metrics.jsonl),
 ``tensorboard``, ``checkpoint_saving`` (an asynchronous save in flight),
 ``checkpoints_removing`` (a superseded folder renamed, not yet deleted),
