@@ -39,7 +39,8 @@ def test_an_epoch_trains_evaluates_and_logs_with_no_implicit_transfer():
 
 
 @pytest.mark.slow
-def test_an_epoch_is_one_dispatch_per_eight_steps():
+def test_an_epoch_is_one_dispatch_per_eight_steps(monkeypatch):
+  monkeypatch.setattr(experiment, 'CHUNK_SECONDS', 1e9)  # however loaded the machine
   exp = _build()
   calls = []
   chunk = exp.steps.train_chunk
@@ -48,6 +49,21 @@ def test_an_epoch_is_one_dispatch_per_eight_steps():
   steps = exp.schedule.plan.steps_per_epoch
   assert steps > 8 and position == steps
   assert len(calls) == math.ceil(steps / 8)
+
+
+@pytest.mark.slow
+def test_chunks_shrink_to_a_step_when_steps_are_slow(monkeypatch):
+  """A chunk is cut to the steps that fit in CHUNK_SECONDS (here none: one step),
+  timed from the third chunk on (the first one's end starts the clock), so that a
+  stop signal waits for seconds, not for a whole epoch queued behind it."""
+  monkeypatch.setattr(experiment, 'CHUNK_SECONDS', 0.0)
+  exp = _build()
+  sizes = []
+  on_device = exp.chunk_sizes.on_device
+  exp.chunk_sizes.on_device = lambda n: sizes.append(n) or on_device(n)
+  _, _, position = exp.train_steps(exp.init_state(), 1)
+  assert sizes[:3] == [8, 8, 8] and set(sizes[3:]) == {1}
+  assert sum(sizes) == position == exp.schedule.plan.steps_per_epoch
 
 
 @pytest.mark.slow

@@ -161,9 +161,9 @@ def _train_config() -> ml_collections.ConfigDict:
   train.patience = 0
   train.seed_parallel = 'auto'  # 'vmap', 'map' or 'auto' (map on CPU, else vmap)
   train.checkpoint_every = 1    # epochs between checkpoints (and the last one)
-  # Train steps the host hands the device at a time (one program runs them, the host
-  # reading nothing back in between); a stop signal is seen between them, so keep a
-  # chunk well inside a scheduler's grace period. Changes no number.
+  # The most train steps the host hands the device at a time (one program runs them,
+  # the host reading nothing back in between); fewer while a chunk would run over
+  # about 2 s, so that a stop signal is seen within seconds. Changes no number.
   train.steps_per_dispatch = 8
   # A seed whose train loss becomes NaN or infinite: 'freeze' (it keeps its last
   # finite parameters, flagged in metrics and results; the other seeds go on) or

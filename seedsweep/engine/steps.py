@@ -310,14 +310,15 @@ class Steps:
         nonfinite_step=jnp.where(first, step, state.nonfinite_step)), loss
 
   def _train_chunk(self, state: TrainState, data: DeviceData, plan: EpochPlan,
-                   position, loss_sum):
-    """Up to ``steps_per_dispatch`` steps from ``position`` (() int32) as one
-    program: ``(state, loss_sum + their [members] losses, the position reached)``.
+                   position, loss_sum, count):
+    """``count`` steps (() int32; fewer at the epoch's end) from ``position`` (()
+    int32) as one program: ``(state, loss_sum + their [members] losses, the position
+    reached)``.
 
     Each step is :meth:`_train_step` at its slot's padded length, a branch per
     length; the host dispatches an epoch a chunk at a time and reads nothing back.
     """
-    end = jnp.minimum(position + self.steps_per_dispatch, plan.end)
+    end = jnp.minimum(position + count, plan.end)
     branches = [functools.partial(self._train_step, length=length)
                 for length in self.branch_lengths]
 

@@ -16,6 +16,7 @@ them (one epoch, an evaluation, the selected results).
 import dataclasses
 import functools
 import threading
+import time
 from typing import Dict, Optional, Tuple
 
 import jax
@@ -382,6 +383,44 @@ def estimate_memory(arrays: Dict[str, np.ndarray], learner: steps_lib.Learner,
   return memory.estimate(learner, schedule.plan, schedule.eval_plan, arrays, mode)
 
 
+class ChunkSizes:
+  """The steps of each dispatch: ``most`` (config.train.steps_per_dispatch), fewer
+  while a step takes longer than ``most`` fit in :data:`CHUNK_SECONDS`, so that a stop
+  signal is seen within seconds however many members a step carries. The size is a
+  value the program reads, not a shape: any size is the same program, and the same
+  bits (tests/test_dispatch.py)."""
+
+  def __init__(self, most: int):
+    self.most, self.size = most, most
+    self._device = {}
+    self._last_end = None  # when the chunk before the last one ended
+
+  def next(self) -> int:
+    """The steps of the next chunk."""
+    return self.size
+
+  def on_device(self, steps: int):
+    """``steps`` as a device scalar, put once per size."""
+    if steps not in self._device:
+      self._device[steps] = jax.device_put(np.int32(steps))
+    return self._device[steps]
+
+  def ended(self, cursor, steps: int) -> None:
+    """Waits for the chunk of ``steps`` steps whose output is ``cursor``; from the
+    time between two chunks' ends, sizes the next chunks."""
+    jax.block_until_ready(cursor)
+    now = time.perf_counter()
+    if self._last_end is not None:  # this chunk ran from the last one's end to now
+      per_step = (now - self._last_end) / steps
+      self.size = int(min(self.most, max(1, CHUNK_SECONDS // max(per_step, 1e-9))))
+    self._last_end = now
+
+
+# About how long a chunk of steps may run: a stop signal waits for at most two (the
+# running one and the one queued behind it), well inside a scheduler's grace period.
+CHUNK_SECONDS = 2.0
+
+
 # ------------------------------------------------------------------- what a run does
 
 
@@ -454,30 +493,43 @@ class Experiment:
                   on_step=None, stop=None, max_steps: Optional[int] = None):
     """Epoch ``epoch``'s steps from position ``start`` on: ``(state, loss_sum
     [members], position reached)``. ``loss_sum`` carries the sum over the steps
-    before ``start``. The steps run in chunks of ``steps_per_dispatch``, one
-    dispatch each (engine.steps.Steps.train_chunk), the host reading nothing back;
-    ``on_step(n)`` follows each chunk (its ``n`` steps); a true ``stop()`` ends the
-    loop at the next chunk boundary (the position reached is then short of
-    ``steps_per_epoch``)."""
+    before ``start``.
+
+    The steps run in chunks, one dispatch each (engine.steps.Steps.train_chunk), of
+    ``steps_per_dispatch`` steps, fewer where steps are slow (:class:`ChunkSizes`).
+    The host reads nothing back; it waits for a chunk only once the next one is
+    queued, so the device never idles and a true ``stop()`` ends the loop within
+    two chunks (the position reached is then short of ``steps_per_epoch``).
+    ``on_step(n)`` follows each chunk's dispatch (its ``n`` steps).
+    """
     visits = self.schedule.plan.schedule(epoch)[:max_steps]
     plan = self.steps.epoch_plan(self.device, epoch, visits)
     total = pad_members(np.zeros(len(self.members), np.float32) if loss_sum is None
                         else self.real(loss_sum), self.placement.size)
     total, cursor = jax.device_put((np.asarray(total, np.float32), np.int32(start)),
                                    (self.placement.stacked, None))
-    position, chunk = start, self.steps.steps_per_dispatch
+    sizes = self.chunk_sizes
+    position, running = start, None
     while position < len(visits):
       if stop is not None and stop():
         return state, total, position
+      steps = min(sizes.next(), len(visits) - position)
       state, total, cursor = self.steps.train_chunk(state, self.device, plan, cursor,
-                                                    total)
-      steps, position = min(chunk, len(visits) - position), min(position + chunk,
-                                                                 len(visits))
+                                                    total, sizes.on_device(steps))
+      position += steps
+      if running is not None:  # the chunk before this one: wait for it to end
+        sizes.ended(*running)
+      running = (cursor, steps)
       for _ in range(steps):  # the chunk's steps, each a moment of its own
         faults.reached('step')
       if on_step is not None:
         on_step(steps)
     return state, total, position
+
+  @functools.cached_property
+  def chunk_sizes(self) -> 'ChunkSizes':
+    """How many steps each dispatch takes (kept across epochs: the timing carries)."""
+    return ChunkSizes(self.steps.steps_per_dispatch)
 
   def compile_ahead(self, params) -> Optional[threading.Thread]:
     """Lowers the evaluation's programs and starts compiling them in a background
@@ -664,8 +716,8 @@ class Experiment:
     plan = self.steps.epoch_plan(self.device, 1, visits)
     total, cursor = jax.device_put((np.zeros(self.placement.size, np.float32),
                                     np.int32(0)), (self.placement.stacked, None))
-    return self.steps.train_chunk.lower(state, self.device, plan, cursor,
-                                        total).compile().as_text()
+    return self.steps.train_chunk.lower(state, self.device, plan, cursor, total,
+                                        self.chunk_sizes.on_device(1)).compile().as_text()
 
   def program_record(self, state) -> dict:
     """``program``: a hash of :meth:`train_step_hlo`; on a CPU, ``unportable_ops``:
