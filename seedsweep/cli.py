@@ -252,11 +252,19 @@ def explain_config_error(argv) -> Optional[str]:
   return None
 
 
-def check_seed_flags(argv) -> None:
-  """``--config.seeds=3`` would run seed 3 alone (absl reads one int as a 1-tuple):
-  refused, with the two spellings a user may have meant."""
+def check_config_flags(argv) -> None:
+  """Refuses, in one line, a ``--config.<field>`` given twice (absl merges a tuple
+  field's values and keeps another field's last: neither is what a user meant), and
+  ``--config.seeds=3``, which would run seed 3 alone (absl reads one int as a
+  1-tuple), with the two spellings a user may have meant."""
+  given = {}
   for a in argv:
-    flag, _, value = a.partition('=')
+    flag, eq, value = a.partition('=')
+    if flag.startswith('--config.') and eq:
+      if flag in given:
+        sys.exit(f'error: {flag} is given twice ({given[flag]!r}, then {value!r}); '
+                 f'expected it once')
+      given[flag] = value
     if flag == '--config.seeds' and value.strip().isdigit():
       n = int(value)
       sys.exit(f"error: --config.seeds={value} is one number; expected a tuple of "
@@ -280,7 +288,7 @@ def packaged_files(argv):
 
 def parse_flags(argv):
   """absl's flag parsing, with one clear line for a config that does not load."""
-  check_seed_flags(argv)
+  check_config_flags(argv)
   argv = packaged_files(argv)
   try:
     return flags.FLAGS(argv)

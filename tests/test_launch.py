@@ -61,6 +61,8 @@ def test_describe_prints_a_table():
     (['--config=experiments/demo.py', '--config.seeds=3'],
      "--config.seeds=3 is one number; expected a tuple of seeds: --config.seeds='(3,)' "
      "for seed 3 alone, or --config.seeds='(1, 2, 3)' for 3 seeds"),
+    (['--config=experiments/demo.py', "--config.seeds=(1,)", "--config.seeds=(3,4)"],
+     "--config.seeds is given twice ('(1,)', then '(3,4)'); expected it once"),
     (['--config=experiments/demo.py', '--config.model.hidden=-3'],
      'config.model.hidden=-3; expected an int >= 1'),
     (['--config={tmp}/syntax.py'], '{tmp}/syntax.py, line 2: SyntaxError: '),

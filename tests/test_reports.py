@@ -706,3 +706,22 @@ def test_a_factorial_seed_design_gets_a_variance_table_by_source(tmp_path):
   outputs.write_json(path, {**results, 'streams': seed_triples[:-1] + [[1, 1, 1]]})
   reports.write_report(str(tmp_path), plots=False, print_fn=quiet)
   assert 'not decomposed' in open(os.path.join(tmp_path, reports.REPORT_MD)).read()
+
+
+def test_aso_against_the_best_row_is_bonferroni_corrected_for_the_rows_compared():
+  """Three rows: the best against two others, each at confidence 1 - 0.05/2 (Dror et
+  al.; deep-significance's multi_aso), and the note says so."""
+  from seedsweep.reports import collect  # pylint: disable=g-import-not-at-top
+  from seedsweep.reports import render  # pylint: disable=g-import-not-at-top
+  from seedsweep.reports import statistics  # pylint: disable=g-import-not-at-top
+  values = {'best': [90.0, 91.0, 92.0, 93.0, 91.5], 'b': [89.0, 90.5, 91.0, 92.5, 90.0],
+            'c': [88.0, 89.5, 90.5, 91.0, 89.0]}
+  rows = [{'run': name, 'group': 'g', 'metrics': {'test_accuracy': {
+      'n': 5, 'mean': sum(v) / 5, 'values': v}}} for name, v in values.items()]
+  collect._set_p_values(rows)  # pylint: disable=protected-access
+  for row in rows[1:]:
+    want = statistics.aso(values['best'], values[row['run']], statistics.ASO_ALPHA / 2)
+    assert row['metrics']['test_accuracy']['aso'] == want[0]
+    assert want[0] != statistics.aso(values['best'], values[row['run']])[0]
+  assert 'confidence 1 - 0.05/2, Bonferroni for the 2 rows compared' in '\n'.join(
+      render.aso_lines(rows))

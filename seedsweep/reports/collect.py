@@ -497,11 +497,14 @@ def _set_p_values(rows: List[dict]) -> None:
                                 statistics.lower_is_better(metric))]
       others = [e for e in entries if e is not best]
       sign = -1.0 if statistics.lower_is_better(metric) else 1.0  # larger = better
+      # Several rows against the best: ASO's confidence Bonferroni-corrected for
+      # their number (Dror et al., 2019; deep-significance's multi_aso does the same).
+      alpha = statistics.ASO_ALPHA / len(others)
       for e in others:
         e['p_value'] = statistics.welch_p(e['values'], best['values'])
         e['p_rank'] = statistics.rank_p(e['values'], best['values'])
         e['aso'], e['aso_power'] = statistics.aso(
-            [sign * v for v in best['values']], [sign * v for v in e['values']]
+            [sign * v for v in best['values']], [sign * v for v in e['values']], alpha
         ) or (None, None)
       # One family per table and metric: every row against the best one.
       for e, adjusted in zip(others, statistics.holm([e['p_value'] for e in others])):

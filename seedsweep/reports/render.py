@@ -99,8 +99,13 @@ def aso_lines(members: Sequence[dict]) -> List[str]:
       notes.append(f'{metric}: the best row is ' + '; '.join(parts))
   if not notes:
     return []
-  return ['', f'**ASO** (ε < {statistics.ASO_THRESHOLD}; power: the chance that as '
-          'many seeds again reach it, were the ordering seen here true): '
+  compared = max(sum(isinstance(r['metrics'].get(m, {}).get('aso'), float)
+                     for r in members) for m in {m for r in members for m in r['metrics']})
+  confidence = (f'confidence 1 - {statistics.ASO_ALPHA}/{compared}, Bonferroni for '
+                f'the {compared} rows compared' if compared > 1
+                else f'confidence 1 - {statistics.ASO_ALPHA}')
+  return ['', f'**ASO** (ε < {statistics.ASO_THRESHOLD}, {confidence}; power: the '
+          'chance that as many seeds again reach it, were the ordering seen here true): '
           + '. '.join(_md_cell(n) for n in notes) + '.']
 
 
