@@ -162,10 +162,6 @@ def _at_table(path) -> bool:
   return tuple(getattr(k, 'key', None) for k in path[-len(TABLE):]) == TABLE
 
 
-def _table_of(tree):
-  return tree[TABLE[0]][TABLE[1]]
-
-
 def _is_stacked_row_leaf(path, leaf, vocab: int) -> bool:
   """A ``[seeds, vocab, ...]`` leaf at the table's path: the table, its optimiser
   state, :class:`ClockState`'s ``current``."""

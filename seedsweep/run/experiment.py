@@ -660,11 +660,6 @@ class Experiment:
         nonfinite_step=[int(s) for s in nonfinite],
         paper=self.config.paper.to_dict(), provenance=self.provenance)
 
-  def results(self, state, epochs_completed: int, evaluated=None) -> dict:
-    """results.json's dict of the selected parameters (:meth:`selected`,
-    :meth:`results_of`)."""
-    return self.results_of(self.selected(state, epochs_completed, evaluated))
-
   def group(self, start: int, stop: int) -> 'Experiment':
     """Members ``start..stop-1`` as a run of their own (a group of a split run,
     run/groups.py): the same data on device, programs and provenance."""
@@ -686,7 +681,9 @@ class Experiment:
   def provenance(self) -> dict:
     """What produced this run's numbers (computed once: it asks git)."""
     return {'config': config_checks.to_dict(self.config),
-            'seeds': [int(s) for s in self.config.seeds],
+            # The seeds the members run (a factorial design's init seeds, not
+            # config.seeds, which it does not read).
+            'seeds': [int(s) for s in dict.fromkeys(self.members.seeds.tolist())],
             'folds': [int(f) for f in self.members.folds],
             'data': {'name': self.data.name, 'checksums': self.data.checksums,
                      'raw_files': self.data.raw_checksums,
