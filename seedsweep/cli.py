@@ -252,19 +252,29 @@ def explain_config_error(argv) -> Optional[str]:
   return None
 
 
-def check_config_flags(argv) -> None:
-  """Refuses, in one line, a ``--config.<field>`` given twice (absl merges a tuple
-  field's values and keeps another field's last: neither is what a user meant), and
-  ``--config.seeds=3``, which would run seed 3 alone (absl reads one int as a
-  1-tuple), with the two spellings a user may have meant."""
-  given = {}
+def last_config_flags(argv) -> list:
+  """``argv`` with only the last of each ``--config.<field>`` given more than once
+  (``=value`` or the next word): the last one wins for every field, as absl does for
+  most, where it would merge a tuple field's values (``--config.seeds='(1,)'
+  --config.seeds='(3,4)'`` trained seeds 1, 3 and 4)."""
+  spans, i = [], 0  # (flag, first word, end) of each word or flag with its value
+  while i < len(argv):
+    flag, eq, _ = argv[i].partition('=')
+    takes_next = (flag.startswith('--config.') and not eq and i + 1 < len(argv)
+                  and not argv[i + 1].startswith('-'))
+    end = i + 2 if takes_next else i + 1
+    spans.append((flag if flag.startswith('--config.') else None, i, end))
+    i = end
+  last = {flag: k for k, (flag, _, _) in enumerate(spans) if flag}
+  return [w for k, (flag, start, end) in enumerate(spans)
+          if flag is None or last[flag] == k for w in argv[start:end]]
+
+
+def check_seed_flags(argv) -> None:
+  """``--config.seeds=3`` would run seed 3 alone (absl reads one int as a 1-tuple):
+  refused, with the two spellings a user may have meant."""
   for a in argv:
-    flag, eq, value = a.partition('=')
-    if flag.startswith('--config.') and eq:
-      if flag in given:
-        sys.exit(f'error: {flag} is given twice ({given[flag]!r}, then {value!r}); '
-                 f'expected it once')
-      given[flag] = value
+    flag, _, value = a.partition('=')
     if flag == '--config.seeds' and value.strip().isdigit():
       n = int(value)
       sys.exit(f"error: --config.seeds={value} is one number; expected a tuple of "
@@ -288,7 +298,8 @@ def packaged_files(argv):
 
 def parse_flags(argv):
   """absl's flag parsing, with one clear line for a config that does not load."""
-  check_config_flags(argv)
+  argv = last_config_flags(argv)
+  check_seed_flags(argv)
   argv = packaged_files(argv)
   try:
     return flags.FLAGS(argv)

@@ -504,10 +504,7 @@ class Experiment:
     """
     visits = self.schedule.plan.schedule(epoch)[:max_steps]
     plan = self.steps.epoch_plan(self.device, epoch, visits)
-    total = pad_members(np.zeros(len(self.members), np.float32) if loss_sum is None
-                        else self.real(loss_sum), self.placement.size)
-    total, cursor = jax.device_put((np.asarray(total, np.float32), np.int32(start)),
-                                   (self.placement.stacked, None))
+    total, cursor = self._chunk_carry(loss_sum, start)
     sizes = self.chunk_sizes
     position, running = start, None
     while position < len(visits):
@@ -525,6 +522,13 @@ class Experiment:
       if on_step is not None:
         on_step(steps)
     return state, total, position
+
+  def _chunk_carry(self, loss_sum, start: int):
+    """What a chunk carries on: ``(loss_sum [members on device], position ())`` on
+    the device, from the summed loss so far (None: none) and the position."""
+    total = pad_members(np.zeros(len(self.members), np.float32) if loss_sum is None
+                        else self.real(loss_sum).astype(np.float32), self.placement.size)
+    return jax.device_put((total, np.int32(start)), (self.placement.stacked, None))
 
   @functools.cached_property
   def chunk_sizes(self) -> 'ChunkSizes':
@@ -711,8 +715,7 @@ class Experiment:
     when it was compiled before."""
     visits = self.schedule.plan.schedule(1)
     plan = self.steps.epoch_plan(self.device, 1, visits)
-    total, cursor = jax.device_put((np.zeros(self.placement.size, np.float32),
-                                    np.int32(0)), (self.placement.stacked, None))
+    total, cursor = self._chunk_carry(None, 0)
     return self.steps.train_chunk.lower(state, self.device, plan, cursor, total,
                                         self.chunk_sizes.on_device(1)).compile().as_text()
 
