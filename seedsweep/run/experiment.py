@@ -388,7 +388,8 @@ class ChunkSizes:
   while a step takes longer than ``most`` fit in :data:`CHUNK_SECONDS`, so that a stop
   signal is seen within seconds however many members a step carries. The size is a
   value the program reads, not a shape: any size is the same program, and the same
-  bits (tests/test_dispatch.py)."""
+  bits (tests/test_dispatch.py). Several processes (jax.distributed) keep ``most``.
+  """
 
   def __init__(self, most: int):
     self.most, self.size = most, most
@@ -410,7 +411,9 @@ class ChunkSizes:
     time between two chunks' ends, sizes the next chunks."""
     jax.block_until_ready(cursor)
     now = time.perf_counter()
-    if self._last_end is not None:  # this chunk ran from the last one's end to now
+    # Under jax.distributed every process must dispatch the same chunks, so the
+    # sizes, which follow each process's clock, stay fixed there.
+    if self._last_end is not None and jax.process_count() == 1:
       per_step = (now - self._last_end) / steps
       self.size = int(min(self.most, max(1, CHUNK_SECONDS // max(per_step, 1e-9))))
     self._last_end = now
