@@ -24,8 +24,8 @@ One training step, through the modules (every array has a leading members axis):
    puts the rows back into the table.
 
 ``config.train.seed_parallel`` picks the map: ``vmap``, one batched program (GPUs,
-sharding; on a CPU a single member runs as a pair, :func:`_single_member_as_pair`), or ``map``,
-each seed's step with a single-seed run's shapes (the CPU default). Both give a seed
+sharding; on a CPU a single member runs as a pair, :func:`_single_member_as_pair`),
+or ``map``, each seed's step with a single-seed run's shapes (the CPU default). Both give a seed
 the same bits alone and in any group (``vmap`` on the CPU); see docs/design.md
 (determinism policy).
 """
@@ -162,7 +162,9 @@ class Steps:
   ``[members, ...]``, ``params`` its ``params`` (or ``best_params``).
 
   * ``epoch_orders(data, epoch)`` -> ``[members, slots, batch]`` int32 rows;
-  * ``train_step(state, data, at, length=)`` -> ``(state, [members] losses)``;
+  * ``train_chunk(state, data, plan, position, loss_sum, count)`` -> ``(state,
+    loss_sum, position)``: ``count`` steps as one program (what training runs);
+  * ``train_step(state, data, at, length=)`` -> ``(state, [members] losses)``: one;
   * ``eval_batch(params, data, idx [views, batch], split [views, batch], length=,
     n_splits=)`` -> ``{name: [members, n_splits]}`` sums;
   * ``predict_batch(params, data, tokens [views, batch, time], lengths [views,

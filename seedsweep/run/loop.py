@@ -197,7 +197,8 @@ def restore_interrupted(exp, interrupted, state, epoch: int, print_fn):
   steps = interrupted.steps() if interrupted else []
   if not steps:
     return None
-  target = {'state': exp.saved(state), 'loss_sum': np.zeros(len(exp.members), np.float32)}
+  target = {'state': exp.saved(state),
+            'loss_sum': np.zeros(len(exp.members), np.float32)}
   try:
     tree, meta = interrupted.restore(steps[-1], target)
   except ckpt_lib.CorruptCheckpoint as e:
@@ -206,9 +207,9 @@ def restore_interrupted(exp, interrupted, state, epoch: int, print_fn):
     return None
   if meta.get('epoch') != epoch + 1:  # superseded by a later epoch's checkpoint
     return None
-  return exp.on_device(tree['state']), Resume(epoch, int(meta['position']),
-                                              tree['loss_sum'],
-                               float(meta.get('elapsed', 0.0))), meta
+  resume = Resume(epoch, int(meta['position']), tree['loss_sum'],
+                  float(meta.get('elapsed', 0.0)))
+  return exp.on_device(tree['state']), resume, meta
 
 
 def train(config, workdir: str, print_fn=print) -> dict:
