@@ -4,10 +4,11 @@ One training step, through the modules (every array has a leading members axis):
 
 1. ``Experiment.train_steps`` (run/experiment.py) puts the epoch's
    :class:`EpochPlan` on the device and calls ``Steps.train_chunk`` a chunk of
-   ``steps_per_dispatch`` steps at a time: :meth:`Steps._train_chunk` jitted, its
-   state donated, a ``fori_loop`` whose body builds each step's :class:`StepAt`
-   (orders, slot, epoch, position) and runs :meth:`Steps._train_step` at the step's
-   padded length (a ``lax.switch`` branch per length).
+   steps at a time (``config.train.steps_per_dispatch`` at most):
+   :meth:`Steps._train_chunk` jitted, its state donated, a ``fori_loop`` whose body
+   builds each step's :class:`StepAt` (orders, slot, epoch, position) and runs
+   :meth:`Steps._train_step` at the step's padded length (a ``lax.switch`` branch per
+   length).
 2. ``_train_step`` gathers each member's batch from its own view,
    ``pipeline.gather_batch`` ``[members, batch, length]``, and draws its dropout key,
    ``rngs.dropout_key(seed, epoch, position)``.
@@ -174,12 +175,10 @@ class Steps:
 
   def __init__(self, learner: Learner, plan: pipeline.TrainPlan, mode: str,
                patience: int = 0, tag_tables: Optional[tuple] = None,
-               single_member: bool = False, portable: bool = False,
-               steps_per_dispatch: int = 8):
+               single_member: bool = False, portable: bool = False):
     self.learner = learner
     self.plan, self.mode, self.patience = plan, mode, patience
     self.single_member, self.portable = single_member, portable
-    self.steps_per_dispatch = steps_per_dispatch
     # The padded lengths an epoch visits, one branch of the chunk program each.
     self.branch_lengths = tuple(plan.boundaries[b]
                                 for b in sorted(set(plan.slot_bucket.tolist())))
@@ -207,7 +206,7 @@ class Steps:
     if mode == self.mode and single_member == self.single_member:
       return self
     return Steps(self.learner, self.plan, mode, self.patience, self.tag_tables,
-                 single_member, self.portable, self.steps_per_dispatch)
+                 single_member, self.portable)
 
   def epoch_plan(self, data: 'DeviceData', epoch: int, visits) -> EpochPlan:
     """The :class:`EpochPlan` of ``epoch`` whose steps visit ``visits`` ([(slot,

@@ -369,8 +369,7 @@ def build(config) -> 'Experiment':
   steps = steps_lib.Steps(learner, schedule.plan, placement.mode,
                           config.train.patience, tag_tables,
                           single_member=len(members) == 1,
-                          portable=portable_program(config),
-                          steps_per_dispatch=config.train.steps_per_dispatch)
+                          portable=portable_program(config))
   return Experiment(config, data, members, placement,
                     put_on_device(arrays, members, placement, hparams), schedule,
                     learner, steps, estimate)
@@ -536,7 +535,7 @@ class Experiment:
   @functools.cached_property
   def chunk_sizes(self) -> 'ChunkSizes':
     """How many steps each dispatch takes (kept across epochs: the timing carries)."""
-    return ChunkSizes(self.steps.steps_per_dispatch)
+    return ChunkSizes(self.config.train.steps_per_dispatch)
 
   def compile_ahead(self, params) -> Optional[threading.Thread]:
     """Lowers the evaluation's programs and starts compiling them in a background

@@ -123,7 +123,7 @@ def check_checkpoints(exp, ckpts, rows_by_epoch, rerun_states):
                      f'{found[i]}, the run recorded {want} (the checkpoint was changed '
                      'or written by another run)')
     if epoch in rerun_states:
-      leaves = _leaf_differences(restored, rerun_states[epoch])
+      leaves = _leaf_differences(exp.saved(restored), rerun_states[epoch])
       if leaves:
         out.append(f'checkpoint of epoch {epoch} differs from the re-run state in '
                    + ', '.join(leaves[:5]) + (' ...' if len(leaves) > 5 else ''))
@@ -170,7 +170,7 @@ def verify(config, workdir: str, epochs: int = 1, print_fn=print) -> dict:
         rows = loop.epoch_rows(part, epoch, train_loss, evals, 0.0, state)
         differences += compare_rows(epoch, rows, all_rows[epoch])
         if epoch in checkpoint_epochs:
-          rerun_states[epoch] = jax.tree.map(np.asarray, part.on_device(part.saved(state)))
+          rerun_states[epoch] = jax.tree.map(np.asarray, part.saved(state))
       found, _ = check_checkpoints(part, ckpts, all_rows, rerun_states)
       differences += found
       kept += len(checkpoint_epochs)
