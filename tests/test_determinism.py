@@ -71,7 +71,9 @@ def test_a_gpu_run_without_the_deterministic_flag_is_warned(backend, flags, warn
 
 @pytest.mark.slow
 def test_a_run_prints_the_gpu_warning_with_its_backend_and_flags(tmp_path, monkeypatch):
-  # The CPU client already runs, so the variable is only read here, never applied.
+  # The CPU client runs (started here if no test before this one started it), so the
+  # variable is only read here, never applied.
+  jax.devices()
   monkeypatch.setenv('XLA_FLAGS', '--xla_dump_to=/nonexistent')
   seen, lines = [], []
   monkeypatch.setattr(runtime, 'gpu_determinism_warning',
