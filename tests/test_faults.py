@@ -138,7 +138,9 @@ def test_a_finished_run_is_left_alone_and_other_configs_are_refused(straight, tm
   assert prov['versions']['jax'] and prov['data']['checksums']['train']
   timing = results['timing']  # what the run cost, by phase (seconds, MiB)
   assert timing['train'] > 0 and timing['eval'] > 0 and timing['build'] > 0
-  assert 0 <= timing['compile'] < results['wall_time'] and timing['peak_rss_mib'] > 100
+  phases = timing['build'] + timing['train'] + timing['eval']
+  # compile sums two threads (main and compile-ahead), so it is bounded by twice the phases
+  assert 0 < timing['compile'] < 2 * phases and timing['peak_rss_mib'] > 100
   assert sorted(os.listdir(os.path.join(workdir, 'tensorboard'))) == [
       'aggregate', 'hparams', 'seed_1', 'seed_2']  # hparams: tests/test_tracking.py
   rows = outputs.MetricsLog(workdir).rows()

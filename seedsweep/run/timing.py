@@ -48,8 +48,9 @@ def peak_rss_mib() -> float:
 class Timer:
   """Accumulates wall seconds per phase: ``with timer('train'): ...``.
 
-  ``as_dict()`` adds ``compile``: compilation seconds inside the timed phases (so
-  ``train`` and ``eval`` include the compilations they triggered).
+  ``as_dict()`` adds ``compile``: compilation seconds since the timer was made, summed
+  over threads (the evaluation compiles in a thread while epoch 1 trains), so it can
+  exceed a single phase; ``train`` and ``eval`` include the compilations they waited on.
   """
 
   def __init__(self):
