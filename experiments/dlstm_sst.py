@@ -16,7 +16,12 @@ outputs, AdaGrad 0.1 (eps 1e-5 inside the root), batch 64, at most 100 epochs, a
 seed's selection stopping after 30 epochs without a better dev score (Lei et al.'s
 recipe), test at the best dev epoch. Paper (GloVe 840B): sentences 87.2 / 49.2, phrases 88.7 / 51.9
 (SST-2 / SST-1) -- the best of 10 runs; their 10-run statistics, presumably with
-phrases: 88.0 ± 0.41 / 50.7 ± 1.04. Measured: docs/log.md.
+phrases: 88.0 ± 0.41 / 50.7 ± 1.04.
+Measured (2 cores; docs/log.md, campaign), test: SST-2 76.29 ± 0.70, SST-1 39.29 ± 0.77
+over 5 seeds (2026-11-26, AMD EPYC); ``binary,phrases`` 81.95 ± 0.60 over 3 (2026-11-27);
+``fine,phrases`` 42.93 ± 0.11 over 3 (2026-11-27, one H100). With IMDB skip-gram
+300-d static vectors: SST-2 82.69 ± 0.85 over 10 (2026-11-25). Ten seeds without
+vectors: not yet run.
 """
 from seedsweep.config import base
 from seedsweep.experiments import dlstm_common
@@ -27,16 +32,14 @@ MEAN_STD = {'binary': '88.0 ± 0.41', 'fine': '50.7 ± 1.04'}
 
 
 def get_config(arg: str = ''):
-  choice, flags = base.parse_arg(arg, 'experiments/dlstm_sst.py',
-                                 {'dataset': ('binary', 'fine')},
-                                 flags=('quick', 'phrases'))
-  dataset, phrases = choice['dataset'], 'phrases' in flags
+  arg = base.parse_arg(arg, dataset=('binary', 'fine'), quick=False, phrases=False)
   config = dlstm_common.dlstm_config(
-      f'sst/{dataset}' + ('_phrases' if phrases else ''), PAPER[dataset, phrases],
-      'quick' in flags, note=f'table: best of 10 runs; 10-run mean ± std '
-                             f'{MEAN_STD[dataset]} (presumably with phrases)')
+      f'sst/{arg.dataset}' + ('_phrases' if arg.phrases else ''),
+      PAPER[arg.dataset, arg.phrases], arg.quick,
+      note=f'table: best of 10 runs; 10-run mean ± std {MEAN_STD[arg.dataset]} '
+           '(presumably with phrases)')
   # Lei et al.'s recipe, which DLSTM follows point by point (docs/models.md §1.5): stop
   # after 30 epochs without a better dev score. "At most 100 epochs" still holds.
-  if 'quick' not in flags:
+  if not arg.quick:
     config.train.patience = 30
   return config

@@ -22,8 +22,9 @@ Protocol: ATIS as the slot-gated release splits it (``atis``: 4478 training, 500
 dev score) with the best dev intent accuracy is tested. The paper's ATIS is
 TriCRF's 5138-dialog version, not obtainable: numbers compare only roughly
 (docs/models.md §5.2). Slot F1 counts chunks as conlleval does.
-Measured (10 seeds): slot F1 94.47 ± 0.39, intent error 5.71 ± 1.07, 66 min on 2 CPU
-cores (docs/log.md, results log).
+Measured 2026-11-25 (AMD EPYC, 2 cores, 10 seeds; docs/log.md, campaign): ``sparse``
+slot F1 94.44 ± 0.45, intent error 5.46 ± 0.89 (32 min). The other rows: not yet run
+in full.
 """
 from seedsweep.config import base
 from seedsweep.experiments import joint_common
@@ -38,10 +39,9 @@ PAPER = {
 
 
 def get_config(arg: str = ''):
-  choice, flags = base.parse_arg(arg, 'experiments/joint_atis.py', {'row': tuple(PAPER)})
-  row = choice['row']
-  config = joint_common.joint_config('atis', row, 'quick' in flags)
-  slot_f1, intent_error = PAPER[row]
+  arg = base.parse_arg(arg, row=tuple(PAPER), quick=False)
+  config = joint_common.joint_config('atis', arg.row, arg.quick)
+  slot_f1, intent_error = PAPER[arg.row]
   if slot_f1 is None:
     base.set_paper(config, joint_common.SOURCE, intent_error, 'test_intent_error')
   else:

@@ -11,6 +11,7 @@ accuracy (seedsweep/sweep/search.py).
 
 Expected (2 CPU cores, 2026-11-29): see docs/log.md, "2026-11-29: search (issue 63)".
 """
+from seedsweep.config import base
 from seedsweep.sweep import space
 
 PARAMS = {
@@ -21,11 +22,9 @@ PARAMS = {
 
 
 def search(arg: str = ''):
-  if arg == 'quick':
-    return space.Search(PARAMS, trials=4, points_per_round=2, seeds=(1, 2))
-  if arg == 'lcb':
-    return space.Search(PARAMS, trials=12, seeds=(1, 2, 3), score='lcb')
-  if arg:
-    raise ValueError(f'searches/demo_search.py: argument {arg!r}; expected none, quick '
-                     'or lcb')
-  return space.Search(PARAMS, trials=12, points_per_round=4, seeds=(1, 2, 3))
+  arg = base.parse_arg(arg, quick=False, lcb=False)  # 'quick,lcb': both
+  score = 'lcb' if arg.lcb else 'mean'
+  if arg.quick:
+    return space.Search(PARAMS, trials=4, points_per_round=2, seeds=(1, 2), score=score)
+  return space.Search(PARAMS, trials=12, points_per_round=4, seeds=(1, 2, 3),
+                      score=score)

@@ -7,6 +7,7 @@ each. The manual's sweep and report example (docs/sweeps.md), and the sweep test
 
 ``sweeps/demo.py:hidden`` sweeps the hidden size alone (3 points, dropout 0.2).
 """
+from seedsweep.config import base
 from seedsweep.sweep import grid
 
 HIDDEN = (16, 32, 64)
@@ -14,8 +15,6 @@ DROPOUT = (0.0, 0.2)
 
 
 def sweep(arg: str = ''):
-  if arg == 'hidden':
+  if base.parse_arg(arg, hidden=False).hidden:
     return grid.product(**{'model.hidden': HIDDEN})
-  if arg:
-    raise ValueError(f'sweeps/demo.py: argument {arg!r}; expected none or hidden')
   return grid.product(**{'model.hidden': HIDDEN[1:], 'model.dropout': DROPOUT})

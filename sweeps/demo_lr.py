@@ -9,6 +9,7 @@ point's numbers equal those of its run alone (tests/test_sweep.py).
 ``sweeps/demo_lr.py:dropout`` crosses them with two dropout rates (6 points, still
 one program).
 """
+from seedsweep.config import base
 from seedsweep.sweep import grid
 
 LEARNING_RATES = (2e-3, 5e-3, 1e-2)
@@ -16,9 +17,7 @@ DROPOUT = (0.2, 0.5)
 
 
 def sweep(arg: str = ''):
-  if arg == 'dropout':
+  if base.parse_arg(arg, dropout=False).dropout:
     return grid.product(**{'optimizer.learning_rate': LEARNING_RATES,
                            'model.dropout': DROPOUT})
-  if arg:
-    raise ValueError(f'sweeps/demo_lr.py: argument {arg!r}; expected none or dropout')
   return grid.product(**{'optimizer.learning_rate': LEARNING_RATES})

@@ -1,11 +1,15 @@
-"""The config layer: the base config's JSON round trip, dotted keys, value text."""
+"""The config layer: the base config's JSON round trip, dotted keys, value text, one
+declaration per field and the tables derived from it."""
+import importlib
 import json
 
 import pytest
 
 from seedsweep.config import base
 from seedsweep.config import checks
+from seedsweep.config import fields
 from seedsweep.config import keys
+from seedsweep.config import stacking
 from seedsweep.errors import UserError
 
 
@@ -127,3 +131,83 @@ def test_a_count_or_size_out_of_range_is_refused_before_anything_runs(key, value
   keys.set_value(config, key, value, 'test')
   with pytest.raises(UserError, match=rf'^config.{key}=.*; expected {expected}'):
     checks.validate(config)
+
+
+# --- one declaration per field (base.py); the tables derived from it ---------------
+
+
+def test_every_field_of_the_base_config_is_declared_once_in_its_order():
+  flat = checks.flatten(checks.to_dict(base.get_base_config()))
+  assert list(flat) == list(base.FIELDS)
+  # A key repeated in a dict literal would silently replace the first declaration.
+  import ast  # pylint: disable=g-import-not-at-top
+  with open(base.__file__, encoding='utf-8') as f:
+    tree = ast.parse(f.read())
+  for node in ast.walk(tree):
+    if isinstance(node, ast.Dict):
+      names = [k.value for k in node.keys if isinstance(k, ast.Constant)]
+      assert len(names) == len(set(names)), f'base.py:{node.lineno} repeats a key'
+  for key, field in base.FIELDS.items():  # every default passes its own check
+    if field.check:
+      field.check(key, None if isinstance(field.default, fields.Placeholder)
+                  else field.default)
+    if field.added is not fields.ORIGINAL and field.check:
+      field.check(key, field.added)  # ... and so does the value of older runs
+
+
+def test_the_tables_are_those_the_declarations_say():
+  decl = base.FIELDS
+  assert set(checks.NON_SEMANTIC) == {k for k, f in decl.items() if not f.semantic}
+  assert set(checks.NON_SEMANTIC_SECTIONS) == {'log.', 'launch.'} == {
+      f'{k}.' for k, s in base.SECTIONS.items() if not s.semantic}
+  assert checks.ADDED == {k: f.added for k, f in decl.items()
+                          if f.added is not fields.ORIGINAL}
+  assert checks.INTS == {k: (f.check.least, f.check.most, f.check.note)
+                         for k, f in decl.items() if isinstance(f.check, fields.Int)}
+  for table, check in ((checks.POSITIVE_NUMBERS, fields.POSITIVE),
+                       (checks.NON_NEGATIVE_NUMBERS, fields.NON_NEGATIVE),
+                       (checks.RATES, fields.RATE)):
+    assert table == tuple(k for k, f in decl.items() if f.check is check)
+  assert checks.CHECKED == tuple(k for k, f in decl.items() if f.check)
+  assert checks.SELECTIONS == decl['train.selection'].check.options
+  assert checks.NAN_POLICIES == decl['train.nan_policy'].check.options
+  assert checks.SEED_PARALLEL_MODES + ('auto',) == decl['train.seed_parallel'].check.options
+  declared = tuple(k for k, f in decl.items() if f.stack)
+  assert stacking.STACKABLE == declared + tuple(f'model.{f}' for f in stacking.MODEL_FIELDS)
+  assert stacking.OFF_AT_ZERO == tuple(k for k in declared
+                                       if decl[k].stack == fields.STACK_OFF_AT_ZERO)
+  assert stacking.ALWAYS_TRACED == tuple(
+      k for k, how in stacking.HOW_STACKED.items() if how == fields.STACK_ALWAYS)
+  # What the tables said before they were derived (issue 73).
+  assert set(checks.NON_SEMANTIC) == {'train.progress', 'data.tfds_dir', 'train.nan_policy',
+                                      'runtime.memory_budget', 'train.steps_per_dispatch'}
+  assert checks.ADDED['runtime.numerics'] == 'native' and len(checks.ADDED) == 18
+  assert stacking.STACKABLE[:4] == ('optimizer.learning_rate', 'optimizer.clip_global_norm',
+                                    'optimizer.clip_value', 'l2.coef')
+
+
+def test_one_declaration_puts_a_new_field_in_every_table(monkeypatch):
+  original = (checks.NON_SEMANTIC, checks.ADDED, checks.INTS, stacking.STACKABLE)
+  knob = fields.Field(3, 'a field this test adds', check=fields.Int(1, 9), semantic=False,
+                      added=1, stack=fields.STACK_WHEN_SET)
+  monkeypatch.setitem(base.TRAIN.fields, 'knob', knob)
+  monkeypatch.setattr(base, 'FIELDS', base.BASE.flat())
+  try:
+    importlib.reload(stacking)
+    importlib.reload(checks)
+    config = base.get_base_config()
+    assert config.train.knob == 3
+    assert 'train.knob' in checks.NON_SEMANTIC and 'train.knob' in checks.CHECKED
+    assert checks.ADDED['train.knob'] == 1 and checks.INTS['train.knob'] == (1, 9, '')
+    assert 'train.knob' in stacking.STACKABLE
+    config.train.knob = 10
+    with pytest.raises(UserError, match=r'^config.train.knob=10; expected an int <= 9$'):
+      checks.validate(config)
+    stored = checks.to_dict(base.get_base_config())
+    del stored['train']['knob']  # a run made before the field: read as knob=1
+    assert checks.from_dict(stored).train.knob == 1
+  finally:
+    monkeypatch.undo()
+    importlib.reload(stacking)
+    importlib.reload(checks)
+  assert (checks.NON_SEMANTIC, checks.ADDED, checks.INTS, stacking.STACKABLE) == original

@@ -2,261 +2,335 @@
 
 Not an experiment itself (no ``get_config``): see ``demo.py`` for the pattern.
 """
-import ml_collections
-from ml_collections import config_dict
+import math
+import sys
 
+import ml_collections
+
+from seedsweep.config import keys
 from seedsweep.config import python_files
+# The declaration's vocabulary (seedsweep/config/fields.py).
+from seedsweep.config.fields import (NON_NEGATIVE, POSITIVE, RATE, STACK_ALWAYS,
+                                     STACK_OFF_AT_ZERO, STACK_WHEN_SET, Choice, Field,
+                                     Int, Number, Section, placeholder, seed_tuple)
 from seedsweep.errors import UserError
 
 PAPER_SEEDS = tuple(range(1, 11))
 
 
+# Every field of an experiment config, declared once (seedsweep/config/fields.py):
+# its default and doc, and what the rest of the code derives from the declaration:
+# check= the check before anything runs (config/checks.py), semantic=False a field
+# that changes no number (checks.NON_SEMANTIC), added= the value runs made before the
+# field existed had in effect (checks.ADDED), stack= whether the points of a stack may
+# vary it (config/stacking.py). A new field is one line here (docs/design.md, "How to
+# add a config field").
+
+DATA = Section('``config.data``: the dataset, its vocabulary, length buckets and word '
+               'vectors', {
+    'name': Field('demo', 'a key of data.REGISTRY'),
+    'lowercase': Field(True),
+    'min_count': Field(1, 'vocabulary: training words seen at least this often',
+                       check=Int(0)),
+    'oov': Field('unk', "'unk' (shared unknown id) or 'delete'"),
+    'num_buckets': Field(4, 'length buckets (= train-step compilations)',
+                         check=Int(1, 1024, ' (each bucket is a program compiled of '
+                                   'its own)')),
+    'bucket_multiple': Field(8, 'padded lengths are multiples of this',
+                             check=Int(1, 2**16, ' (bucket lengths are its multiples)')),
+    # Evaluation's own padded lengths: the fewest that pad dev and test to at most this
+    # many times their real tokens (data/pipeline.py, eval_boundaries; one eval program
+    # each: 1.1 takes 9 for SST-2). 0 = the training buckets' lengths (4 programs for
+    # SST-2, padding 1.30x): the default while more programs cost more than they save.
+    'eval_padding': Field(0.0, added=0.0, check=Number(
+        "a finite number >= 1 (padded tokens at most this many times the real ones), "
+        "or 0 for the training buckets' lengths",
+        lambda v: v == 0 or 1 <= v < math.inf, optional=False)),
+    'max_length': Field(0, '> 0: every example keeps its first N tokens only',
+                        check=Int(0, note=' (0 = no limit)')),
+    'tfds_dir': Field('', "'' = $SEEDSWEEP_TFDS_DIR or ~/.cache/seedsweep/tfds",
+                      semantic=False),
+    'verify_checksums': Field(True, 'raw files must match data/raw.py RECORDED'),
+    'folds': Field((), 'mr, subj: the CV folds to run (() = all, stacked)'),
+    'num_folds': Field(10, check=Int(2, note=' (folds of cross-validation)')),
+    'dev_holdout': Field(0.0, 'carve dev from train: fraction (<1) or count; 0 = off'),
+    # path '' = random embeddings. `python -m seedsweep.data.word2vec` trains a file
+    # (docs/data.md, "Training word vectors"): its corpus must not hold the dataset's
+    # test sentences (IMDB experiments: --corpus=imdb_train).
+    'vectors': Section('``config.data.vectors``: pretrained word vectors '
+                       '(data/embeddings.py)', {
+        'path': Field(''),
+        'format': Field('', "'' = detect: glove | word2vec_text | word2vec_binary"),
+        'lowercase': Field(False, "match the file's words lower-cased"),
+        'static': Field(False, 'True: the embedding table is not trained'),
+        'oov_init': Field('random', "words without a vector: 'random' | 'zero'"),
+        'only_found': Field(False, 'vocabulary = words with a vector only'),
+        'add_eval_words': Field(False, 'dev/test words with a vector join it'),
+    }),
+    'files': Section("``config.data.files``: your own data (``config.data.name = "
+                     "'files'``): TSV, CSV or JSONL paths", {
+        'train': Field(''),
+        'dev': Field(''),
+        'test': Field(''),
+        # Header names (JSON keys) of the text and label columns; '' = text/sentence
+        # and label, or headerless label<TAB>text rows.
+        'text_column': Field('', added=''),
+        'label_column': Field('', added=''),
+    }),
+})
+
+MODEL = Section('``config.model``: which model; experiment files add its fields', {
+    'name': Field('bilstm', 'a key of models.REGISTRY; other fields go to it'),
+})
+
+OPTIMIZER = Section('``config.optimizer``: the optax optimiser, clipping, the '
+                    "embedding's update", {
+    'name': Field('adam', 'sgd | adagrad | adadelta | rmsprop | adam'),
+    'learning_rate': Field(1e-3, check=POSITIVE, stack=STACK_ALWAYS),
+    # Optimiser-specific fields; unset ones keep optax's defaults.
+    'momentum': Field(placeholder(float), 'sgd, rmsprop', check=RATE),
+    'nesterov': Field(False, 'sgd'),
+    'initial_accumulator_value': Field(placeholder(float), 'adagrad',
+                                       check=NON_NEGATIVE),
+    'eps': Field(placeholder(float), 'adagrad adadelta rmsprop adam', check=NON_NEGATIVE),
+    'rho': Field(placeholder(float), 'adadelta', check=RATE),
+    'decay': Field(placeholder(float), 'rmsprop', check=RATE),
+    'centered': Field(False, 'rmsprop'),
+    'b1': Field(placeholder(float), 'adam', check=RATE),
+    'b2': Field(placeholder(float), 'adam', check=RATE),
+    'clip_global_norm': Field(0.0, '0 = off', check=NON_NEGATIVE,
+                              stack=STACK_OFF_AT_ZERO),
+    'clip_value': Field(0.0, '0 = off', check=NON_NEGATIVE, stack=STACK_OFF_AT_ZERO),
+    # The word-embedding table's update: 'dense', 'rows' (only the batch's rows: the
+    # dense optimiser up to rounding for sgd without momentum, adagrad, adadelta and
+    # rmsprop without momentum; 2.5-3x faster C-LSTM and MT-LSTM steps on a CPU),
+    # 'lazy' (any optimizer; untouched rows keep their moments: not dense Adam/RMSprop)
+    # or 'auto' ('rows' where it is exact, else 'dense').
+    # seedsweep/engine/embedding_rows.py.
+    'embedding_update': Field('auto', added='dense'),
+})
+
+L2 = Section('``config.l2``: the L2 penalty added to the loss', {
+    'coef': Field(0.0, 'loss += coef * sum ||W||^2 over ...', check=NON_NEGATIVE,
+                  stack=STACK_WHEN_SET),
+    'params': Field(('kernel',), '... parameters whose path matches a regex here'),
+})
+
+# seedsweep/config/stacking.py: point i sets each key of stack.fields (learning
+# rate, clip norms, l2.coef, dropout rates, the joint model's rho and beta) to
+# stack.points[i]; every point runs every seed. --sweep groups a sweep's points
+# this way by itself. () = the config's own values.
+STACK = Section('``config.stack``: hyperparameter points trained in the same '
+                'program', {
+    'fields': Field((), added=()),
+    'points': Field((), added=()),
+})
+
+# Set all three and the members are every combination of an init, a data-order
+# and a dropout seed (config.seeds is then not used); the report splits the seed
+# variance by source. () = one seed per member (config.seeds).
+SEED_DESIGN = Section('``config.seed_design``: a factorial design of init, data-order, '
+                      'dropout seeds', {
+    'init': Field((), added=()),
+    'data': Field((), added=()),
+    'dropout': Field((), added=()),
+})
+
+TRAIN = Section('``config.train``: epochs, batches, selection, early stopping, NaN '
+                'policy', {
+    'num_epochs': Field(10, check=Int(1)),
+    'batch_size': Field(50, check=Int(1)),
+    'eval_batch_size': Field(500, 'most rows of an eval chunk (dev and test mixed)',
+                             check=Int(1)),
+    'selection': Field('best_dev', "'best_dev' or 'last' (epoch whose params count)",
+                       check=Choice(('best_dev', 'last'))),
+    # Early stopping, per seed: a seed's selection ends after this many epochs without a
+    # better dev score; the run ends when every seed's has. 0 = off (best_dev only).
+    'patience': Field(0, check=Int(0, note=' (0 = no early stopping)')),
+    'seed_parallel': Field('auto', "'vmap', 'map' or 'auto' (map on CPU, else vmap)",
+                           check=Choice(('vmap', 'map', 'auto'))),
+    'checkpoint_every': Field(1, 'epochs between checkpoints (and the last one)',
+                              check=Int(1)),
+    # The most train steps the host hands the device at a time (one program runs them,
+    # the host reading nothing back in between); fewer while a chunk would run over
+    # about 2 s, so that a stop signal is seen within seconds. Changes no number.
+    'steps_per_dispatch': Field(8, semantic=False, added=1, check=Int(
+        1, 4096, ' (steps one program runs before the host looks again)')),
+    # A seed whose train loss becomes NaN or infinite: 'freeze' (it keeps its last
+    # finite parameters, flagged in metrics and results; the other seeds go on) or
+    # 'fatal' (the run stops at the end of that epoch).
+    'nan_policy': Field('freeze', semantic=False, added='freeze',
+                        check=Choice(('freeze', 'fatal'))),
+    'progress': Field(True, 'progress bar on the terminal', semantic=False),
+})
+
+RUNTIME = Section('``config.runtime``: the CPU thread pool, the numerics, the memory '
+                  'budget', {
+    # Where the arithmetic runs. XLA:CPU splits long sums into one part per thread of
+    # its intra-op pool, so the pool's size is part of what defines a seed's numbers:
+    # pinned (4 by default) they are the same on every machine, 1 core or 64. Another
+    # value gives numbers of its own, again the same on every machine; 0 = XLA's
+    # default (the usable cores: numbers then depend on the machine). docs/design.md,
+    # "Core counts". Runs made before the pool was pinned used the machine's cores (0).
+    'cpu_threads': Field(4, added=0, check=Int(0, None, (
+        ' (4 = the default, the same numbers on every machine; 0 = the usable '
+        'cores)'))),
+    # 'portable': the same bits on every x86-64 CPU with AVX2 and FMA (XLA and its
+    # kernels pinned to arithmetic that does not follow the CPU); 'native': XLA's
+    # choices for this CPU, numbers of this CPU family only. docs/design.md, "Portable
+    # numerics". Runs made before portable numerics: the machine's own.
+    'numerics': Field('portable', added='native', check=Choice(('portable', 'native'))),
+    # float32 matmuls on a GPU or TPU: 'highest' (full float32, as on a CPU: a seed's
+    # numbers do not hinge on whether the device has TF32), 'high' (TF32 on NVIDIA,
+    # three bfloat16 passes on a TPU) or 'default' (the backend's fastest: TF32, one
+    # bfloat16 pass). A CPU computes float32 whatever this says. docs/gpu.md.
+    # Every run before it was a CPU run (float32 whatever the setting) but the GPU
+    # checks of 2026-11-27, which took the backend's default.
+    'matmul_precision': Field('highest', added='highest',
+                              check=Choice(('highest', 'high', 'default'))),
+    # MiB a run may hold (seedsweep/run/memory.py estimates it from the shapes before
+    # compiling); 0 = 50 % of what this process can use on a CPU (RAM or a cgroup's
+    # limit), 80 % of a GPU's memory. Members beyond it train in groups one after
+    # another inside the run (seedsweep/run/groups.py); one member over it is refused.
+    'memory_budget': Field(0, semantic=False, added=0, check=Number(
+        'MiB as a number >= 0 (0 = 50 % of the memory this process can use)',
+        lambda v: not v < 0, optional=False)),
+})
+
+# seedsweep/run/tracking.py. TensorBoard's HParams tab always gets each finished
+# run (workdir/tensorboard/hparams).
+LOG = Section('``config.log``: where runs are also logged (none changes a number)', {
+    'mlflow': Field(False, 'one MLflow run per finished run (pip install -e .[mlflow])',
+                    added=False),
+    'mlflow_uri': Field('', "'' = $MLFLOW_TRACKING_URI, else file:<workdir>/../mlruns",
+                        added=''),
+    'mlflow_experiment': Field('seedsweep', added='seedsweep'),
+}, semantic=False)
+
+# --launcher=local|slurm; seedsweep/sweep/launchers.py. None changes a number.
+LAUNCH = Section('``config.launch``: what each scheduler job of a sweep asks for', {
+    'jobs': Field(0, 'shards of the sweep, one job each (0 = one per run: a program '
+                  'of the sweep)'),
+    'timeout_min': Field(24 * 60),
+    'cpus_per_task': Field(4),
+    'gpus_per_node': Field(0),
+    'mem_gb': Field(16),
+    'slurm_partition': Field(''),
+    'slurm_array_parallelism': Field(64, 'jobs of the array running at once'),
+}, semantic=False)
+
+PAPER = Section('``config.paper``: the number the paper reports for this row (paper '
+                'experiments)', {
+    'source': Field(''),
+    'metric': Field('test_accuracy'),
+    'value': Field(placeholder(float), 'None: not reported'),
+    'note': Field('', "how to read the number (e.g. 'best of 10 runs')"),
+    'other': Section('Other numbers the paper reports for the same row: '
+                     '{metric: value}', {}),
+})
+
+BASE = Section('Every field of an experiment config with its default, section by '
+               'section', {
+    'seeds': Field(PAPER_SEEDS, 'the vmap axis; never a sweep axis', check=seed_tuple),
+    'data': DATA,
+    'model': MODEL,
+    'optimizer': OPTIMIZER,
+    'l2': L2,
+    'stack': STACK,
+    'seed_design': SEED_DESIGN,
+    'train': TRAIN,
+    'runtime': RUNTIME,
+    'log': LOG,
+    'launch': LAUNCH,
+    'paper': PAPER,
+})
+FIELDS = BASE.flat()        # {'train.batch_size': Field}: every field by its dotted key
+SECTIONS = BASE.sections()  # {'data.vectors': Section}
+
+
 def get_base_config() -> ml_collections.ConfigDict:
-  """Every field of an experiment config with its default, section by section."""
-  config = ml_collections.ConfigDict()
-  config.seeds = PAPER_SEEDS  # the vmap axis; never a sweep axis
-  config.data = _data_config()
-  config.model = _model_config()
-  config.optimizer = _optimizer_config()
-  config.l2 = _l2_config()
-  config.stack = _stack_config()
-  config.seed_design = _seed_design_config()
-  config.train = _train_config()
-  config.runtime = _runtime_config()
-  config.log = _log_config()
-  config.launch = _launch_config()
-  config.paper = _paper_config()
-  return config
+  """Every field of an experiment config with its default (:data:`BASE`), section by
+  section."""
+  return BASE.build()
 
 
-def _data_config() -> ml_collections.ConfigDict:
-  """``config.data``: the dataset, its vocabulary, length buckets and word vectors."""
-  data = ml_collections.ConfigDict()
-  data.name = 'demo'       # a key of data.REGISTRY
-  data.lowercase = True
-  data.min_count = 1       # vocabulary: training words seen at least this often
-  data.oov = 'unk'         # 'unk' (shared unknown id) or 'delete'
-  data.num_buckets = 4     # length buckets (= train-step compilations)
-  data.bucket_multiple = 8  # padded lengths are multiples of this
-  # Evaluation's own padded lengths: the fewest that pad dev and test to at most this
-  # many times their real tokens (data/pipeline.py, eval_boundaries; one eval program
-  # each: 1.1 takes 9 for SST-2). 0 = the training buckets' lengths (4 programs for
-  # SST-2, padding 1.30x): the default while more programs cost more than they save.
-  data.eval_padding = 0.0
-  data.max_length = 0      # > 0: every example keeps its first N tokens only
-  data.tfds_dir = ''       # '' = $SEEDSWEEP_TFDS_DIR or ~/.cache/seedsweep/tfds
-  data.verify_checksums = True  # raw files must match data/raw.py RECORDED
-  data.folds = ()          # mr, subj: the CV folds to run (() = all, stacked)
-  data.num_folds = 10
-  data.dev_holdout = 0.0   # carve dev from train: fraction (<1) or count; 0 = off
-  data.vectors = _vectors_config()
-  data.files = _files_config()
-  return data
+def parse_arg(arg: str, **defaults) -> ml_collections.ConfigDict:
+  """``get_config(arg)``'s argument, ``'fine,lstm,quick'``, as named values (after
+  big_vision's ``bvcc.parse_arg``).
 
+  Each keyword names a value and gives its default, whose kind says how a bare token
+  sets it: a bool is a flag its name turns on (``quick=False``: ``'quick'``); a tuple
+  lists choices, the first the default, and a bare choice picks one
+  (``dataset=('binary', 'fine')``: ``'fine'``). ``name=value`` sets any value,
+  converted to its default's type (``'dataset=fine'``, ``'quick=true'``, ``'hidden=64'``
+  for ``hidden=32``). Commas separate tokens; empty ones are skipped.
 
-def _vectors_config() -> ml_collections.ConfigDict:
-  """``config.data.vectors``: pretrained word vectors (data/embeddings.py)."""
-  # path '' = random embeddings. `python -m seedsweep.data.word2vec` trains a file
-  # (docs/data.md, "Training word vectors"): its corpus must not hold the dataset's test sentences (IMDB
-  # experiments: --corpus=imdb_train).
-  vectors = ml_collections.ConfigDict()
-  vectors.path = ''
-  vectors.format = ''       # '' = detect: glove | word2vec_text | word2vec_binary
-  vectors.lowercase = False  # match the file's words lower-cased
-  vectors.static = False    # True: the embedding table is not trained
-  vectors.oov_init = 'random'  # words without a vector: 'random' | 'zero'
-  vectors.only_found = False   # vocabulary = words with a vector only
-  vectors.add_eval_words = False  # dev/test words with a vector join it
-  return vectors
+  Returns:
+    A ConfigDict of every name: ``parse_arg('fine', dataset=('binary', 'fine'),
+    quick=False)`` is ``{'dataset': 'fine', 'quick': False}``.
 
-
-def _files_config() -> ml_collections.ConfigDict:
-  """``config.data.files``: your own data (``config.data.name = 'files'``)."""
-  files = ml_collections.ConfigDict()  # TSV, CSV or JSONL paths
-  files.train = ''
-  files.dev = ''
-  files.test = ''
-  # Header names (JSON keys) of the text and label columns; '' = text/sentence and
-  # label, or headerless label<TAB>text rows.
-  files.text_column = ''
-  files.label_column = ''
-  return files
-
-
-def _model_config() -> ml_collections.ConfigDict:
-  """``config.model``: which model; experiment files add its fields."""
-  model = ml_collections.ConfigDict()
-  model.name = 'bilstm'    # a key of models.REGISTRY; other fields go to it
-  return model
-
-
-def _optimizer_config() -> ml_collections.ConfigDict:
-  """``config.optimizer``: the optax optimiser, clipping, the embedding's update."""
-  optimizer = ml_collections.ConfigDict()
-  optimizer.name = 'adam'  # sgd | adagrad | adadelta | rmsprop | adam
-  optimizer.learning_rate = 1e-3
-  # Optimiser-specific fields; unset ones keep optax's defaults.
-  optimizer.momentum = config_dict.placeholder(float)   # sgd, rmsprop
-  optimizer.nesterov = False                            # sgd
-  optimizer.initial_accumulator_value = config_dict.placeholder(float)  # adagrad
-  optimizer.eps = config_dict.placeholder(float)   # adagrad adadelta rmsprop adam
-  optimizer.rho = config_dict.placeholder(float)   # adadelta
-  optimizer.decay = config_dict.placeholder(float)  # rmsprop
-  optimizer.centered = False                       # rmsprop
-  optimizer.b1 = config_dict.placeholder(float)    # adam
-  optimizer.b2 = config_dict.placeholder(float)    # adam
-  optimizer.clip_global_norm = 0.0  # 0 = off
-  optimizer.clip_value = 0.0        # 0 = off
-  # The word-embedding table's update: 'dense', 'rows' (only the batch's rows: the
-  # dense optimiser up to rounding for sgd without momentum, adagrad, adadelta and
-  # rmsprop without momentum; 2.5-3x faster C-LSTM and MT-LSTM steps on a CPU),
-  # 'lazy' (any optimizer; untouched rows keep their moments: not dense Adam/RMSprop)
-  # or 'auto' ('rows' where it is exact, else 'dense').
-  # seedsweep/engine/embedding_rows.py.
-  optimizer.embedding_update = 'auto'
-  return optimizer
-
-
-def _l2_config() -> ml_collections.ConfigDict:
-  """``config.l2``: the L2 penalty added to the loss."""
-  l2 = ml_collections.ConfigDict()
-  l2.coef = 0.0            # loss += coef * sum ||W||^2 over ...
-  l2.params = ('kernel',)  # ... parameters whose path matches a regex here
-  return l2
-
-
-def _stack_config() -> ml_collections.ConfigDict:
-  """``config.stack``: hyperparameter points trained in the same program."""
-  # (seedsweep/config/stacking.py): point i sets each key of stack.fields (learning
-  # rate, clip norms, l2.coef, dropout rates, the joint model's rho and beta) to
-  # stack.points[i]; every point runs every seed. --sweep groups a sweep's points
-  # this way by itself. () = the config's own values.
-  stack = ml_collections.ConfigDict()
-  stack.fields = ()
-  stack.points = ()
-  return stack
-
-
-def _seed_design_config() -> ml_collections.ConfigDict:
-  """``config.seed_design``: a factorial design of init, data-order, dropout seeds."""
-  # Set all three and the members are every combination of an init, a data-order
-  # and a dropout seed (config.seeds is then not used); the report splits the seed
-  # variance by source. () = one seed per member (config.seeds).
-  seed_design = ml_collections.ConfigDict()
-  seed_design.init = ()
-  seed_design.data = ()
-  seed_design.dropout = ()
-  return seed_design
-
-
-def _train_config() -> ml_collections.ConfigDict:
-  """``config.train``: epochs, batches, selection, early stopping, NaN policy."""
-  train = ml_collections.ConfigDict()
-  train.num_epochs = 10
-  train.batch_size = 50
-  train.eval_batch_size = 500  # most rows of an eval chunk (dev and test mixed)
-  train.selection = 'best_dev'  # 'best_dev' or 'last' (epoch whose params count)
-  # Early stopping, per seed: a seed's selection ends after this many epochs without a
-  # better dev score; the run ends when every seed's has. 0 = off (best_dev only).
-  train.patience = 0
-  train.seed_parallel = 'auto'  # 'vmap', 'map' or 'auto' (map on CPU, else vmap)
-  train.checkpoint_every = 1    # epochs between checkpoints (and the last one)
-  # The most train steps the host hands the device at a time (one program runs them,
-  # the host reading nothing back in between); fewer while a chunk would run over
-  # about 2 s, so that a stop signal is seen within seconds. Changes no number.
-  train.steps_per_dispatch = 8
-  # A seed whose train loss becomes NaN or infinite: 'freeze' (it keeps its last
-  # finite parameters, flagged in metrics and results; the other seeds go on) or
-  # 'fatal' (the run stops at the end of that epoch).
-  train.nan_policy = 'freeze'
-  train.progress = True         # progress bar on the terminal
-  return train
-
-
-def _runtime_config() -> ml_collections.ConfigDict:
-  """``config.runtime``: the CPU thread pool, the numerics, the memory budget."""
-  # Where the arithmetic runs. XLA:CPU splits long sums into one part per thread of its
-  # intra-op pool, so the pool's size is part of what defines a seed's numbers: pinned
-  # (4 by default) they are the same on every machine, 1 core or 64. Another value
-  # gives numbers of its own, again the same on every machine; 0 = XLA's default (the
-  # usable cores: numbers then depend on the machine). docs/design.md, "Core counts".
-  runtime = ml_collections.ConfigDict()
-  runtime.cpu_threads = 4
-  # 'portable': the same bits on every x86-64 CPU with AVX2 and FMA (XLA and its kernels
-  # pinned to arithmetic that does not follow the CPU); 'native': XLA's choices for
-  # this CPU, numbers of this CPU family only. docs/design.md, "Portable numerics".
-  runtime.numerics = 'portable'
-  # float32 matmuls on a GPU or TPU: 'highest' (full float32, as on a CPU: a seed's
-  # numbers do not hinge on whether the device has TF32), 'high' (TF32 on NVIDIA,
-  # three bfloat16 passes on a TPU) or 'default' (the backend's fastest: TF32, one
-  # bfloat16 pass). A CPU computes float32 whatever this says. docs/gpu.md.
-  runtime.matmul_precision = 'highest'
-  # MiB a run may hold (seedsweep/run/memory.py estimates it from the shapes before
-  # compiling); 0 = 50 % of what this process can use on a CPU (RAM or a cgroup's
-  # limit), 80 % of a GPU's memory. Members beyond it train in groups one after
-  # another inside the run (seedsweep/run/groups.py); one member over it is refused.
-  runtime.memory_budget = 0
-  return runtime
-
-
-def _log_config() -> ml_collections.ConfigDict:
-  """``config.log``: where runs are also logged (none changes a number)."""
-  # seedsweep/run/tracking.py. TensorBoard's HParams tab always gets each finished
-  # run (workdir/tensorboard/hparams).
-  log = ml_collections.ConfigDict()
-  log.mlflow = False        # one MLflow run per finished run (pip install -e .[mlflow])
-  log.mlflow_uri = ''       # '' = $MLFLOW_TRACKING_URI, else file:<workdir>/../mlruns
-  log.mlflow_experiment = 'seedsweep'
-  return log
-
-
-def _launch_config() -> ml_collections.ConfigDict:
-  """``config.launch``: what each scheduler job of a sweep asks for."""
-  # --launcher=local|slurm; seedsweep/sweep/launchers.py. None changes a number.
-  launch = ml_collections.ConfigDict()
-  launch.jobs = 0           # shards of the sweep, one job each (0 = one per run: a program of the sweep)
-  launch.timeout_min = 24 * 60
-  launch.cpus_per_task = 4
-  launch.gpus_per_node = 0
-  launch.mem_gb = 16
-  launch.slurm_partition = ''
-  launch.slurm_array_parallelism = 64  # jobs of the array running at once
-  return launch
-
-
-def _paper_config() -> ml_collections.ConfigDict:
-  """``config.paper``: the number the paper reports for this row (paper experiments)."""
-  paper = ml_collections.ConfigDict()
-  paper.source = ''
-  paper.metric = 'test_accuracy'
-  paper.value = config_dict.placeholder(float)  # None: not reported
-  paper.note = ''  # how to read the number (e.g. 'best of 10 runs')
-  # Other numbers the paper reports for the same row: {metric: value}.
-  paper.other = ml_collections.ConfigDict()
-  return paper
-
-
-def parse_arg(arg: str, where: str, choices, flags=('quick',)):
-  """Splits a config argument ``'a,b,quick'`` into one choice per group and flags.
-
-  ``choices`` maps a group name to its allowed values, the first being the default;
-  ``flags`` are switches. Returns ``(selected {group: value}, set of flags)``; an
-  unknown or repeated argument raises ValueError naming the file and what it takes.
+  Raises:
+    ValueError: one line naming the calling file (``experiments/clstm_sst.py``) and
+      the token: unknown (with the closest valid token and every choice), a second
+      value for the same name, or a value that fits not its choices or type.
   """
-  selected, on = {}, set()
-  for a in [a for a in (arg or '').split(',') if a]:
-    group = next((g for g, values in choices.items() if a in values), None)
-    if a in flags:
-      on.add(a)
-    elif group is None or group in selected:
-      accepted = [f'{g}: {"|".join(v)}' for g, v in choices.items()]
-      raise ValueError(f'{where}: argument {a!r} is unknown or repeats a choice; '
-                       f'expected at most one of each of {accepted}, plus {flags}')
-    else:
-      selected[group] = a
-  for group, values in choices.items():
-    selected.setdefault(group, values[0])
-  return selected, on
+  caller = sys._getframe(1).f_globals.get('__file__') or ''  # pylint: disable=protected-access
+  where = '/'.join(caller.replace('\\', '/').split('/')[-2:]) or 'get_config'
+  bare = {}  # a bare token -> the name it sets
+  for name, default in defaults.items():
+    for token in default if isinstance(default, tuple) else (
+        (name,) if isinstance(default, bool) else ()):
+      if bare.setdefault(token, name) != name:
+        raise ValueError(f'{where}: parse_arg: {token!r} would set both {bare[token]} '
+                         f'and {name}')
+  values = {n: d[0] if isinstance(d, tuple) else d for n, d in defaults.items()}
+  given, unknown = {}, []
+  for token in [t for t in (arg or '').split(',') if t]:
+    name, eq, text = token.partition('=')
+    if not eq:
+      name, text = bare.get(token), token
+    if name not in defaults:
+      unknown.append(token)
+      continue
+    if name in given:
+      raise ValueError(f'{where}: {given[name]!r} and {token!r} both set {name}; '
+                       f'expected one value for each of {tuple(defaults)}')
+    given[name] = token
+    values[name] = _arg_value(where, token, defaults[name], text)
+  if unknown:
+    options = list(bare) if '=' not in unknown[0] else list(defaults)
+    hint = keys.did_you_mean(unknown[0].partition('=')[0], options) if len(
+        unknown) == 1 else ''
+    items = ['|'.join(d) + f' ({n}, default {d[0]})' if isinstance(d, tuple) else
+             n if isinstance(d, bool) else f'{n}=<{type(d).__name__}> (default {d!r})'
+             for n, d in defaults.items()]
+    expected = ('none' if not items else f'none or {items[0]}' if len(items) == 1 else
+                'none or a comma-separated mix of ' + ', '.join(items))
+    raise ValueError(f'{where}: unknown argument(s) {unknown}{hint}; expected {expected}')
+  return ml_collections.ConfigDict(values)
+
+
+def _arg_value(where: str, token: str, default, text: str):
+  """The value ``text`` gives a name whose default is ``default`` (parse_arg)."""
+  if isinstance(default, tuple):
+    if text in default:
+      return text
+    expected = 'one of ' + '|'.join(default) + keys.did_you_mean(text, default)
+  elif isinstance(default, bool):
+    if text == token or text.lower() in ('true', '1', 'yes'):
+      return True
+    if text.lower() in ('false', '0', 'no'):
+      return False
+    expected = 'true or false'
+  elif isinstance(default, (int, float)):
+    try:
+      return type(default)(text)
+    except ValueError:
+      expected = f'an {type(default).__name__}' if isinstance(default, int) else 'a float'
+  else:
+    return text
+  raise ValueError(f'{where}: argument {token!r}: {token.partition("=")[0]} expects '
+                   f'{expected}')
 
 
 def set_paper(config, source: str, value, metric: str = 'test_accuracy') -> None:
@@ -266,11 +340,12 @@ def set_paper(config, source: str, value, metric: str = 'test_accuracy') -> None
   config.paper.value = value
 
 
-def make_quick(config, embed_dim: int = 32) -> None:
+def make_quick(config, embed_dim: int = 32, seeds=(1, 2), num_epochs: int = 1) -> None:
   """The smoke-test settings every ``:quick`` variant shares: two seeds, one epoch,
-  two length buckets, small word vectors (about a minute on 2 CPU cores)."""
-  config.seeds = (1, 2)
-  config.train.num_epochs = 1
+  two length buckets, small word vectors (about a minute on 2 CPU cores); a variant
+  may keep more ``seeds`` (``config.seeds``: all) or ``num_epochs``."""
+  config.seeds = seeds
+  config.train.num_epochs = num_epochs
   config.data.num_buckets = 2
   config.model.embed_dim = embed_dim
 

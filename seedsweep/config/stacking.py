@@ -17,18 +17,29 @@ from typing import Any, Dict, List, Sequence, Tuple
 
 import numpy as np
 
+from seedsweep.config import base
+from seedsweep.config import fields
 from seedsweep.config import keys
 from seedsweep.errors import UserError
 
 # Values a point may change inside one program: each is a traced scalar per member
-# (seedsweep/engine/steps.py), none changes a shape.
-OPTIMIZER_KEYS = ('optimizer.learning_rate', 'optimizer.clip_global_norm',
-                  'optimizer.clip_value')
-MODEL_FIELDS = ('dropout', 'embed_dropout', 'rho', 'beta')
-STACKABLE = OPTIMIZER_KEYS + ('l2.coef',) + tuple(f'model.{f}' for f in MODEL_FIELDS)
+# (seedsweep/engine/steps.py), none changes a shape. {key: how (fields.STACK_*)}: the
+# base config's as declared (base.py, stack=), the models' fields (declared by the
+# models, models/) here.
+HOW_STACKED = {**{k: f.stack for k, f in base.FIELDS.items() if f.stack},
+               'model.dropout': fields.STACK_WHEN_SET,
+               'model.embed_dropout': fields.STACK_WHEN_SET,
+               'model.rho': fields.STACK_ALWAYS,    # the joint model's loss weights
+               'model.beta': fields.STACK_ALWAYS}
+STACKABLE = tuple(HOW_STACKED)
+OPTIMIZER_KEYS = tuple(k for k in STACKABLE if k.startswith('optimizer.'))
+MODEL_FIELDS = tuple(k.split('.', 1)[1] for k in STACKABLE if k.startswith('model.'))
+# Traced in every run (a run alone and its point among others compile the same step).
+ALWAYS_TRACED = tuple(k for k, how in HOW_STACKED.items() if how == fields.STACK_ALWAYS)
 # Clipping thresholds where 0 means off: a member with 0 among clipped ones gets inf
 # (the clip then selects its input unchanged, bit for bit).
-OFF_AT_ZERO = ('optimizer.clip_global_norm', 'optimizer.clip_value')
+OFF_AT_ZERO = tuple(k for k, how in HOW_STACKED.items()
+                    if how == fields.STACK_OFF_AT_ZERO)
 STREAMS = ('init', 'data', 'dropout')  # the order of seedsweep.engine.rngs' streams
 
 

@@ -144,25 +144,16 @@ def cpu_threads() -> int:
 def pin_for(config) -> None:
   """:func:`pin_cpu_threads` and :func:`pin_numerics` with ``config.runtime``."""
   from seedsweep.config import checks  # pylint: disable=g-import-not-at-top
-  from seedsweep.errors import UserError  # pylint: disable=g-import-not-at-top
-  threads = config.runtime.cpu_threads
-  if not isinstance(threads, int) or isinstance(threads, bool) or threads < 0:
-    raise UserError(f'config.runtime.cpu_threads={threads!r}; expected an int >= 0 '
-                    f'(4 = the default, the same numbers on every machine; 0 = the '
-                    f'usable cores)')
-  checks.one_of('runtime.numerics', config.runtime.numerics, NUMERICS)
-  checks.one_of('runtime.matmul_precision', config.runtime.matmul_precision,
-                MATMUL_PRECISIONS)
-  pin_cpu_threads(threads)
+  # Their declared checks (config/base.py), before anything starts JAX.
+  checks.check_fields(config, ('runtime.cpu_threads', 'runtime.numerics',
+                               'runtime.matmul_precision'))
+  pin_cpu_threads(config.runtime.cpu_threads)
   pin_numerics(config.runtime.numerics)
   pin_matmul_precision(config.runtime.matmul_precision)
 
 
 # config.runtime.matmul_precision: how a GPU or TPU computes float32 matmuls (a CPU
-# computes them in float32 whatever is asked).
-MATMUL_PRECISIONS = ('highest', 'high', 'default')
-
-
+# computes them in float32 whatever is asked; the choices: config/base.py).
 def pin_matmul_precision(precision: str) -> None:
   """Sets jax's default matmul precision on an accelerator; on a CPU nothing (the
   programs, and so their fingerprints, stay those of before the setting existed)."""
@@ -201,7 +192,7 @@ def accelerator_plugin() -> Optional[str]:
 # config.runtime.numerics: 'portable' (the default) gives a seed the same bits on every
 # x86-64 CPU with AVX2 and FMA; 'native' lets XLA and its kernels follow the CPU, whose
 # numbers are then its own (docs/design.md, "Portable numerics across CPUs").
-NUMERICS = ('portable', 'native')
+#
 # The XLA flags portable numerics set, each for a source of CPU-dependent bits found on
 # 2026-11-28 (an emulated Zen 3 against a Sapphire Rapids):
 # * platform-dependent math off: YNNPACK's dots and reductions take its consistent
