@@ -72,7 +72,8 @@ def packaged_path(spec: str, folder: str) -> str:
 
 
 def _start(config) -> None:
-  """What the command does before a run: its thread pool, the compilation cache."""
+  """What the command does before a sweep, a search or a report: its thread pool,
+  the compilation cache. (A run pins its own, once: seedsweep.run.prepare.)"""
   runtime.pin_for(config)
   runtime.enable_compilation_cache()
 
@@ -97,8 +98,8 @@ def train(config, workdir: str, print_fn=print) -> dict:
       call resumes it.
   """
   from seedsweep.run import loop  # pylint: disable=g-import-not-at-top
-  _start(config)
-  return loop.train(config, workdir, print_fn)
+  runtime.enable_compilation_cache()
+  return loop.train(config, workdir, print_fn)  # checks and pins config once
 
 
 def workdir_config(workdir: str):
@@ -113,23 +114,21 @@ def workdir_config(workdir: str):
   Raises:
     UserError: ``workdir`` holds no ``config.json``, or one that is not valid JSON.
   """
-  path = os.path.join(workdir, outputs.CONFIG)
-  if not os.path.isfile(path):
+  from seedsweep.run import workdir as workdir_lib  # pylint: disable=g-import-not-at-top
+  stored = workdir_lib.stored_config(workdir)
+  if stored is None:
     raise UserError(f'{workdir} holds no {outputs.CONFIG}; expected the workdir of a '
                     'trained run')
-  try:
-    return config_checks.from_dict(outputs.read_json(path))
-  except ValueError as e:
-    raise UserError(f'{path} is not valid JSON ({e}); expected the config.json a run '
-                    'of seedsweep wrote') from e
+  return config_checks.from_dict(stored)
 
 
-def evaluate(workdir: str, print_fn=print) -> dict:
+def evaluate(workdir: str, print_fn=print, config=None) -> dict:
   """Re-evaluates a run's newest checkpoint, as ``--mode=eval`` does.
 
   Args:
-    workdir: the run's folder; the config is the one it was trained with.
+    workdir: the run's folder.
     print_fn: called with each line of progress and the final table.
+    config: the config it was trained with, to check (None: the one it stored).
 
   Returns:
     The results dict, also rewritten to ``workdir/results.json``.
@@ -139,9 +138,8 @@ def evaluate(workdir: str, print_fn=print) -> dict:
       trained on other input bytes than the dataset files hold now.
   """
   from seedsweep.run import loop  # pylint: disable=g-import-not-at-top
-  config = workdir_config(workdir)
-  _start(config)
-  return loop.evaluate(config, workdir, print_fn)
+  runtime.enable_compilation_cache()
+  return loop.evaluate(config, workdir, print_fn)  # reads, checks and pins it once
 
 
 def predict(workdir: str, texts: Sequence[str], print_fn=print) -> dict:
@@ -166,9 +164,8 @@ def predict(workdir: str, texts: Sequence[str], print_fn=print) -> dict:
       empty text.
   """
   from seedsweep.run import predict as predict_lib  # pylint: disable=g-import-not-at-top
-  config = workdir_config(workdir)
-  _start(config)
-  return predict_lib.predict(config, workdir, texts, print_fn)
+  runtime.enable_compilation_cache()
+  return predict_lib.predict(None, workdir, texts, print_fn)  # the run's own config
 
 
 def run_sweep(config, spec: str, root: str, shard: str = '0/1', print_fn=print) -> dict:

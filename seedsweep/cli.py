@@ -124,19 +124,19 @@ def main(argv):
 
 def run_mode(mode: str) -> None:
   """Does what ``--mode`` asks (UserError for a missing or contradicting flag)."""
+  from seedsweep import api  # pylint: disable=g-import-not-at-top
   from seedsweep.errors import UserError  # pylint: disable=g-import-not-at-top
-  from seedsweep.run import loop  # pylint: disable=g-import-not-at-top
   from seedsweep.sweep import runner as sweep  # pylint: disable=g-import-not-at-top
   workdir = _WORKDIR.value
   if mode == 'report':
-    from seedsweep import api  # pylint: disable=g-import-not-at-top
     if not workdir:
       raise UserError('--workdir is required for --mode=report (the folder of runs)')
     api.report(workdir, latex=_LATEX.value,
                out='' if _OUTPUT.value == '-' else _OUTPUT.value)
     return
-  config = flag_config(mode, workdir)
-  runtime.pin_for(config)  # before anything starts JAX's CPU client
+  config = flag_config(mode, workdir)  # None: the config the run in workdir stored
+  # A run (train, eval, verify, predict, describe) checks its config and pins the
+  # runtime once, itself (seedsweep.run.prepare); sweeps and searches pin here.
   if mode == 'describe':
     from seedsweep.run import describe  # pylint: disable=g-import-not-at-top
     info = describe.describe(config)
@@ -155,11 +155,13 @@ def run_mode(mode: str) -> None:
   if mode == 'commands':
     if not _SWEEP.value:
       raise UserError('--mode=commands needs --sweep=sweeps/X.py')
+    runtime.pin_for(config)  # before anything starts JAX's CPU client
     print('\n'.join(sweep.commands(config, _SWEEP.value, workdir, sys.argv)))
   elif _SEARCH.value:
     if mode != 'train':
       raise UserError(f'--search trains; for --mode={mode} point --workdir at one '
                       'trials_* folder (or use --mode=report on the root)')
+    runtime.pin_for(config)
     if _LAUNCHER.value != 'none':
       from seedsweep.sweep import launchers  # pylint: disable=g-import-not-at-top
       launchers.submit_search(config, workdir, _LAUNCHER.value, sys.argv)
@@ -170,26 +172,27 @@ def run_mode(mode: str) -> None:
     if mode != 'train':
       raise UserError(f'--sweep trains; for --mode={mode} point --workdir at one point '
                       f'folder (or use --mode=report on the root)')
+    runtime.pin_for(config)
     if _LAUNCHER.value != 'none':
       from seedsweep.sweep import launchers  # pylint: disable=g-import-not-at-top
       launchers.submit(config, _SWEEP.value, workdir, _LAUNCHER.value, sys.argv)
     else:
       sweep.run(config, _SWEEP.value, workdir, _SWEEP_SHARD.value)
   elif mode == 'train':
-    loop.train(config, workdir)
+    api.train(config, workdir)
   elif mode == 'predict':
     predict(config, workdir)
   elif mode == 'verify' and _STATISTICAL.value:
     from seedsweep.reports import reproduction  # pylint: disable=g-import-not-at-top
-    if not reproduction.reproduce(config, workdir, _REPRODUCE_INTO.value,
-                                  _MARGIN.value)['reproduced']:
+    if not reproduction.reproduce(config or api.workdir_config(workdir), workdir,
+                                  _REPRODUCE_INTO.value, _MARGIN.value)['reproduced']:
       sys.exit(1)
   elif mode == 'verify':
     from seedsweep.run import verify  # pylint: disable=g-import-not-at-top
     if not verify.verify(config, workdir, _VERIFY_EPOCHS.value)['reproduced']:
       sys.exit(1)
   else:
-    loop.evaluate(config, workdir)
+    api.evaluate(workdir, config=config)
 
 
 # Modes that read a trained run: without --config they use the config it stored.
@@ -197,8 +200,8 @@ READ_RUN_MODES = ('eval', 'verify', 'predict')
 
 
 def flag_config(mode: str, workdir):
-  """--config with its overrides; for :data:`READ_RUN_MODES` without --config, the
-  config.json of ``workdir``."""
+  """--config with its overrides; for :data:`READ_RUN_MODES` without --config, None:
+  the run reads the config.json of ``workdir`` (once, seedsweep.run.prepare)."""
   from seedsweep.errors import UserError  # pylint: disable=g-import-not-at-top
   try:
     config = _CONFIG.value
@@ -208,8 +211,7 @@ def flag_config(mode: str, workdir):
     raise UserError(explain_config_error(packaged_files(sys.argv)) or
                     f'cannot load --config: {type(e).__name__}: {e}') from e
   if config is None and mode in READ_RUN_MODES and workdir:
-    from seedsweep import api  # pylint: disable=g-import-not-at-top
-    return api.workdir_config(workdir)
+    return None
   if config is None:
     raise UserError('--config is required, e.g. --config=experiments/demo.py')
   return config

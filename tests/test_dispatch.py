@@ -8,8 +8,8 @@ import jax
 import numpy as np
 import pytest
 
+from seedsweep.run import epoch as epoch_lib
 from seedsweep.run import experiment
-from seedsweep.run import loop
 from tests.conftest import small_config
 
 
@@ -28,13 +28,11 @@ def test_an_epoch_trains_evaluates_and_logs_with_no_implicit_transfer():
   state = exp.init_state()
   state, _, _ = exp.train_steps(state, 1, max_steps=2)  # compiles, outside the guard
   state = exp.keep_best(state, exp.evaluate_all(state.params), 1)
-  with jax.transfer_guard('disallow'):
-    state, loss_sum, position = exp.train_steps(state, 2)
-    evals = exp.evaluate_all(state.params)
-    state = exp.keep_best(state, evals, 2)
-    rows = loop.epoch_rows(exp, 2, exp.mean_loss(loss_sum), evals, 0.0, state)
-    assert not exp.all_stopped(state, 2)
-  assert position == exp.schedule.plan.steps_per_epoch
+  with jax.transfer_guard('disallow'):  # the epoch training and verify both run
+    done = epoch_lib.run_epoch(exp, state, 2)
+    assert not exp.all_stopped(done.state, 2)
+  assert done.position == exp.schedule.plan.steps_per_epoch and not done.stopped
+  rows = done.rows
   assert len(rows) == 2 and all(np.isfinite(r['train_loss']) for r in rows)
 
 

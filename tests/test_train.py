@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 from seedsweep.errors import UserError
+from seedsweep.run import epoch as epoch_lib
 from seedsweep.run import loop
 from seedsweep.run import outputs
 from tests.conftest import run_steps
@@ -205,7 +206,7 @@ def test_eval_on_an_empty_workdir_is_refused_and_leaves_nothing(tmp_path):
 def test_the_epoch_line_shows_the_sample_std_as_the_final_table_does():
   rows = [{'train_loss': 1.0, 'dev_accuracy': 80.0}, {'train_loss': 3.0,
                                                       'dev_accuracy': 90.0}]
-  assert loop.epoch_summary(2, 5, rows) == (
+  assert epoch_lib.summary(2, 5, rows) == (
       'epoch 2/5  train_loss 2±1.4  dev_accuracy 85±7.1')
 
 

@@ -87,8 +87,8 @@ def latest_checkpoint(run_dir: str) -> Optional[int]:
   if not any(os.path.exists(os.path.join(run_dir, f))
              for f in ('checkpoints', 'groups.json')):
     return None
-  from seedsweep.run import loop  # pylint: disable=g-import-not-at-top
-  return loop.latest_epoch(run_dir) or None
+  from seedsweep.run import workdir as workdir_lib  # pylint: disable=g-import-not-at-top
+  return workdir_lib.latest_epoch(run_dir) or None
 
 
 def stale_reason(results: dict, latest: Optional[int]) -> Optional[str]:

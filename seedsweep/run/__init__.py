@@ -1,7 +1,10 @@
 """One run and its files: build it, train and resume it, evaluate and verify it.
 
+* :mod:`~seedsweep.run.prepare`     one door: the config checked and the workdir read once
 * :mod:`~seedsweep.run.experiment`  the run's pieces, each built from the config
+* :mod:`~seedsweep.run.epoch`       one epoch as values: ``run_epoch`` (train, verify)
 * :mod:`~seedsweep.run.loop`        ``train`` and ``evaluate`` (epochs, resume, results)
+* :mod:`~seedsweep.run.workdir`     a workdir read: config.json, results, checkpoints
 * :mod:`~seedsweep.run.verify`      ``--mode=verify``: re-run epochs, compare bitwise
 * :mod:`~seedsweep.run.checkpoints`, :mod:`~seedsweep.run.outputs` the workdir's files
 * :mod:`~seedsweep.run.provenance`  what produced a result (the determinism record)

@@ -11,13 +11,13 @@ import numpy as np
 from flax import traverse_util
 
 from seedsweep import data as data_lib
-from seedsweep.config import checks as config_checks
 from seedsweep.config import stacking
 from seedsweep.engine import optimizers
 from seedsweep.engine import state as state_lib
 from seedsweep.run import experiment
 from seedsweep.run import groups as groups_lib
 from seedsweep.run import memory
+from seedsweep.run import prepare
 
 
 def parameter_rows(params) -> List[Dict[str, object]]:
@@ -42,7 +42,7 @@ def describe(config) -> dict:
     ``vocab_size``, ``num_classes``, ``vectors``, ``modules`` (one row per module, see
     :func:`parameter_rows`), ``params_total``, ``params_embeddings``,
     ``params_without_embeddings`` and ``memory_mib``."""
-  config_checks.validate(config)
+  checked = prepare.check_config(config)  # validated, each point too; runtime pinned
   dataset = data_lib.load_dataset(config.data)
   model = experiment.make_model(config, dataset)
   optimizers.make_optimizer(config.optimizer)  # a bad optimiser is refused here too
@@ -50,11 +50,12 @@ def describe(config) -> dict:
   rows = parameter_rows(params)
   total = sum(r['params'] for r in rows)
   embeddings = sum(r['params'] for r in rows if r['embedding'])
-  members = experiment.select_members(config, dataset)
-  hparams = experiment.member_hparams(config, model, members)  # each point's checked
+  members = experiment.select_members(config, dataset, checked.points)
+  hparams = experiment.member_hparams(checked, model, members)
   placement = experiment.place(config, len(members))
   estimate = experiment.estimate_memory(
-      experiment.host_arrays(dataset), experiment.make_learner(config, dataset, hparams),
+      experiment.host_arrays(dataset),
+      experiment.make_learner(config, dataset, hparams, model),
       experiment.make_schedule(config, dataset), placement.mode)
   budget = memory.budget_mib(config)
   fits = estimate.members_within(budget)
@@ -63,7 +64,7 @@ def describe(config) -> dict:
   groups = len(bounds) if bounds else 1
   return {'memory_mib': {**estimate.as_dict(len(members)), 'budget_mib': round(budget),
                          'members_within_budget': fits, 'groups': groups},
-          'config': config_checks.to_dict(config), 'model': type(model).__name__,
+          'config': checked.as_dict, 'model': type(model).__name__,
           'members': len(members), 'member_axis': member_axis(members),
           'vocab_size': dataset.vocab_size, 'num_classes': dataset.num_classes,
           'vectors': dataset.vectors, 'modules': rows, 'params_total': total, 'params_embeddings': embeddings,

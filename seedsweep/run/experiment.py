@@ -3,10 +3,12 @@ them (one epoch, an evaluation, the selected results).
 
 :func:`build` puts them together in the order the data flows::
 
+    checked   = run.prepare.check_config(config)   validated, runtime pinned (or given)
     data      = seedsweep.data.load_dataset(config.data)     files -> encoded arrays
     members   = select_members(config, data)    the stacked axis: seeds (x folds)
     placement = place(config, len(members))     devices, seed mapping, shardings
     schedule  = make_schedule(config, data)     length buckets, TrainPlan, EvalPlan
+    model     = make_model(config, data)        built once
     learner   = make_learner(config, data)      model, optimiser, L2 (engine.steps)
     arrays    = host_arrays(data)               what every step gathers from
     estimate  = estimate_memory(arrays, learner, schedule, placement.mode)
@@ -24,8 +26,6 @@ import jax.numpy as jnp
 import numpy as np
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
-from seedsweep.config import checks as config_checks
-from seedsweep.config import keys
 from seedsweep.config import stacking
 from seedsweep import data as data_lib
 from seedsweep.data import encoded
@@ -45,8 +45,8 @@ from seedsweep.run import checkpoints as ckpt_lib
 from seedsweep.run import faults
 from seedsweep.run import memory
 from seedsweep.run import outputs
+from seedsweep.run import prepare as prepare_lib
 from seedsweep.run import provenance as provenance_lib
-from seedsweep.run import runtime
 
 EVAL_SPLITS = ('dev', 'test')
 
@@ -84,11 +84,12 @@ class Members:
             for s, f, p in zip(self.seed_triples, folds, self.points)]
 
 
-def select_members(config, data: encoded.EncodedDataset) -> Members:
+def select_members(config, data: encoded.EncodedDataset, points=None) -> Members:
   """Every point of ``config.stack`` times the folds ``config.data.folds`` selects
-  (all by default) times the seeds (``config.seeds``, or ``config.seed_design``)."""
+  (all by default) times the seeds (``config.seeds``, or ``config.seed_design``);
+  ``points``: ``stacking.points(config)`` when computed already."""
   combos = stacking.seed_triples(config)
-  points = stacking.points(config)
+  points = stacking.points(config) if points is None else points
   labels = tuple(stacking.point_label(p) for p in points)
   factorial = stacking.factorial(config)
   folds = select_folds(config, data)
@@ -118,25 +119,10 @@ def select_folds(config, data: encoded.EncodedDataset) -> Tuple[int, ...]:
   return folds
 
 
-def point_configs(config) -> list:
-  """The config of each point of ``config.stack`` (the config itself without one),
-  each checked as a run of its own would be."""
-  out = []
-  for i, point in enumerate(stacking.points(config)):
-    where = f'config.stack.points[{i}] ({stacking.point_label(point)})'
-    one = keys.with_values(config, point, where) if point else config
-    if point:
-      try:
-        config_checks.validate(one)
-      except UserError as e:
-        raise UserError(f'{where}: {e}') from e
-    out.append(one)
-  return out
-
-
-def member_hparams(config, model, members: Members) -> Dict[str, np.ndarray]:
+def member_hparams(checked, model, members: Members) -> Dict[str, np.ndarray]:
   """``{config key: [members] float32}``: the hyperparameters each member's step
-  reads as traced scalars (steps.Learner.for_member).
+  reads as traced scalars (steps.Learner.for_member); ``checked``: the run's config
+  as seedsweep.run.prepare.check_config checked it (each point's config).
 
   The learning rate always, and the joint model's loss weights whenever the model
   has them, so a run alone and its point among others compile the same per-member
@@ -147,7 +133,7 @@ def member_hparams(config, model, members: Members) -> Dict[str, np.ndarray]:
   element): the same value as leaving them out, up to float rounding, since the
   program around it is compiled differently (tests/test_sweep.py).
   """
-  configs = point_configs(config)
+  configs = checked.point_configs
   def value(c, key):
     section, field = key.split('.', 1)
     if section == 'model':
@@ -155,7 +141,7 @@ def member_hparams(config, model, members: Members) -> Dict[str, np.ndarray]:
     return c[section][field]
 
   fields = {f.name: f for f in dataclasses.fields(model)}
-  for i, point in enumerate(stacking.points(config)):
+  for i, point in enumerate(checked.points):
     for key, v in point.items():
       if key.startswith('model.'):
         try:  # the checks build_model makes of config.model (rates in [0, 1), ...)
@@ -168,7 +154,7 @@ def member_hparams(config, model, members: Members) -> Dict[str, np.ndarray]:
     section, field = key.split('.', 1)
     if section == 'model' and field not in model_fields:
       continue
-    always = key == 'optimizer.learning_rate' or field in ('rho', 'beta')
+    always = key in stacking.ALWAYS_TRACED
     if always or any(value(c, key) for c in configs):
       active.append(key)
   out = {}
@@ -320,11 +306,12 @@ def make_model(config, data: encoded.EncodedDataset):
 
 
 def make_learner(config, data: encoded.EncodedDataset,
-                 hparams: Optional[Dict[str, np.ndarray]] = None) -> steps_lib.Learner:
-  """The model for ``data`` (:func:`make_model`), its optimiser and L2 terms;
-  ``hparams`` ({key: [members]}, :func:`member_hparams`) are the values the steps
-  will trace, the first member's fixing the optimiser state's structure."""
-  model = make_model(config, data)
+                 hparams: Optional[Dict[str, np.ndarray]] = None,
+                 model=None) -> steps_lib.Learner:
+  """The model for ``data`` (:func:`make_model`, unless given), its optimiser and L2
+  terms; ``hparams`` ({key: [members]}, :func:`member_hparams`) are the values the
+  steps will trace, the first member's fixing the optimiser state's structure."""
+  model = make_model(config, data) if model is None else model
   abstract = jax.eval_shape(lambda: state_lib.init_params(model, 0))
   static = data.embedding_tables is not None and config.data.vectors.static
   if data.embedding_tables is not None:
@@ -353,15 +340,20 @@ def portable_program(config) -> bool:
 
 
 def build(config) -> 'Experiment':
-  """Every piece of the run ``config`` describes, data loaded and on device."""
-  config_checks.validate(config)
-  runtime.pin_for(config)
+  """Every piece of the run ``config`` describes, data loaded and on device.
+
+  ``config``: a ConfigDict, checked here (seedsweep.run.prepare.check_config:
+  validated, the runtime pinned), or the ``Checked`` of a prepared run, trusted."""
+  checked = (config if isinstance(config, prepare_lib.Checked)
+             else prepare_lib.check_config(config))
+  config = checked.config
   data = data_lib.load_dataset(config.data)
-  members = select_members(config, data)
+  members = select_members(config, data, checked.points)
   placement = place(config, len(members))
   schedule = make_schedule(config, data)
-  hparams = member_hparams(config, make_model(config, data), members)
-  learner = make_learner(config, data, hparams)
+  model = make_model(config, data)
+  hparams = member_hparams(checked, model, members)
+  learner = make_learner(config, data, hparams, model)
   arrays = host_arrays(data)
   estimate = estimate_memory(arrays, learner, schedule, placement.mode)
   memory.check_budget(estimate, memory.budget_mib(config))
@@ -372,7 +364,7 @@ def build(config) -> 'Experiment':
                           portable=portable_program(config))
   return Experiment(config, data, members, placement,
                     put_on_device(arrays, members, placement, hparams), schedule,
-                    learner, steps, estimate)
+                    learner, steps, estimate, checked)
 
 
 def estimate_memory(arrays: Dict[str, np.ndarray], learner: steps_lib.Learner,
@@ -438,6 +430,7 @@ class Experiment:
   learner: steps_lib.Learner
   steps: steps_lib.Steps
   memory_estimate: memory.MemoryEstimate
+  checked: 'prepare_lib.Checked'  # the config as checked once: its points, its JSON
 
   @property
   def selection(self) -> str:
@@ -661,7 +654,7 @@ class Experiment:
     metrics = dict(selected['per_member'])
     nonfinite = metrics.pop('nonfinite_step')
     return outputs.stacked_results(
-        self.members, metrics, stacking.points(self.config),
+        self.members, metrics, self.checked.points,
         selection=self.selection, epochs_completed=selected['epochs_completed'],
         nonfinite_step=[int(s) for s in nonfinite],
         paper=self.config.paper.to_dict(), provenance=self.provenance)
@@ -686,7 +679,7 @@ class Experiment:
   @functools.cached_property
   def provenance(self) -> dict:
     """What produced this run's numbers (computed once: it asks git)."""
-    return {'config': config_checks.to_dict(self.config),
+    return {'config': self.checked.as_dict,
             # The seeds the members run (a factorial design's init seeds, not
             # config.seeds, which it does not read).
             'seeds': [int(s) for s in dict.fromkeys(self.members.seeds.tolist())],

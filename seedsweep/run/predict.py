@@ -30,25 +30,24 @@ from seedsweep.errors import UserError
 from seedsweep.run import checkpoints as ckpt_lib
 from seedsweep.run import experiment as experiment_lib
 from seedsweep.run import groups as groups_lib
-from seedsweep.run import loop
 from seedsweep.run import outputs
-from seedsweep.run import runtime
+from seedsweep.run import prepare
+from seedsweep.run import workdir as workdir_lib
 
 TEXT_COLUMNS = ('text', 'sentence')  # a first row naming one of these is a header
 
 
 def predict(config, workdir: str, texts: Sequence[str], print_fn=print) -> dict:
-  """The run's answers for ``texts``; see :func:`answers` for the dict."""
-  runtime.pin_for(config)
+  """The run's answers for ``texts``; see :func:`answers` for the dict. ``config``:
+  the one ``workdir``'s run was trained with (None: the one it stored)."""
   texts = check_texts(texts)
-  if not loop.check_workdir(config, workdir):
-    raise UserError(f'{workdir} holds no {outputs.CONFIG}; expected the workdir of a '
-                    'trained run')
-  latest = loop.latest_epoch(workdir)
+  run = prepare.prepare_existing(config, workdir, 'a trained run')
+  config = run.config
+  latest = workdir_lib.latest_epoch(workdir)
   if not latest:
     raise UserError(f'{workdir} holds no checkpoint of a finished epoch to predict '
                     'with; train it first')
-  exp = experiment_lib.build(config)
+  exp = experiment_lib.build(run.checked)
   print_fn(f'{workdir}: predicting {len(texts)} texts with {len(exp.members)} members '
            f'(checkpoint of epoch {latest}).')
   token_lists = vocab_lib.tokenize_texts(texts, config.data.lowercase,

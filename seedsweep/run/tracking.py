@@ -14,7 +14,9 @@
   every run and sweep point under the same folder shares. A run trained again
   replaces its MLflow run.
 
-Both are written once, when the run finishes (a resumed run logs its whole history).
+Both are written once, when the run finishes (a resumed run logs its whole history),
+under the workdir's lock; a finished run met again writes only what is
+:func:`missing` (under the lock too), else nothing.
 """
 import os
 import shutil
@@ -31,12 +33,13 @@ TRACKING = 'tracking.json'  # workdir: where the run was logged
 WORKDIR_TAG = 'seedsweep.workdir'
 
 
-def hparams_of(config) -> Dict[str, object]:
+def hparams_of(config, as_dict=None) -> Dict[str, object]:
   """The config's fields that can tell runs apart, flattened (``model.hidden``):
   numbers, strings and booleans as they are, tuples as text; unset fields, the
   paper's numbers and the fields that change no number left out; ``seeds`` as their
-  count (``num_seeds``)."""
-  flat = config_checks.flatten(config_checks.to_dict(config))
+  count (``num_seeds``). ``as_dict``: the config's JSON form, when made already."""
+  flat = config_checks.flatten(config_checks.to_dict(config) if as_dict is None
+                               else as_dict)
   out = {}
   for key, value in sorted(flat.items()):
     if (value is None or key == 'seeds' or key.startswith('paper.')
@@ -57,28 +60,30 @@ def summary_metrics(results: dict) -> Dict[str, float]:
           for name, s in p['summary'].items() for stat in ('mean', 'std')}
 
 
-def point_sessions(config, results: dict):
-  """``[(label, config, results)]``: one HParams session per point of the run, each
-  with the config that point would have alone ('' and the run's own for one point)."""
+def point_sessions(config, results: dict, as_dict=None):
+  """``[(label, config, results, as_dict)]``: one HParams session per point of the
+  run, each with the config that point would have alone ('' and the run's own, with
+  ``as_dict``, for one point)."""
   points = outputs.point_results(results)
   if len(points) == 1:
-    return [('', config, results)]
+    return [('', config, results, as_dict)]
   cleared = {'stack.fields': (), 'stack.points': ()}
   return [(p['label'], keys.with_values(config, {**cleared, **p['overrides']},
-                                        'config.stack'), p) for p in points]
+                                        'config.stack'), p, None) for p in points]
 
 
-def write_hparams(config, workdir: str, results: dict) -> str:
+def write_hparams(config, workdir: str, results: dict, as_dict=None) -> str:
   """The run's HParams sessions (replacing earlier ones): ``tensorboard/hparams``,
   or ``tensorboard/hparams/<point>`` for each point of a stacked run; their folder."""
   from tensorboardX import SummaryWriter  # pylint: disable=g-import-not-at-top
   from tensorboardX.summary import hparams  # pylint: disable=g-import-not-at-top
   folder = os.path.join(workdir, 'tensorboard', HPARAMS)
   shutil.rmtree(folder, ignore_errors=True)
-  for label, own_config, own_results in point_sessions(config, results):
+  for label, own_config, own_results, own_dict in point_sessions(config, results,
+                                                                 as_dict):
     metrics = summary_metrics(own_results)
     with SummaryWriter(os.path.join(folder, label) if label else folder) as writer:
-      for summary in hparams(hparams_of(own_config), metrics):
+      for summary in hparams(hparams_of(own_config, own_dict), metrics):
         writer.file_writer.add_summary(summary)
       for tag, value in metrics.items():
         writer.add_scalar(tag, value, results.get('epochs_completed') or 0)
@@ -96,7 +101,8 @@ def mlflow_uri(config, workdir: str) -> str:
   return 'file:' + os.path.join(os.path.dirname(os.path.abspath(workdir)), 'mlruns')
 
 
-def log_mlflow(config, workdir: str, results: dict, rows: List[dict]) -> str:
+def log_mlflow(config, workdir: str, results: dict, rows: List[dict],
+               as_dict=None) -> str:
   """One MLflow run for ``workdir`` (an earlier one of the same workdir deleted);
   its run id."""
   try:
@@ -127,7 +133,8 @@ def log_mlflow(config, workdir: str, results: dict, rows: List[dict]) -> str:
         WORKDIR_TAG: where, 'seedsweep.git_commit': str(provenance.get('git_commit')),
         'seedsweep.dataset': str(config.data.name), 'seedsweep.model': str(config.model.name)})
     run_id = run.info.run_id
-    params = [Param(k, str(v)[:500]) for k, v in hparams_of(config).items()]
+    params = [Param(k, str(v)[:500])
+              for k, v in hparams_of(config, as_dict).items()]
     metrics = [Metric(k, v, 0, int(results.get('epochs_completed') or 0))
                for k, v in final_metrics(results).items()]
     metrics += [Metric(f'{key}/{outputs.row_member(row)}',
@@ -160,22 +167,43 @@ def final_metrics(results: dict) -> Dict[str, float]:
   return out
 
 
-def record_finished(config, workdir: str, results: dict, again: bool = True) -> None:
+def _has_hparams(workdir: str) -> bool:
+  return os.path.isdir(os.path.join(workdir, 'tensorboard', HPARAMS))
+
+
+def _has_mlflow(config, workdir: str) -> bool:
+  """Whether ``workdir/tracking.json`` says the run was logged to this store."""
+  path = os.path.join(workdir, TRACKING)
+  if not os.path.exists(path):
+    return False
+  try:
+    return outputs.read_json(path).get('mlflow_uri') == mlflow_uri(config, workdir)
+  except ValueError:
+    return False  # damaged: logged again
+
+
+def missing(config, workdir: str) -> bool:
+  """Whether a finished run lacks a record :func:`record_finished` writes (its
+  HParams session; its MLflow run under ``config.log.mlflow``). Reads only: a
+  finished run met again is left as it is unless this is true (and then its
+  records are written under the workdir's lock)."""
+  return not _has_hparams(workdir) or bool(config.log.mlflow
+                                           and not _has_mlflow(config, workdir))
+
+
+def record_finished(config, workdir: str, results: dict, again: bool = True,
+                    as_dict=None) -> None:
   """HParams always; MLflow when ``config.log.mlflow`` (its run id kept in
   ``workdir/tracking.json``). With ``again=False`` (a finished run met again) only
-  what is missing: a run finished before MLflow was turned on gets logged then."""
-  if again or not os.path.isdir(os.path.join(workdir, 'tensorboard', HPARAMS)):
-    write_hparams(config, workdir, results)
-  if not config.log.mlflow:
+  what is :func:`missing`: a run finished before MLflow was turned on gets logged
+  then. The caller holds the workdir's lock. ``as_dict``: the config's JSON form."""
+  if again or not _has_hparams(workdir):
+    write_hparams(config, workdir, results, as_dict)
+  if not config.log.mlflow or (not again and _has_mlflow(config, workdir)):
     return
   path = os.path.join(workdir, TRACKING)
   uri = mlflow_uri(config, workdir)
-  if not again and os.path.exists(path):
-    try:
-      if outputs.read_json(path).get('mlflow_uri') == uri:
-        return
-    except ValueError:
-      pass  # damaged: logged again
-  run_id = log_mlflow(config, workdir, results, outputs.MetricsLog(workdir).rows())
+  run_id = log_mlflow(config, workdir, results, outputs.MetricsLog(workdir).rows(),
+                      as_dict)
   outputs.write_json(path, {'mlflow_uri': uri, 'mlflow_run_id': run_id,
                             'mlflow_experiment': config.log.mlflow_experiment})

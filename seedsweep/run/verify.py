@@ -4,7 +4,8 @@ A run records, per epoch and member, its train loss, dev and test metrics and a 
 of its parameters (``metrics.jsonl``, ``params_sha256``), and its determinism record
 (``results.json`` / checkpoint meta, ``provenance.determinism``). :func:`verify`
 rebuilds every member's initial state from its seed, trains the first ``epochs``
-epochs again and compares each of those numbers exactly; it also checks that every
+epochs again, each as training ran it (seedsweep.run.epoch.run_epoch), and compares
+each of those numbers exactly; it also checks that every
 kept checkpoint still holds the parameters its epoch recorded, and that a checkpoint
 of a re-run epoch equals the re-run state leaf for leaf. It writes nothing: a running
 workdir can be verified while it trains.
@@ -20,12 +21,13 @@ from absl import logging
 from seedsweep.engine import hosts
 from seedsweep.errors import UserError
 from seedsweep.run import checkpoints as ckpt_lib
+from seedsweep.run import epoch as epoch_lib
 from seedsweep.run import experiment as experiment_lib
 from seedsweep.run import groups as groups_lib
-from seedsweep.run import loop
 from seedsweep.run import outputs
+from seedsweep.run import prepare
 from seedsweep.run import provenance as provenance_lib
-from seedsweep.run import runtime
+from seedsweep.run import workdir as workdir_lib
 
 COMPARED = ('train_loss', 'params_sha256')  # besides every dev_* and test_* metric
 
@@ -138,17 +140,14 @@ def verify(config, workdir: str, epochs: int = 1, print_fn=print) -> dict:
   """
   if epochs < 1:
     raise UserError(f'--verify_epochs={epochs}; expected a positive number of epochs')
-  runtime.pin_for(config)
-  if not loop.check_workdir(config, workdir):
-    raise UserError(f'{workdir} holds no {outputs.CONFIG}; expected the workdir of a '
-                    f'run to verify')
+  run = prepare.prepare_existing(config, workdir, 'a run to verify')
   all_rows = recorded_rows(workdir, epochs)
-  exp = experiment_lib.build(config)
+  exp = experiment_lib.build(run.checked)
   differences, kept, rerun, foreign, checkable = [], 0, epochs, [], epochs
   recorded = current = None
   for part, folder in groups_lib.parts(exp, workdir):  # a split run: group by group
     state = part.init_state()
-    loop.record_program(part, state)
+    workdir_lib.record_program(part, state)
     with _quiet_absl():  # orbax warns that a read-only manager will not save
       ckpts = ckpt_lib.Checkpoints(folder, read_only=True)
     try:
@@ -163,12 +162,10 @@ def verify(config, workdir: str, epochs: int = 1, print_fn=print) -> dict:
         checkable, foreign = checkable_epochs(machines, current, epochs)
         rerun = checkable or epochs  # nothing checkable: re-run, show what differs
       rerun_states = {}
-      for epoch in range(1, rerun + 1):
-        state, train_loss = part.train_epoch(state, epoch)
-        evals = part.evaluate_all(state.params)
-        state = part.keep_best(state, evals, epoch)
-        rows = loop.epoch_rows(part, epoch, train_loss, evals, 0.0, state)
-        differences += compare_rows(epoch, rows, all_rows[epoch])
+      for epoch in range(1, rerun + 1):  # the epochs training ran (wall_time 0)
+        done = epoch_lib.run_epoch(part, state, epoch)
+        state = done.state
+        differences += compare_rows(epoch, done.rows, all_rows[epoch])
         if epoch in checkpoint_epochs:
           rerun_states[epoch] = jax.tree.map(np.asarray, part.saved(state))
       found, _ = check_checkpoints(part, ckpts, all_rows, rerun_states)
@@ -186,7 +183,7 @@ def verify(config, workdir: str, epochs: int = 1, print_fn=print) -> dict:
              f'(parameters, train loss, dev and test metrics); '
              f'{kept} checkpoint(s) intact.')
     if rerun < epochs:
-      print_fn(f'  not checked here: ' + '; '.join(foreign) + ' (check them there, or as '
+      print_fn('  not checked here: ' + '; '.join(foreign) + ' (check them there, or as '
                'a distribution with --statistical)')
     elif changes:
       print_fn('  (the determinism record differs, yet the bits agree: '

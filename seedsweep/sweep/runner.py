@@ -193,12 +193,12 @@ def _value(config, key: str):
 def run(config, spec: str, root: str, shard: str = '0/1',
         print_fn=print) -> Dict[str, dict]:
   """Trains the runs of this shard; returns ``{run folder name: results}``."""
-  from seedsweep.run import loop  # pylint: disable=g-import-not-at-top
+  from seedsweep.run import workdir as workdir_lib  # pylint: disable=g-import-not-at-top
   runtime.pin_for(config)  # hosts.is_primary below starts JAX's CPU client
   index, count = parse_shard(shard)
   points, runs = plan_runs(config, spec)
   names = point_names(points, spec)
-  loop.check_folder(root)
+  workdir_lib.check_folder(root)
   os.makedirs(root, exist_ok=True)
   primary = hosts.is_primary()  # under jax.distributed only process 0 writes
   if index == 0 and primary:  # one writer when shards share the root

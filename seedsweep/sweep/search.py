@@ -30,7 +30,7 @@ from seedsweep.config import python_files
 from seedsweep.engine import hosts
 from seedsweep.errors import UserError
 from seedsweep.run import faults
-from seedsweep.run import loop
+from seedsweep.run import workdir as workdir_lib
 from seedsweep.run import outputs
 from seedsweep.run import runtime
 from seedsweep.sweep import runner
@@ -350,7 +350,7 @@ def run(config, spec: str, root: str, storage: str = '', worker: str = '0/1',
   check_space(config, search, where)
   metric = score_metric(config, search)
   lower_better = outputs.lower_is_better(metric)
-  loop.check_folder(root)
+  workdir_lib.check_folder(root)
   os.makedirs(root, exist_ok=True)
   storage = storage_url(root, storage)
   study = open_study(optuna, storage, study_name(root),

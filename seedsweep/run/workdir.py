@@ -1,0 +1,238 @@
+"""A run's folder, read: its config.json, its finished results, its checkpoints'
+records (the inputs they were trained on, the machines and programs that made them)
+and where a run resumes from them.
+
+What other modes and tools ask of a workdir lives here (``check_folder``,
+``latest_epoch``, ``stored_config``); :mod:`seedsweep.run.prepare` opens a workdir
+for a run once, and :mod:`seedsweep.run.loop` trains in it.
+"""
+import dataclasses
+import os
+from typing import Optional
+
+import numpy as np
+
+from seedsweep import files
+from seedsweep.config import checks as config_checks
+from seedsweep.errors import UserError
+from seedsweep.run import checkpoints as ckpt_lib
+from seedsweep.run import groups as groups_lib
+from seedsweep.run import outputs
+from seedsweep.run import provenance as provenance_lib
+
+
+def check_folder(path: str, what: str = '--workdir') -> None:
+  """UserError when ``path`` exists and is not a folder (``what``: the flag or
+  argument that named it)."""
+  files.refuse_file(path, what, 'a folder (a new one, or the workdir of a run)')
+
+
+def config_path(workdir: str) -> str:
+  """Where a run keeps the config it was trained with."""
+  return os.path.join(workdir, outputs.CONFIG)
+
+
+def stored_config(workdir: str) -> Optional[dict]:
+  """``workdir``'s config.json as JSON data, None if it has none (UserError if it is
+  not valid JSON). The one reader of that file."""
+  path = config_path(workdir)
+  if not os.path.isfile(path):
+    return None
+  try:
+    return outputs.read_json(path)
+  except ValueError as e:
+    raise UserError(f'{path} is not valid JSON ({e}); expected the config.json a '
+                    f'run of seedsweep wrote') from e
+
+
+def config_signature(workdir: str) -> Optional[tuple]:
+  """What changes when config.json is written (atomically: a new inode), read
+  without reading it; None while there is none."""
+  try:
+    s = os.stat(config_path(workdir))
+  except FileNotFoundError:
+    return None
+  return s.st_ino, s.st_mtime_ns, s.st_size
+
+
+def compare_config(stored: Optional[dict], requested: dict, workdir: str) -> bool:
+  """Refuses a workdir holding another config; True if it holds this one (False:
+  no config.json yet). ``stored``: :func:`stored_config`; ``requested``: the
+  config as JSON data."""
+  if stored is None:
+    return False
+  diff = config_checks.differences(stored, requested)
+  if diff:
+    raise UserError(
+        f'workdir {workdir} holds a run of another config (stored != requested):\n  '
+        + '\n  '.join(diff)
+        + '\nUse another --workdir, or delete this one to start afresh.')
+  return True
+
+
+def finished_results(config, workdir: str, holds_config: bool) -> Optional[dict]:
+  """The results of ``workdir`` if it holds a finished run of ``config``, else None
+  (UserError for checkpoints without a config.json; ``holds_config``: it has one,
+  of this config)."""
+  latest = latest_epoch(workdir)
+  if latest and not holds_config:
+    raise UserError(f'{os.path.join(workdir, ckpt_lib.EPOCHS)} holds checkpoints but '
+                    f'{workdir} has no {outputs.CONFIG}; cannot tell which config wrote '
+                    'them. Use another --workdir, or delete this one.')
+  path = os.path.join(workdir, outputs.RESULTS)
+  if not (latest and os.path.exists(path)):
+    return None
+  try:
+    results = outputs.read_json(path)
+  except ValueError:  # damaged: the run computes it again from its checkpoints
+    return None
+  num_epochs, completed = config.train.num_epochs, results.get('epochs_completed', 0)
+  # Only training marks a run finished (early stops included): a results.json that
+  # --mode=eval or a report wrote from an unfinished run's checkpoint is not.
+  done = (latest >= completed if results.get('finished')
+          else latest >= num_epochs and completed >= num_epochs)
+  return results if done else None
+
+
+def latest_epoch(workdir: str) -> int:
+  """The newest epoch whose checkpoint ``workdir`` holds, of every member (of every
+  group of a split run); 0 without one. Creates nothing."""
+  def of(folder):
+    ckpts = ckpt_lib.existing(folder, ckpt_lib.EPOCHS, read_only=True)
+    if not ckpts:
+      return 0
+    try:
+      return ckpts.latest_epoch() or 0
+    finally:
+      ckpts.close()
+  grouped = groups_lib.latest_epoch(workdir, of)
+  return of(workdir) if grouped is None else grouped
+
+
+# ------------------------------------------------------------ the checkpoints' records
+
+
+def record_program(exp, state, meta: Optional[dict] = None) -> None:
+  """Adds the compiled train step's fingerprint (and on a CPU what in it is not
+  portable) to the run's determinism record: what a checkpoint's ``meta`` recorded
+  when training made it, else this process's."""
+  recorded = (meta or {}).get('determinism') or {}
+  keys = ('program', 'unportable_ops')
+  found = {k: recorded[k] for k in keys if k in recorded}
+  exp.provenance['determinism'].update(found if 'program' in found
+                                       else exp.program_record(state))
+
+
+def check_same_inputs(workdir: str, meta: dict, exp, doing: str = 'resume') -> None:
+  """Refuses to resume (or re-evaluate) a run whose checkpoint (its ``meta``) was
+  trained on other input bytes (word vectors, dataset splits) than this build reads:
+  that would mix two inputs in one seed's numbers, or record inputs the parameters
+  were not trained on. A checkpoint that recorded none passes."""
+  changed = provenance_lib.input_changes(meta.get('data'), exp.provenance['data'])
+  if changed:
+    raise UserError(
+        f'{workdir}: cannot {doing}: its checkpoint was trained on other input bytes '
+        f'than {describe_inputs(exp.provenance["data"])} hold now ('
+        + '; '.join(changed) + '); put back the files it started with, or use '
+        'another --workdir')
+
+
+def check_saved_inputs(workdir: str, exp, ckpts, interrupted=None,
+                       doing: str = 'resume') -> frozenset:
+  """check_same_inputs on the meta record alone of the checkpoint a resume starts
+  from (the stop signal's mid-epoch one of the epoch after the newest epoch
+  checkpoint, else that one), before the train state is built and the step
+  compiled: a refusal costs no compilation. A record that cannot be read is left to
+  the restore to report. Returns the checkpoint checked, ``{(folder, step)}`` (or
+  none): :func:`restore` checks another one it falls back to."""
+  latest = ckpts.latest_epoch() or 0
+  where, meta = (ckpt_lib.EPOCHS, latest), (ckpts.meta(latest) if latest else None)
+  steps = interrupted.steps() if interrupted else []
+  if steps:
+    record = interrupted.meta(steps[-1])
+    if record and record.get('epoch') == latest + 1:  # not superseded by an epoch's
+      where, meta = (ckpt_lib.INTERRUPTED, steps[-1]), record
+  if not meta:
+    return frozenset()
+  check_same_inputs(workdir, meta, exp, doing)
+  return frozenset([where])
+
+
+def describe_inputs(data: dict) -> str:
+  """The inputs of a run's ``data`` provenance, in words: 'dataset subj and
+  vectors FILE'."""
+  vectors = (data.get('vectors') or {}).get('path')
+  return f'dataset {data.get("name")}' + (f' and vectors {vectors}' if vectors else '')
+
+
+@dataclasses.dataclass(frozen=True)
+class Resume:
+  """Where a run starts: after ``epoch`` completed epochs, at ``position`` of the
+  next (a stop signal's mid-epoch checkpoint), with that epoch's loss so far and
+  the seconds of the sessions before."""
+  epoch: int = 0
+  position: int = 0
+  loss_sum: Optional[np.ndarray] = None
+  elapsed: float = 0.0
+
+
+def restore_latest(exp, ckpts, state, print_fn):
+  """``(state, meta, epoch)`` of the newest checkpoint that reads back as it was
+  saved (into ``exp``'s members on device); corrupt ones are reported and moved
+  aside (``(state, {}, 0)`` if none is left: the run starts afresh)."""
+  for epoch in reversed(ckpts.steps()):
+    try:
+      restored, meta = exp.restore(ckpts, epoch, state)
+    except ckpt_lib.CorruptCheckpoint as e:
+      moved = ckpts.discard(epoch)
+      print_fn(f'warning: {e}; moved it to {moved} and resuming from the checkpoint '
+               'before it')
+      continue
+    return restored, meta, epoch
+  return state, {}, 0
+
+
+def restore_interrupted(exp, interrupted, state, epoch: int, print_fn):
+  """The mid-epoch checkpoint of epoch ``epoch + 1`` a stop signal left, as
+  ``(state, Resume, meta, step)``; ``None`` if there is none, or an older one
+  (superseded by a later epoch checkpoint; the finished run removes it)."""
+  steps = interrupted.steps() if interrupted else []
+  if not steps:
+    return None
+  target = {'state': exp.saved(state),
+            'loss_sum': np.zeros(len(exp.members), np.float32)}
+  try:
+    tree, meta = interrupted.restore(steps[-1], target)
+  except ckpt_lib.CorruptCheckpoint as e:
+    moved = interrupted.discard(steps[-1])
+    print_fn(f'warning: {e}; moved it to {moved}')
+    return None
+  if meta.get('epoch') != epoch + 1:  # superseded by a later epoch's checkpoint
+    return None
+  resume = Resume(epoch, int(meta['position']), tree['loss_sum'],
+                  float(meta.get('elapsed', 0.0)))
+  return exp.on_device(tree['state']), resume, meta, steps[-1]
+
+
+def restore(exp, ckpts, interrupted, state, workdir: str, checked=frozenset(),
+            print_fn=print):
+  """``(state, Resume, meta)``: the newest epoch checkpoint's, then a stop signal's
+  of the epoch after it, else ``state`` (``meta`` None: nothing restored). Checks
+  the inputs of the one restored, unless ``checked`` (:func:`check_saved_inputs`)
+  holds it."""
+  latest = ckpts.latest_epoch() or 0
+  resume, meta, where = Resume(), None, None
+  if latest:
+    state, meta, latest = restore_latest(exp, ckpts, state, print_fn)
+    if latest:
+      resume, where = Resume(latest, elapsed=float(meta.get('elapsed', 0.0))), (
+          ckpt_lib.EPOCHS, latest)
+    else:  # every checkpoint was corrupt: the run starts afresh
+      meta = None
+  found = restore_interrupted(exp, interrupted, state, latest, print_fn)
+  if found:
+    state, resume, meta, step = found
+    where = (ckpt_lib.INTERRUPTED, step)
+  if meta is not None and where not in checked:
+    check_same_inputs(workdir, meta, exp)
+  return state, resume, meta
