@@ -6,7 +6,7 @@ r"""Side by side: the ten-seed program against ten separate runs, in one command
   python benchmarks/compare.py --cores=2 --parts=numerics,seed_parallel
   python benchmarks/compare.py --cores=2 --parts=members   # bilstm; 1, 10, 100 members
   python benchmarks/compare.py --quick              # a smoke test (CI): tiny settings
-  python benchmarks/compare.py --data=/path/to/raw  # the raw data root (data/raw.py)
+  python benchmarks/compare.py --data=/path/to/raw  # the raw data root (data/raw_files.py)
 
 The members part's full sweep (60 cold processes; hours on 2 cores):
 

@@ -52,7 +52,7 @@ about 40 s on 2 cores; ``--models``, ``--members`` and ``--steps`` do not apply)
 
   python benchmarks/device_check.py --smoke --out=/tmp/device_check
 
-``--data``: the raw data root (data/raw.py's layout), default ``$SEEDSWEEP_DATA``,
+``--data``: the raw data root (data/raw_files.py's layout), default ``$SEEDSWEEP_DATA``,
 else ``../shared/data`` beside the repository, else ``./.data`` inside it.
 """
 import argparse

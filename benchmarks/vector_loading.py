@@ -1,4 +1,4 @@
-r"""Load time and memory of data/vectors.py on a generated GloVe-sized text file.
+r"""Load time and memory of inputs/vectors.py on a generated GloVe-sized text file.
 
   python benchmarks/vector_loading.py --size_gb=2 --dim=300 --fraction=0.01
 
@@ -81,7 +81,7 @@ def _status_kib(field: str) -> int:
 
 def child(path: str, words_file: str, fmt: str):
   """Loads only; prints JSON with the load time and RSS figures (KiB)."""
-  from seedsweep.data import vectors  # pylint: disable=g-import-not-at-top
+  from seedsweep.inputs import vectors  # pylint: disable=g-import-not-at-top
   with open(words_file) as f:
     words = json.load(f)
   rss_before = _status_kib('VmRSS')

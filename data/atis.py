@@ -20,9 +20,9 @@ from typing import Dict, Iterable, List, Tuple
 
 import tensorflow_datasets as tfds
 
-from seedsweep.data import raw as raw_lib
-from seedsweep.data import tfds_base
 from seedsweep.errors import UserError
+from seedsweep.inputs import raw as raw_lib
+from seedsweep.inputs import tfds_base
 
 SLOTGATED_SPLITS = {'train': 'train', 'dev': 'valid', 'test': 'test'}
 JOINTSLU_FILES = ('atis.train', 'atis.test', 'atis-2.train', 'atis-2.dev')

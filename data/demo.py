@@ -6,7 +6,7 @@ array_record files and read back through ``tfds.data_source`` like every dataset
 import tensorflow_datasets as tfds
 
 from seedsweep.data import demo_grammar
-from seedsweep.data import tfds_base
+from seedsweep.inputs import tfds_base
 
 
 class SeedsweepDemo(tfds_base.RawTextBuilder):

@@ -17,9 +17,9 @@ import tarfile
 import zlib
 from typing import List, Tuple
 
-from seedsweep.data import raw as raw_lib
-from seedsweep.data import tfds_base
 from seedsweep.errors import UserError
+from seedsweep.inputs import raw as raw_lib
+from seedsweep.inputs import tfds_base
 
 LABEL_NAMES = ('negative', 'positive')
 ARCHIVE = 'aclImdb_labeled.tar.gz'

@@ -2,7 +2,7 @@
 
 Files under ``root``: ``rt-polarity.neg`` and ``rt-polarity.pos``, 5331 snippets each,
 one lower-cased, tokenised snippet per line, Windows-1252 encoded (not UTF-8). There is
-no train/test split; papers use 10-fold cross-validation (:mod:`data.folds`).
+no train/test split; papers use 10-fold cross-validation (:mod:`seedsweep.inputs.folds`).
 
 Examples are read in a fixed order: all of ``rt-polarity.neg`` (label 0, 'negative'),
 then all of ``rt-polarity.pos`` (label 1, 'positive'), each in file order; the index of
@@ -11,9 +11,9 @@ an example in :func:`read_all` is its position in that order.
 import os
 from typing import List, Tuple
 
-from seedsweep.data import raw as raw_lib
-from seedsweep.data import tfds_base
 from seedsweep.errors import UserError
+from seedsweep.inputs import raw as raw_lib
+from seedsweep.inputs import tfds_base
 
 LABEL_NAMES = ('negative', 'positive')
 FILES = ('rt-polarity.neg', 'rt-polarity.pos')  # in label order
@@ -82,7 +82,7 @@ DOWNLOADS = {rel: raw_lib.Download(_TAR, 'rt-polaritydata/' + rel[len('mr/'):])
 
 class SeedsweepMr(tfds_base.RawTextBuilder):
   """MR sentence polarity v1.0: 10662 snippets in one split ``train`` (negatives then
-  positives, file order); experiments cross-validate over it (data/folds.py)."""
+  positives, file order); experiments cross-validate over it (inputs/folds.py)."""
   name = 'seedsweep_mr'
   HOMEPAGE = 'https://www.cs.cornell.edu/people/pabo/movie-review-data/'
 

@@ -18,9 +18,9 @@ from typing import Iterator, List, NamedTuple, Optional, Sequence, Tuple
 
 import tensorflow_datasets as tfds
 
-from seedsweep.data import raw as raw_lib
-from seedsweep.data import tfds_base
 from seedsweep.errors import UserError
+from seedsweep.inputs import raw as raw_lib
+from seedsweep.inputs import tfds_base
 
 SPLITS = ('train', 'dev', 'test')
 LABEL_NAMES_FINE = ('very negative', 'negative', 'neutral', 'positive',

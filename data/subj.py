@@ -3,7 +3,7 @@
 Files under ``root``: ``plot.tok.gt9.5000`` (5000 objective sentences from IMDb plot
 summaries, ASCII) and ``quote.tok.gt9.5000`` (5000 subjective Rotten Tomatoes snippets,
 cp1252), one lower-cased, tokenised sentence per line. No split: papers use 10-fold
-cross-validation (:mod:`data.folds`).
+cross-validation (:mod:`seedsweep.inputs.folds`).
 
 Labels: 0 'objective' (plot), 1 'subjective' (quote). Examples are read in a fixed
 order: all of ``plot.tok.gt9.5000`` then all of ``quote.tok.gt9.5000``, each in file
@@ -13,8 +13,8 @@ import os
 from typing import List, Tuple
 
 from seedsweep.data.mr import read_lines
-from seedsweep.data import raw as raw_lib
-from seedsweep.data import tfds_base
+from seedsweep.inputs import raw as raw_lib
+from seedsweep.inputs import tfds_base
 
 LABEL_NAMES = ('objective', 'subjective')
 FILES = ('plot.tok.gt9.5000', 'quote.tok.gt9.5000')  # in label order
@@ -42,7 +42,7 @@ DOWNLOADS = {rel: raw_lib.Download(_TAR, rel[len('subj/'):]) for rel in RAW_FILE
 
 class SeedsweepSubj(tfds_base.RawTextBuilder):
   """Subjectivity v1.0: 10000 sentences in one split ``train`` (objective then
-  subjective, file order); experiments cross-validate over it (data/folds.py)."""
+  subjective, file order); experiments cross-validate over it (inputs/folds.py)."""
   name = 'seedsweep_subj'
   HOMEPAGE = 'https://www.cs.cornell.edu/people/pabo/movie-review-data/'
 

@@ -14,9 +14,9 @@ from typing import List, Tuple
 
 import tensorflow_datasets as tfds
 
-from seedsweep.data import raw as raw_lib
-from seedsweep.data import tfds_base
 from seedsweep.errors import UserError
+from seedsweep.inputs import raw as raw_lib
+from seedsweep.inputs import tfds_base
 
 FILES = {'train': 'train_5500.label', 'test': 'TREC_10.label'}
 SPLITS = tuple(FILES)

@@ -5,7 +5,7 @@
   ``train`` (required), ``dev`` and ``test``, each row ``(text, label)``,
   ``(text, label, tags)`` or a dict with those keys: text pre-tokenised (tokens
   separated by spaces), labels any strings, tags one per token; or
-* a **builder**, a subclass of :class:`seedsweep.data.tfds_base.RawTextBuilder` (a TFDS
+* a **builder**, a subclass of :class:`seedsweep.inputs.tfds_base.RawTextBuilder` (a TFDS
   builder whose ``read(root)`` returns ``{split: [Example]}``; ``READS_ROOT`` says
   whether it reads the data root).
 
@@ -21,9 +21,9 @@ from typing import Any, Dict, List, Optional
 import tensorflow_datasets as tfds
 
 from seedsweep.config import python_files
-from seedsweep.data import tfds_base
 from seedsweep.data import user_files
 from seedsweep.errors import UserError
+from seedsweep.inputs import tfds_base
 
 FIELD = 'config.data.name'
 
@@ -94,7 +94,7 @@ def builder_class(ref: str):
   if isinstance(found, type):
     if not issubclass(found, tfds_base.RawTextBuilder):
       raise UserError(f'{FIELD}={ref!r} is the class {found.__name__}; expected a '
-                      'subclass of seedsweep.data.tfds_base.RawTextBuilder or a reader '
+                      'subclass of seedsweep.inputs.tfds_base.RawTextBuilder or a reader '
                       'function (data/user_code.py)')
     return found
   if not callable(found):

@@ -22,8 +22,8 @@ from typing import Dict, List, Optional, Sequence, Tuple
 
 import tensorflow_datasets as tfds
 
-from seedsweep.data import tfds_base
 from seedsweep.errors import UserError
+from seedsweep.inputs import tfds_base
 
 SPLITS = ('train', 'dev', 'test')
 DELIMITERS = {'.tsv': '\t', '.txt': '\t', '.csv': ','}

@@ -1,5 +1,5 @@
 r"""Word vectors trained by the framework: word2vec (gensim) on a corpus, written in the
-word2vec text format that data/vectors.py reads (``count dim`` header, then ``word v1
+word2vec text format that inputs/vectors.py reads (``count dim`` header, then ``word v1
 ... vd`` lines), with ``FILE.json`` beside it recording how it was made.
 
   python -m seedsweep.data.word2vec --corpus=imdb --dim=300 --out=FILE
@@ -37,8 +37,9 @@ import numpy as np
 from seedsweep import files
 from seedsweep.config import keys
 from seedsweep.data import imdb
-from seedsweep.data import raw as raw_lib
+from seedsweep.data import raw_files
 from seedsweep.errors import UserError
+from seedsweep.inputs import raw as raw_lib
 
 CORPORA = ('imdb', 'imdb_train')
 TOKENS = ('imdb', 'ptb')
@@ -535,7 +536,7 @@ def train_file(corpus: str, out: str, *, dim: int = DEFAULTS['dim'],
                   'total': round(time.perf_counter() - start, 2)},
   }
   if corpus in CORPORA:
-    recorded = raw_lib.RECORDED.get(f'imdb/{imdb.ARCHIVE}')
+    recorded = raw_files.RECORDED.get(f'imdb/{imdb.ARCHIVE}')
     record['corpus']['source_matches_recorded'] = source_sha == recorded
   with _atomic(out + '.json') as f:
     f.write((json.dumps(record, indent=1) + '\n').encode())

@@ -14,8 +14,8 @@ import sys
 
 DOCS = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(DOCS)
-# Autodoc imports the package from this checkout, installed or not (seedsweep's own
-# __init__ finds models/, data/, experiments/ ... beside it).
+# Autodoc imports the package from this checkout; models/, data/, experiments/ ...
+# are found through its install (pip install -e ".[docs]": setup.cfg's package_dir).
 sys.path.insert(0, REPO)
 
 project = 'seedsweep'

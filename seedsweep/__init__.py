@@ -3,28 +3,24 @@
 The layers, bottom to top (each imports only its own and those below it;
 tests/test_layers.py):
 
-1. :mod:`seedsweep.errors`, :mod:`seedsweep.config`
-2. :mod:`seedsweep.models`, :mod:`seedsweep.data` (the checkout's ``models/`` and
-   ``data/`` folders; they import layer 1 only)
-3. :mod:`seedsweep.engine`   pure JAX: keys, state, optimisers, objectives, steps
-4. :mod:`seedsweep.run`      one run and its files
-5. :mod:`seedsweep.sweep`    many runs
-6. :mod:`seedsweep.reports`   tables and plots from a folder of runs
-7. this package itself, the experiment, sweep and search files (``experiments/``,
+1. :mod:`seedsweep.errors`, :mod:`seedsweep.files`, :mod:`seedsweep.config`
+2. :mod:`seedsweep.inputs`   the input machinery: raw files, the prepared-dataset cache,
+   vocabularies, encoded arrays, the device-resident pipeline (layer 1 only)
+3. :mod:`seedsweep.models`, :mod:`seedsweep.data` (the checkout's ``models/`` and
+   ``data/`` folders: the models, and the datasets' readers and registry; models
+   import layer 1 only, data layers 1-2)
+4. :mod:`seedsweep.engine`   pure JAX: keys, state, optimisers, objectives, steps
+5. :mod:`seedsweep.run`      one run and its files
+6. :mod:`seedsweep.sweep`    many runs
+7. :mod:`seedsweep.reports`   tables and plots from a folder of runs
+8. this package itself, the experiment, sweep and search files (``experiments/``,
    ``sweeps/``, ``searches/``, installed as :mod:`seedsweep.experiments`,
    :mod:`seedsweep.sweeps`, :mod:`seedsweep.searches`) and ``launch.py``
-"""
-import os as _os
 
-# ``models/``, ``data/``, ``experiments/``, ``sweeps/`` and ``searches/`` live at the
-# checkout's top level and are installed inside this package (setup.cfg, package_dir).
-# Imported from a checkout that is not installed in development mode (``python
-# launch.py`` beside a ``pip install .``, or no install), they are found beside this
-# package instead.
-_CHECKOUT = _os.path.dirname(_os.path.dirname(_os.path.abspath(__file__)))
-if (_os.path.isfile(_os.path.join(_CHECKOUT, 'setup.cfg'))
-    and _os.path.isfile(_os.path.join(_CHECKOUT, 'models', '__init__.py'))):
-  __path__.append(_CHECKOUT)  # pylint: disable=undefined-variable
+``models/``, ``data/``, ``experiments/``, ``sweeps/`` and ``searches/`` live at the
+checkout's top level and are installed inside this package (setup.cfg, package_dir):
+import them from an installed package (``pip install -e .`` for a checkout).
+"""
 
 # The Python API (seedsweep/api.py), imported on first use so that ``import seedsweep``
 # stays cheap (no jax until a function needs it).

@@ -77,7 +77,7 @@ _OUTPUT = flags.DEFINE_string(
     'output', '-', 'predict: where the JSONL answers go (- : stdout). report: the '
     'folder report.md, report.csv and plots/ go to (- : --workdir).')
 _DATA_DIR = flags.DEFINE_string(
-    'data_dir', None, 'Raw datasets (layout: data/raw.py); overrides $SEEDSWEEP_DATA.')
+    'data_dir', None, 'Raw datasets (layout: data/raw_files.py); overrides $SEEDSWEEP_DATA.')
 
 
 # Errors of the disk, not of the program: a full or read-only disk, a quota, a

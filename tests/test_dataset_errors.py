@@ -8,7 +8,10 @@ import pytest
 
 from seedsweep.config import base
 from seedsweep import data as data_lib
+from seedsweep.data import raw_files
 from seedsweep.errors import UserError
+from seedsweep.inputs import cache
+from seedsweep.inputs import raw
 from tests.conftest import SHARED_DATA
 
 
@@ -65,7 +68,7 @@ def test_a_changed_file_is_reported_and_a_malformed_line_names_file_and_line(
   path.write_bytes(b'\n'.join(lines))
   dataset = data_lib.load_dataset(config(verify_checksums=False))
   assert dataset.sizes() == {'train': 5452, 'test': 500}
-  assert dataset.raw_checksums['trec/train_5500.label'] != data_lib.raw.RECORDED[
+  assert dataset.raw_checksums['trec/train_5500.label'] != raw_files.RECORDED[
       'trec/train_5500.label']
 
 
@@ -78,7 +81,7 @@ def test_prepared_data_is_keyed_by_the_raw_files(trec_root, tmp_path):
   dataset = data_lib.load_dataset(config(verify_checksums=False))
   assert len(set(os.listdir(tmp_path / 'tfds')) - before) == 1  # a new build
   assert 'vail' not in dataset.vocab.words  # test words never enter the vocabulary
-  assert dataset.raw_checksums['trec/TREC_10.label'] != data_lib.raw.RECORDED[
+  assert dataset.raw_checksums['trec/TREC_10.label'] != raw_files.RECORDED[
       'trec/TREC_10.label']
 
 
@@ -105,9 +108,9 @@ def test_downloaded_files_are_assembled_into_the_data_root_layout(tmp_path):
     shutil.copy(os.path.join(SHARED_DATA, 'mr', name), extracted / name)
   url = mr.DOWNLOADS['mr/rt-polarity.pos'].url
   manager = FakeDownloads({url: str(tmp_path / 'extracted')})
-  data_lib.raw.fetch(manager, str(tmp_path / 'root'), mr.RAW_FILES, mr.DOWNLOADS)
-  digests = data_lib.raw.check_files(str(tmp_path / 'root'), mr.RAW_FILES,
-                                     mr.DOWNLOADS, verify=True)
+  raw.fetch(manager, str(tmp_path / 'root'), mr.RAW_FILES, mr.DOWNLOADS)
+  digests = raw.check_files(str(tmp_path / 'root'), mr.RAW_FILES, mr.DOWNLOADS,
+                            verify=True, recorded=raw_files.RECORDED)
   assert set(digests) == set(mr.RAW_FILES) and manager.calls == [url, url]
 
 
@@ -116,17 +119,15 @@ def test_without_local_data_an_unreachable_download_fails_at_once(tmp_path, monk
   own retries took 3.5 minutes), naming the host and the variable to set."""
   import socket  # pylint: disable=g-import-not-at-top
   import time  # pylint: disable=g-import-not-at-top
-  from seedsweep.data import raw  # pylint: disable=g-import-not-at-top
   with socket.socket() as s:  # a port nothing listens on: connections are refused
     s.bind(('127.0.0.1', 0))
     url = f'http://127.0.0.1:{s.getsockname()[1]}/trec/train.txt'
-  spec = data_lib.DatasetSpec(builder=None, raw_files=('trec/x.txt',),
-                              downloads={'trec/x.txt': raw.Download(url)})
+  downloads = {'trec/x.txt': raw.Download(url)}
   monkeypatch.setenv('SEEDSWEEP_CACHE', str(tmp_path))
   start = time.perf_counter()
   with pytest.raises(UserError, match=r'\$SEEDSWEEP_DATA is not set and the raw files '
                      r'.* cannot reach 127\.0\.0\.1:\d+ .*Offline\? Point'):
-    data_lib._download_root(spec)  # pylint: disable=protected-access
+    cache.download_root(('trec/x.txt',), downloads)
   assert time.perf_counter() - start < 10
   assert not os.path.exists(tmp_path / 'raw' / 'trec')
 

@@ -12,6 +12,7 @@ import pytest
 from seedsweep.config import base
 from seedsweep import data as data_lib
 from seedsweep.errors import UserError
+from seedsweep.inputs import cache
 from tests.conftest import REPO
 
 
@@ -219,4 +220,4 @@ def test_processes_started_together_on_an_empty_cache_build_a_dataset_once(tmp_p
             if os.path.isdir(d)]
   assert len(builds) == 1, builds  # one version folder, no leftover incomplete ones
   assert os.listdir(tmp_path / 'tmp') == []
-  assert data_lib.damaged(builds[0]) is None  # one good entry, its integrity recorded
+  assert cache.damaged(builds[0]) is None  # one good entry, its integrity recorded

@@ -429,7 +429,7 @@ def _check_one_dotted(dotted):
   if (key in keys or (prefix and any(k.startswith(key + '.') for k in keys))
       or ('.' in key and any(k.endswith('.' + key) for k in keys))):  # vectors.static
     return None
-  # A module and the attributes down from it (`loop.train`, `seedsweep.data.vectors`).
+  # A module and the attributes down from it (`loop.train`, `seedsweep.inputs.vectors`).
   for i in range(len(segments), 0, -1):
     for module in source.aliases.get('.'.join(segments[:i]), ()):
       if i == len(segments) or _has_attributes(source.modules[module], segments[i:]):

@@ -51,11 +51,11 @@ def test_a_path_of_the_wrong_kind_is_one_line_naming_where_it_came_from(
   from seedsweep.config import base
   from seedsweep.config import checks
   from seedsweep.config import python_files
-  from seedsweep.data import raw
-  from seedsweep.data import vectors
   from seedsweep.errors import UserError
+  from seedsweep.inputs import cache
+  from seedsweep.inputs import raw
+  from seedsweep.inputs import vectors
   from seedsweep.run import predict
-  import seedsweep.data as data_lib
   folder, file = tmp_path / 'folder', tmp_path / 'file'
   folder.mkdir()
   file.write_text('x')
@@ -76,7 +76,7 @@ def test_a_path_of_the_wrong_kind_is_one_line_naming_where_it_came_from(
   config.data.tfds_dir = str(file)
   with pytest.raises(UserError, match=rf'config.data.tfds_dir={file} is a file; '
                                       'expected a folder'):
-    data_lib.tfds_dir(config.data)
+    cache.tfds_dir(config.data)
   monkeypatch.setenv('SEEDSWEEP_DATA', str(file))
   with pytest.raises(UserError, match=rf'\$SEEDSWEEP_DATA={file} is a file'):
     raw.root()

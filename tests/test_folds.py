@@ -1,8 +1,8 @@
-"""Tests of the deterministic k-fold cross-validation (data/folds.py)."""
+"""Tests of the deterministic k-fold cross-validation (inputs/folds.py)."""
 import numpy as np
 import pytest
 
-from seedsweep.data import folds
+from seedsweep.inputs import folds
 from seedsweep.errors import UserError
 
 

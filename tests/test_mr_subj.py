@@ -5,10 +5,10 @@ import os
 import numpy as np
 import pytest
 
-from seedsweep.data import folds
 from seedsweep.data import mr
 from seedsweep.data import subj
 from seedsweep.errors import UserError
+from seedsweep.inputs import folds
 from tests.conftest import SHARED_DATA as DATA
 
 

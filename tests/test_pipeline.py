@@ -3,9 +3,9 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from seedsweep.data import pipeline
-from seedsweep.data import vocabulary
 from seedsweep.engine import rngs
+from seedsweep.inputs import pipeline
+from seedsweep.inputs import vocabulary
 
 
 def _lengths(n=203, seed=0):

@@ -140,7 +140,7 @@ def test_a_reader_gives_a_dataset_cached_by_its_content(user_folder, tmp_path,
 @pytest.mark.parametrize('name, message', [
     ('{d}/nowhere.py:read', 'no file'),
     ('{d}/my_data.py:reed', "defines no 'reed'"),
-    ('{d}/my_model.py:NotAModel', 'expected a subclass of seedsweep.data.tfds_base.'
+    ('{d}/my_model.py:NotAModel', 'expected a subclass of seedsweep.inputs.tfds_base.'
      'RawTextBuilder or a reader function'),
     ('no_such_module_here:read', 'cannot import no_such_module_here'),
 ])

@@ -1,4 +1,4 @@
-"""Tests for the pretrained word-vector loaders (data/vectors.py), on small files."""
+"""Tests for the pretrained word-vector loaders (inputs/vectors.py), on small files."""
 import gzip
 import hashlib
 import json
@@ -8,7 +8,7 @@ import zipfile
 import numpy as np
 import pytest
 
-from seedsweep.data import vectors
+from seedsweep.inputs import vectors
 from seedsweep.errors import UserError
 
 DIM = 3
@@ -281,7 +281,7 @@ def test_embedding_matrix_policies():
 
 
 def test_vocabulary_round_trip(tmp_path):
-  from seedsweep.data.vocabulary import Vocabulary  # pylint: disable=g-import-not-at-top
+  from seedsweep.inputs.vocabulary import Vocabulary  # pylint: disable=g-import-not-at-top
   vocab = Vocabulary.build([['the', 'cat', 'sat'], ['the', 'dog']])
   path = _write(tmp_path, 'glove.txt.gz', _text_lines(False))
   matrix, found = vectors.load_vectors(path, vocab.words)

@@ -1,5 +1,5 @@
 """Word vectors trained by the framework (data/word2vec.py): determinism, the file
-data/vectors.py reads, PTB tokens, the corpus rule, one-line errors."""
+inputs/vectors.py reads, PTB tokens, the corpus rule, one-line errors."""
 import hashlib
 import json
 import os
@@ -12,9 +12,9 @@ import numpy as np
 import pytest
 
 from seedsweep.data import imdb
-from seedsweep.data import vectors
 from seedsweep.data import word2vec
 from seedsweep.errors import UserError
+from seedsweep.inputs import vectors
 from tests.conftest import REPO
 from tests.conftest import SHARED_DATA as DATA
 

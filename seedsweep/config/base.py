@@ -39,7 +39,7 @@ DATA = Section('``config.data``: the dataset, its vocabulary, length buckets and
     'bucket_multiple': Field(8, 'padded lengths are multiples of this',
                              check=Int(1, 2**16, ' (bucket lengths are its multiples)')),
     # Evaluation's own padded lengths: the fewest that pad dev and test to at most this
-    # many times their real tokens (data/pipeline.py, eval_boundaries; one eval program
+    # many times their real tokens (inputs/pipeline.py, eval_boundaries; one eval program
     # each: 1.1 takes 9 for SST-2). 0 = the training buckets' lengths (4 programs for
     # SST-2, padding 1.30x): the default while more programs cost more than they save.
     'eval_padding': Field(0.0, added=0.0, check=Number(
@@ -50,7 +50,7 @@ DATA = Section('``config.data``: the dataset, its vocabulary, length buckets and
                         check=Int(0, note=' (0 = no limit)')),
     'tfds_dir': Field('', "'' = $SEEDSWEEP_TFDS_DIR or ~/.cache/seedsweep/tfds",
                       semantic=False),
-    'verify_checksums': Field(True, 'raw files must match data/raw.py RECORDED'),
+    'verify_checksums': Field(True, 'raw files must match data/raw_files.py RECORDED'),
     'folds': Field((), 'mr, subj: the CV folds to run (() = all, stacked)'),
     'num_folds': Field(10, check=Int(2, note=' (folds of cross-validation)')),
     'dev_holdout': Field(0.0, 'carve dev from train: fraction (<1) or count; 0 = off'),
@@ -58,7 +58,7 @@ DATA = Section('``config.data``: the dataset, its vocabulary, length buckets and
     # (docs/data.md, "Training word vectors"): its corpus must not hold the dataset's
     # test sentences (IMDB experiments: --corpus=imdb_train).
     'vectors': Section('``config.data.vectors``: pretrained word vectors '
-                       '(data/embeddings.py)', {
+                       '(inputs/embeddings.py)', {
         'path': Field(''),
         'format': Field('', "'' = detect: glove | word2vec_text | word2vec_binary"),
         'lowercase': Field(False, "match the file's words lower-cased"),

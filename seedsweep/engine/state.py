@@ -55,7 +55,7 @@ def init_params(model, seed):
 
 def with_pretrained(params, table, use):
   """``params`` with the embedding rows where ``use`` [vocab] taken from ``table``
-  [vocab, d] (pretrained vectors, data/embeddings.py); other rows keep their init."""
+  [vocab, d] (pretrained vectors, inputs/embeddings.py); other rows keep their init."""
   emb = params['embedding']['embedding']
   new = jnp.where(use[:, None], table.astype(emb.dtype), emb)
   return {**params, 'embedding': {**params['embedding'], 'embedding': new}}

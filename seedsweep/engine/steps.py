@@ -42,7 +42,7 @@ import numpy as np
 import optax
 
 from seedsweep.config.checks import SEED_PARALLEL_MODES
-from seedsweep.data import pipeline
+from seedsweep.inputs import pipeline
 from seedsweep.engine import embedding_rows
 from seedsweep.engine import objectives
 from seedsweep.engine import optimizers
@@ -125,7 +125,7 @@ class DeviceData:
   train step's parameters, which the determinism record's ``program`` fingerprint
   hashes: renaming one changes the fingerprint every run records.
   """
-  arrays: Dict[str, jax.Array]  # data.pipeline.device_arrays: tokens [views, total], ...
+  arrays: Dict[str, jax.Array]  # inputs.pipeline.device_arrays: tokens [views, total], ...
   # [members, 3] int32: each member's seed of each random stream (rngs.INIT, DATA,
   # DROPOUT); the same seed thrice but in a factorial seed design.
   streams: jax.Array
@@ -136,7 +136,7 @@ class DeviceData:
 @flax.struct.dataclass
 class StepAt:
   """Which batch a train step takes: slot ``slot`` of each member's ``orders``,
-  visited at ``position`` of ``epoch`` (data.pipeline.TrainPlan.schedule)."""
+  visited at ``position`` of ``epoch`` (inputs.pipeline.TrainPlan.schedule)."""
   orders: jax.Array  # [members, slots, batch] int32: Steps.epoch_orders
   slot: Any          # () int
   epoch: Any         # () int
@@ -150,7 +150,7 @@ class EpochPlan:
   each member's ``orders``; the epoch ends at position ``end`` (short of its slots
   with ``max_steps``)."""
   orders: jax.Array   # [members, slots, batch] int32: Steps.epoch_orders
-  slots: jax.Array    # [steps] int32: data.pipeline.TrainPlan.schedule's slots
+  slots: jax.Array    # [steps] int32: inputs.pipeline.TrainPlan.schedule's slots
   buckets: jax.Array  # [steps] int32: each slot's branch (Steps.branch_lengths)
   epoch: jax.Array    # () int32
   end: jax.Array      # () int32
@@ -210,7 +210,7 @@ class Steps:
 
   def epoch_plan(self, data: 'DeviceData', epoch: int, visits) -> EpochPlan:
     """The :class:`EpochPlan` of ``epoch`` whose steps visit ``visits`` ([(slot,
-    length)], data.pipeline.TrainPlan.schedule's), put on the device explicitly."""
+    length)], inputs.pipeline.TrainPlan.schedule's), put on the device explicitly."""
     branch = {length: i for i, length in enumerate(self.branch_lengths)}
     host = jax.device_put((np.asarray([s for s, _ in visits], np.int32),
                            np.asarray([branch[l] for _, l in visits], np.int32),
@@ -338,7 +338,7 @@ class Steps:
     """Additive eval statistics ``{name: [members, n_splits]}`` of one chunk.
 
     ``idx`` is ``[views, batch]`` pooled rows, ``split`` ``[views, batch]`` each row's
-    split (data.pipeline.EvalPlan): each member evaluates the rows of its own view,
+    split (inputs.pipeline.EvalPlan): each member evaluates the rows of its own view,
     and each split's statistics are summed apart. With one view the batch is
     gathered once and shared by all members. One chunk shape per padded length, so
     every split and chunk of a length shares one compilation.

@@ -28,8 +28,6 @@ from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
 from seedsweep.config import stacking
 from seedsweep import data as data_lib
-from seedsweep.data import encoded
-from seedsweep.data import pipeline
 from seedsweep.engine import conlleval
 from seedsweep.engine import embedding_rows
 from seedsweep.engine import hosts
@@ -41,6 +39,8 @@ from seedsweep.engine import state as state_lib
 from seedsweep.engine import steps as steps_lib
 from seedsweep.errors import UserError
 from seedsweep import models
+from seedsweep.inputs import encoded
+from seedsweep.inputs import pipeline
 from seedsweep.run import checkpoints as ckpt_lib
 from seedsweep.run import faults
 from seedsweep.run import memory
@@ -224,7 +224,7 @@ def pad_members(x, size: int):
 
 
 def host_arrays(data: encoded.EncodedDataset) -> Dict[str, np.ndarray]:
-  """The arrays every step gathers from (data.pipeline.device_arrays), on the host."""
+  """The arrays every step gathers from (inputs.pipeline.device_arrays), on the host."""
   return pipeline.device_arrays(data.views, data.labels, data.tags)
 
 
@@ -563,7 +563,7 @@ class Experiment:
 
   def evaluate_all(self, params) -> Dict[str, np.ndarray]:
     """``{'dev_accuracy', 'dev_loss', 'test_accuracy', ...}`` each ``[members]``:
-    dev and test in the same chunks (data.pipeline.EvalPlan)."""
+    dev and test in the same chunks (inputs.pipeline.EvalPlan)."""
     splits = self.schedule.eval_splits
     total = None
     for length, rows, split in self.eval_chunks:
@@ -582,7 +582,7 @@ class Experiment:
   @functools.cached_property
   def eval_chunks(self):
     """``[(length, rows [views, c], split [views, c])]``: the eval plan's chunks in
-    the order they are evaluated, put on the device once (data.pipeline.EvalPlan)."""
+    the order they are evaluated, put on the device once (inputs.pipeline.EvalPlan)."""
     host = [(length, rows[:, c], split[:, c])
             for length, (rows, split) in self.schedule.eval_plan.chunks.items()
             for c in range(rows.shape[1])]

@@ -24,11 +24,11 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from seedsweep.data import pipeline
 from seedsweep.engine import rngs
 from seedsweep.engine import state as state_lib
 from seedsweep.engine import steps as steps_lib
 from seedsweep.errors import UserError
+from seedsweep.inputs import pipeline
 
 MIB = 2 ** 20
 # The process before any array of the run (Python, jax, XLA's CPU client, the
@@ -107,7 +107,7 @@ def estimate(learner: steps_lib.Learner, plan: pipeline.TrainPlan,
              eval_plan: pipeline.EvalPlan, arrays: Dict[str, np.ndarray], mode: str,
              backend: Optional[str] = None) -> MemoryEstimate:
   """The estimate of a run whose members train with ``learner`` over ``plan``'s
-  batches of ``arrays`` (data.pipeline.device_arrays) and are evaluated in
+  batches of ``arrays`` (inputs.pipeline.device_arrays) and are evaluated in
   ``eval_plan``'s chunks, stepping by ``mode``."""
   one = jax.eval_shape(  # a one-member state, as the run creates it
       lambda: state_lib.create_train_state(learner.model, learner.tx, [0]))

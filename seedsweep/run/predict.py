@@ -24,9 +24,9 @@ from typing import Dict, List, Sequence
 import numpy as np
 
 from seedsweep import files
-from seedsweep.data import vocabulary as vocab_lib
 from seedsweep.engine import hosts
 from seedsweep.errors import UserError
+from seedsweep.inputs import vocabulary as vocab_lib
 from seedsweep.run import checkpoints as ckpt_lib
 from seedsweep.run import experiment as experiment_lib
 from seedsweep.run import groups as groups_lib

@@ -24,8 +24,8 @@ from typing import Dict, List
 
 from seedsweep.config import checks as config_checks
 from seedsweep.config import keys
-from seedsweep.data import raw
 from seedsweep.errors import UserError
+from seedsweep.inputs import raw
 from seedsweep.run import outputs
 
 HPARAMS = 'hparams'  # under workdir/tensorboard

@@ -37,7 +37,7 @@ def cv_folds(num_examples: int, num_folds: int = 10, seed: int = 0,
   if num_folds < 2 or num_folds > num_examples:
     raise UserError(f'config.data.num_folds={num_folds} is invalid for a dataset of '
                     f'{num_examples} examples; expected 2 <= num_folds <= '
-                    f'{num_examples} (data/folds.py)')
+                    f'{num_examples} (seedsweep/inputs/folds.py)')
   perm = np.random.default_rng(seed).permutation(num_examples)
   if labels is not None:
     labels = np.asarray(labels)
@@ -66,5 +66,5 @@ def split_fold(fold_ids: np.ndarray, fold: int,
     raise UserError(f'fold {fold!r} (config.data.folds) is out of range; expected '
                     f'an integer in 0..{num_folds - 1} ({num_folds}-fold '
                     'cross-validation, '
-                    'data/folds.py)')
+                    'seedsweep/inputs/folds.py)')
   return np.flatnonzero(fold_ids != fold), np.flatnonzero(fold_ids == fold)

@@ -11,7 +11,7 @@ batch from them inside jit, by indices that every seed draws for itself:
 * The order in which the buckets' batch slots are visited in an epoch is shared by all
   seeds (a function of the epoch alone) so that one step has one padded length for every
   seed. Which examples form each batch, and their order, is per seed.
-* Cross-validation folds are *views* of the same arrays (data/encoded.py): a member of
+* Cross-validation folds are *views* of the same arrays (inputs/encoded.py): a member of
   the stacked axis is a (fold, seed) pair, and it draws its batches from its fold's
   training rows. Bucket widths are the largest over all folds of the dataset, so a
   member's batches do not depend on which other folds run beside it.

@@ -10,19 +10,27 @@ rows of a view's training part to its dev part.
 Tokens are stored flat (ragged), not padded: view ``v`` holds ``tokens`` int32
 ``[total_tokens_v]`` and, per row, ``starts`` and ``lengths`` int32 ``[rows]``, so a
 long-tailed dataset (IMDB) costs its real tokens only, and a batch is gathered inside
-jit by :func:`data.pipeline.gather_batch`.
+jit by :func:`seedsweep.inputs.pipeline.gather_batch`.
+
+:func:`encode` makes a dataset's :class:`EncodedDataset` from its pooled examples
+(:mod:`seedsweep.inputs.pool`).
 """
 import dataclasses
+import os
 from typing import Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from seedsweep.data import folds as folds_lib
-from seedsweep.data import vocabulary as vocab_lib
 from seedsweep.errors import UserError
+from seedsweep.inputs import cache
+from seedsweep.inputs import embeddings as embeddings_lib
+from seedsweep.inputs import folds as folds_lib
+from seedsweep.inputs import pool as pool_lib
+from seedsweep.inputs import vectors as vectors_lib
+from seedsweep.inputs import vocabulary as vocab_lib
 
 HOLDOUT_SALT = 0xDE5  # seeds the held-out dev permutation (with the fold number)
-FOLD_SEED = 0         # seeds the cross-validation folds (data/folds.py)
+FOLD_SEED = 0         # seeds the cross-validation folds (inputs/folds.py)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -52,11 +60,11 @@ class EncodedDataset:
   raw_lengths: np.ndarray             # int32 [rows], whitespace tokens before the vocab
   tag_names: Tuple[str, ...] = ()     # tagging datasets: tag classes
   tags: Optional[np.ndarray] = None   # int32 [total_tokens] aligned with every view
-  # Pretrained vectors (data/embeddings.py): (table float32 [views, vocab_size, d],
+  # Pretrained vectors (inputs/embeddings.py): (table float32 [views, vocab_size, d],
   # use bool [views, vocab_size]); None without config.data.vectors.path.
   embedding_tables: Optional[Tuple[np.ndarray, np.ndarray]] = None
   # The vectors file for the provenance: path, bytes, sha256, what trained it, and how
-  # many of the dataset's distinct words it has (data/vectors.file_record).
+  # many of the dataset's distinct words it has (inputs/vectors.file_record).
   vectors: Optional[dict] = None
 
   @property
@@ -156,3 +164,83 @@ def encode_view(name: str, rows: Dict[str, np.ndarray], token_lists: Sequence[Li
   starts = np.zeros(len(lengths), np.int64)
   np.cumsum(lengths[:-1], out=starts[1:])
   return View(name, rows, vocab, tokens, starts.astype(np.int32), lengths)
+
+
+def _vocabulary_words(data_config, token_lists):
+  """What pretrained vectors change in the vocabularies.
+
+  Returns ``(looked_up, words, keep, extra_for, record)``: the vectors of ``words``
+  (None without a vectors file), the words a vocabulary may hold (None: any), a
+  function of a view's rows giving the words added after its training words, and the
+  vectors file's record for the provenance (``vectors.file_record`` and how many of
+  the dataset's words it has; None without a file).
+  """
+  vcfg = embeddings_lib.vectors_config(data_config)
+  if vcfg is None:
+    return None, [], None, lambda rows: (), None
+  words = sorted({w for tokens in token_lists for w in tokens})
+  cache_dir = os.path.join(cache.cache_root(), 'vectors')
+  looked_up = embeddings_lib.lookup(data_config, words, cache_dir)
+  with_vector = {w for w, f in zip(words, looked_up[1]) if f}
+  record = dict(vectors_lib.file_record(vcfg.path, cache_dir),
+                dataset_words=len(words), dataset_words_found=len(with_vector))
+  keep = with_vector if vcfg.only_found else None
+
+  def extra_for(rows):
+    """Dev/test words with a vector, when they join the vocabulary (C-LSTM)."""
+    if not vcfg.add_eval_words:
+      return ()
+    eval_rows = np.concatenate([rows[s] for s in rows if s != 'train'])
+    return sorted({w for i in eval_rows for w in token_lists[i]} & with_vector)
+
+  return looked_up, words, keep, extra_for, record
+
+
+def _tags(name: str, tag_strings, oov: str, max_length: int = 0):
+  """``(tag_names, flat int32 tag ids)`` of a tagged dataset, else ``((), None)``;
+  with ``max_length`` each example keeps its first tags, like its tokens."""
+  if not any(tag_strings):
+    return (), None
+  if oov == 'delete':
+    raise UserError(f"config.data.oov='delete' cannot be used with the tagged "
+                    f'dataset {name!r}: deleting tokens would misalign their tags')
+  tag_lists = [t.split(' ') if t else [] for t in tag_strings]
+  if max_length:
+    tag_lists = [t[:max_length] for t in tag_lists]
+  tag_names = tuple(sorted({t for tl in tag_lists for t in tl}))
+  index = {t: i for i, t in enumerate(tag_names)}
+  return tag_names, np.asarray([index[t] for tl in tag_lists for t in tl], np.int32)
+
+
+def encode(name: str, pool: pool_lib.Pool, data_config, cross_validation: bool,
+           raw_checksums: Dict[str, str]) -> EncodedDataset:
+  """Dataset ``name``'s pooled examples as views with their vocabularies, tokens,
+  tags and pretrained vectors, as ``data_config`` says; ``cross_validation``: one
+  pooled split, k-fold cross-validated."""
+  oov = data_config.oov
+  max_length = data_config.max_length
+  if not isinstance(max_length, int) or max_length < 0:
+    raise UserError(f'config.data.max_length={max_length!r}; expected an int >= 0 '
+                    '(0 = keep every token)')
+  token_lists = vocab_lib.tokenize_texts(pool.texts, data_config.lowercase, max_length)
+  parts, protocol = partitions(pool.positions, pool.labels, data_config,
+                               cross_validation)
+  if max_length:
+    protocol['max_length'] = max_length
+  looked_up, words, keep, extra_for, vectors = _vocabulary_words(data_config,
+                                                                 token_lists)
+  views = tuple(encode_view(view_name, rows, token_lists, data_config.min_count, oov,
+                            extra_for(rows), keep)
+                for view_name, rows in parts)
+  tables = None
+  if looked_up is not None:
+    tables = embeddings_lib.tables([v.vocab for v in views],
+                                   {w: i for i, w in enumerate(words)}, *looked_up,
+                                   data_config)
+  tag_names, tags = _tags(name, pool.tag_strings, oov, max_length)
+  return EncodedDataset(
+      name=name, label_names=pool.label_names, labels=pool.labels, views=views,
+      sources=pool.positions, checksums=pool.checksums, raw_checksums=raw_checksums,
+      protocol=protocol,
+      raw_lengths=np.array([len(t) for t in token_lists], np.int32),
+      tag_names=tag_names, tags=tags, embedding_tables=tables, vectors=vectors)

@@ -7,8 +7,8 @@ tokens), ``label`` (the class name) and, for tagging datasets, ``tags`` (one
 space-separated tag per token). Shuffling is disabled: records are written, and read
 back, in the documented reading order of the raw files. The raw
 files are read from ``dl_manager.manual_dir``: the data root with the layout of
-:mod:`data.raw`, which ``data.load_dataset`` resolves (``$SEEDSWEEP_DATA``, or the
-files downloaded from their original addresses).
+``data/raw_files.py``, which ``seedsweep.data.prepare`` resolves (``$SEEDSWEEP_DATA``,
+or the files downloaded from their original addresses).
 
 TFDS writes the array_record files into a temporary folder and renames it only when
 every split was written, so a failed preparation leaves nothing behind that
@@ -46,7 +46,7 @@ class RawTextBuilder(tfds.core.GeneratorBasedBuilder):
   HOMEPAGE = ''
   MANUAL_DOWNLOAD_INSTRUCTIONS = (
       'Point $SEEDSWEEP_DATA (or --data_dir) at a folder with the layout documented in '
-      'data/raw.py, e.g. the offline copy ../shared/data.')
+      'data/raw_files.py, e.g. the offline copy ../shared/data.')
 
   def _info(self):
     features = {
@@ -64,8 +64,8 @@ class RawTextBuilder(tfds.core.GeneratorBasedBuilder):
     """The dataset's examples, read from its raw files; subclasses implement it.
 
     Args:
-      root: The data root (the layout of :mod:`data.raw`); ``''`` when ``READS_ROOT`` is
-        False.
+      root: The data root (the layout of ``data/raw_files.py``); ``''`` when
+        ``READS_ROOT`` is False.
 
     Returns:
       ``{split: [Example]}``, each split's examples in the raw files' order."""

@@ -24,7 +24,7 @@ from typing import BinaryIO, Dict, Iterator, List, Optional, Sequence, Tuple
 import numpy as np
 
 from seedsweep import files
-from seedsweep.data import raw as raw_lib
+from seedsweep.inputs import raw as raw_lib
 from seedsweep.errors import UserError
 
 FORMATS = ('glove', 'word2vec_text', 'word2vec_binary')

@@ -2,7 +2,7 @@
 
 ``path`` names a GloVe (.txt/.gz/.zip) or word2vec (text/binary) file; ``''`` = no
 vectors (random embeddings, the models' own initialiser). With a file, every distinct
-token of the dataset is looked up once (streamed, cached; data/vectors.py), then:
+token of the dataset is looked up once (streamed, cached; inputs/vectors.py), then:
 
 * ``only_found``: only words with a vector may enter a vocabulary (DC-Bi-LSTM:
   "words not in the pre-trained set are abandoned"; with ``config.data.oov='delete'``
@@ -19,7 +19,7 @@ from typing import Dict, Optional, Sequence, Tuple
 import numpy as np
 
 from seedsweep.config import checks as config_checks
-from seedsweep.data import vectors as vectors_lib
+from seedsweep.inputs import vectors as vectors_lib
 
 
 def vectors_config(data_config):
