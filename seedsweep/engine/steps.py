@@ -42,13 +42,13 @@ import numpy as np
 import optax
 
 from seedsweep.config.checks import SEED_PARALLEL_MODES
-from seedsweep.inputs import pipeline
 from seedsweep.engine import embedding_rows
 from seedsweep.engine import objectives
 from seedsweep.engine import optimizers
 from seedsweep.engine import portable as portable_lib
 from seedsweep.engine import rngs
 from seedsweep.engine.state import TrainState
+from seedsweep.inputs import pipeline
 
 
 def seed_parallel(fn: Callable, mode: str, in_axes: Sequence = None) -> Callable:
@@ -167,7 +167,10 @@ class Steps:
     loss_sum, position)``: ``count`` steps as one program (what training runs);
   * ``train_step(state, data, at, length=)`` -> ``(state, [members] losses)``: one;
   * ``eval_batch(params, data, idx [views, batch], split [views, batch], length=,
-    n_splits=)`` -> ``{name: [members, n_splits]}`` sums;
+    n_splits=)`` -> ``{name: [members, n_splits]}`` sums of one chunk;
+  * ``eval_chunk(params, data, branch, chunks, lengths=, n_splits=)``: the same for
+    ``chunks[branch]``, every eval length a branch of one program (what evaluation
+    runs: one compilation, the per-length program's bits);
   * ``predict_batch(params, data, tokens [views, batch, time], lengths [views,
     batch])`` -> ``{'probabilities': [members, batch, classes], ...}``;
   * ``select_best(state, score [members], epoch)`` -> state.
@@ -196,6 +199,8 @@ class Steps:
                               (0, 1, 2, 4), outputs=(0, 1))
     self.eval_batch = paired(jax.jit(form(self._eval_batch),
                                      static_argnames=('length', 'n_splits')), (0, 1))
+    self.eval_chunk = paired(jax.jit(form(self._eval_chunk),
+                                     static_argnames=('lengths', 'n_splits')), (0, 1))
     self.predict_batch = paired(jax.jit(form(self._predict_batch)), (0, 1))
     self.select_best = paired(jax.jit(self._select_best, donate_argnums=(0,)), (0, 1))
 
@@ -359,6 +364,16 @@ class Steps:
     batch = {**pipeline.gather_batch(data.arrays, data.views, idx[data.views], length),
              'split': split[data.views]}
     return seed_parallel(seed_sums, self.mode)(params, batch, data.hparams)
+
+  def _eval_chunk(self, params, data: DeviceData, branch, chunks, *, lengths,
+                  n_splits: int):
+    """:meth:`_eval_batch` of the chunk ``chunks[branch]`` (``chunks``: one ``(idx,
+    split)`` per padded length of ``lengths``, the others unread), every length a
+    branch of one program: one compilation for the whole evaluation."""
+    branches = [lambda p, c, i=i, length=length: self._eval_batch(
+        p, data, *c[i], length=length, n_splits=n_splits)
+                for i, length in enumerate(lengths)]
+    return jax.lax.switch(branch, branches, params, chunks)
 
   def _predict_batch(self, params, data: DeviceData, tokens, lengths):
     """Each member's answer for new texts: ``{'probabilities': [members, batch,

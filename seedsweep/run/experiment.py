@@ -540,11 +540,10 @@ class Experiment:
       return None
     # Lowered here, on the arrays themselves (lowered from their shapes alone, jit
     # compiles the call again): the training steps then donate them.
-    n_splits = len(self.schedule.eval_splits)
-    firsts = {length: (rows, split) for length, rows, split in self.eval_chunks}
-    lowered = [self.steps.eval_batch.lower(params, self.device, rows, split,
-                                           length=length, n_splits=n_splits)
-               for length, (rows, split) in firsts.items()]
+    branch, chunks = self.eval_branches[0]
+    lowered = [self.steps.eval_chunk.lower(params, self.device, branch, chunks,
+                                           lengths=self.eval_lengths,
+                                           n_splits=len(self.schedule.eval_splits))]
 
     def compile_all():
       try:
@@ -566,9 +565,9 @@ class Experiment:
     dev and test in the same chunks (inputs.pipeline.EvalPlan)."""
     splits = self.schedule.eval_splits
     total = None
-    for length, rows, split in self.eval_chunks:
-      sums = self.steps.eval_batch(params, self.device, rows, split, length=length,
-                                   n_splits=len(splits))
+    for branch, chunks in self.eval_branches:
+      sums = self.steps.eval_chunk(params, self.device, branch, chunks,
+                                   lengths=self.eval_lengths, n_splits=len(splits))
       total = sums if total is None else jax.tree.map(jnp.add, total, sums)
       faults.reached('eval')
     total = {k: self.real(v).astype(np.float64) for k, v in total.items()}
@@ -588,6 +587,29 @@ class Experiment:
             for c in range(rows.shape[1])]
     arrays = jax.device_put([(r, s) for _, r, s in host], self.placement.shared)
     return [(length, r, s) for (length, _, _), (r, s) in zip(host, arrays)]
+
+  @property
+  def eval_lengths(self) -> Tuple[int, ...]:
+    """The eval chunks' padded lengths, one branch of ``Steps.eval_chunk`` each."""
+    return tuple(self.schedule.eval_plan.chunks)
+
+  @functools.cached_property
+  def eval_branches(self):
+    """``[(branch, chunks)]`` in :attr:`eval_chunks`' order: ``chunks`` holds one
+    ``(rows, split)`` per eval length, this chunk's at ``branch`` (a device scalar),
+    and beside it the first chunk of every other length (unread: a branch reads its
+    own), so that every chunk calls one program."""
+    branch = {length: i for i, length in enumerate(self.eval_lengths)}
+    firsts = {}
+    for length, rows, split in self.eval_chunks:
+      firsts.setdefault(length, (rows, split))
+    out = []
+    for length, rows, split in self.eval_chunks:
+      chunks = tuple((rows, split) if other == length else firsts[other]
+                     for other in self.eval_lengths)
+      out.append((jax.device_put(np.int32(branch[length]), self.placement.shared),
+                  chunks))
+    return out
 
   def evaluate_split(self, params, split: str) -> Dict[str, np.ndarray]:
     """``{'accuracy', 'loss', ...}``, each ``[members]``, of one split (every split is
