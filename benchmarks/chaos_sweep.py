@@ -28,7 +28,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from typing import Dict, List
+from typing import Dict, List, Optional, Tuple
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SWEEP = '''def sweep(arg):
@@ -221,20 +221,31 @@ def _how(calm, hit) -> str:
   return ': ' + '; '.join(parts) if parts else ''
 
 
-def chaos(kills: int, seed: int, tmp: str, kinds=('group', 'jobs'),
-          print_fn=print) -> dict:
-  """The undisturbed sweep and killed ones under ``tmp``, until ``kills`` kills were
-  dealt: a sweep that ends before them is compared and another one starts (a cycle),
-  each on the same undisturbed sweep. Returns the figures."""
+def undisturbed(tmp: str) -> Tuple[str, str, float]:
+  """The sweep file written under ``tmp``, the sweep run undisturbed into
+  ``tmp/calm`` and its report: ``(sweep file, calm root, seconds the sweep took)``.
+  A killed sweep is compared with it when it ran the same sweep file (sweep.json
+  names it)."""
   sweep = os.path.join(tmp, 'chaos_sweep.py')
   with open(sweep, 'w') as f:
     f.write(SWEEP)
   calm = os.path.join(tmp, 'calm')
   start = time.perf_counter()
-  run_with_kills(sweep, calm, 0, seed)
+  run_with_kills(sweep, calm, 0, 0)
   calm_s = time.perf_counter() - start
   if report(calm).returncode:
     raise RuntimeError(f'report of {calm} failed')
+  return sweep, calm, calm_s
+
+
+def chaos(kills: int, seed: int, tmp: str, kinds=('group', 'jobs'),
+          print_fn=print, calm: Optional[Tuple[str, str, float]] = None) -> dict:
+  """The undisturbed sweep and killed ones under ``tmp``, until ``kills`` kills were
+  dealt: a sweep that ends before them is compared and another one starts (a cycle),
+  each on the same undisturbed sweep. ``calm``: :func:`undisturbed`'s result, made
+  before (tests share one; it is only read), else made under ``tmp``. Returns the
+  figures."""
+  sweep, calm, calm_s = calm or undisturbed(tmp)
   figures = {'kills': 0, 'relaunches': 0, 'cycles': 0, 'reports': 0,
              'by_signal': {'SIGKILL': 0, 'SIGTERM': 0}, 'by_kind': {k: 0 for k in kinds},
              'seed': seed, 'undisturbed_s': round(calm_s, 1), 'differences': []}

@@ -1,5 +1,7 @@
 """Shared fixtures: a small demo config and the JAX compilation cache."""
+import fcntl
 import os
+import shutil
 import subprocess
 import sys
 
@@ -98,6 +100,37 @@ def config():
   return small_config()
 
 
+def workdir_snapshot(workdir):
+  """{relative path: (bytes, mtime in ns)} of every file under ``workdir`` (its lock
+  file included): equal before and after means nothing was written."""
+  out = {}
+  for folder, _, names in os.walk(workdir):
+    for name in names:
+      path = os.path.join(folder, name)
+      with open(path, 'rb') as f:
+        out[os.path.relpath(path, workdir)] = (f.read(), os.stat(path).st_mtime_ns)
+  return out
+
+
+def built_once(tmp_path_factory, name, build):
+  """A folder that ``build(folder)`` fills once per run of the suite, however many
+  pytest-xdist workers ask for it: the first builds it under a file lock, the others
+  wait for it, then read it. Tests only read it (copy it to change it). A build that
+  raised is made again by the next test that asks."""
+  root = tmp_path_factory.getbasetemp()
+  if os.environ.get('PYTEST_XDIST_WORKER'):
+    root = root.parent  # the workers' basetemps (popen-gw0, ...) share their parent
+  folder = os.path.join(str(root), f'built_once_{name}')
+  with open(folder + '.lock', 'a') as lock:
+    fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
+    if not os.path.exists(folder + '.done'):
+      shutil.rmtree(folder, ignore_errors=True)
+      os.makedirs(folder)
+      build(folder)
+      open(folder + '.done', 'w').close()
+  return folder
+
+
 def assert_logits_ignore_padding(model, vocab_size=30, lengths=(9, 6, 1)):
   """The logits of ``model`` (random init) are the same when the padding after each
   sentence holds other tokens and the batch is padded wider."""
@@ -118,11 +151,37 @@ def assert_logits_ignore_padding(model, vocab_size=30, lengths=(9, 6, 1)):
                   train=False).logits, out, rtol=1e-5, atol=1e-6)
 
 
+# The longest tests, in seconds (setup + call) of a 2-core run with empty caches
+# (`--durations=0`, 2026-12-02, after issue 73's cuts): started first, longest first.
+LONGEST = {
+    'tests/test_chaos.py::test_a_sweep_killed_three_times': 156,  # + the calm sweep
+    'tests/test_benchmarks.py::test_compare_ab_parts_and_members': 107,
+    'tests/test_faults.py::test_a_run_killed_and_stopped_at_every_moment': 99,
+    'tests/test_golden.py::test_a_golden_run_gives_its_committed_bits[demo]': 60,
+    'tests/test_chaos.py::test_a_sweep_and_its_report_on_a_full_disk': 52,
+    'tests/test_determinism.py::test_a_run_continued_elsewhere': 52,
+    'tests/test_embedding_rows.py::test_a_run_on_rows_stopped_mid_epoch': 45,
+    'tests/test_models.py::test_initialising_several_seeds_terminates': 43,
+    'tests/test_groups.py::test_a_split_run_evaluates_predicts': 42,
+    'tests/test_reproduction.py::test_statistical_verify_across_numerics': 41,
+    'tests/test_golden.py::test_a_golden_run_gives_its_committed_bits[joint_atis': 41,
+    'tests/test_sweep.py::test_the_local_launcher_runs_each_shard': 39,
+    'tests/test_sharding.py::test_two_processes_train_one_run': 38,
+    'tests/test_golden.py::test_a_golden_run_gives_its_committed_bits[dclstm': 36,
+    'tests/test_sweep.py::test_stacked_points_give_the_numbers_of_their_runs': 36,
+    'tests/test_search.py::test_a_search_killed_while_asking': 31,
+}
+
+
 def pytest_collection_modifyitems(items):
-  """The end-to-end tests (marked slow, up to a minute each) first, in their files'
-  order: the workers start on them, and the many short tests fill in at the end,
-  instead of a long one starting last while the other worker idles."""
-  items.sort(key=lambda item: item.get_closest_marker('slow') is None)
+  """The longest tests first (LONGEST), then the other end-to-end tests (marked slow,
+  up to half a minute each) in their files' order, then the many short ones: with
+  setup.cfg's ``--dist=worksteal`` the short tests fill in at the end instead of a
+  long one starting last while the other worker idles."""
+  def seconds(item):
+    known = [s for name, s in LONGEST.items() if item.nodeid.startswith(name)]
+    return known[0] if known else 1 if item.get_closest_marker('slow') else 0
+  items.sort(key=lambda item: -seconds(item))
 
 
 @pytest.fixture

@@ -5,13 +5,14 @@ relaunched; the end equals the undisturbed sweep. The long form (100 kills) runs
 demand: python benchmarks/chaos_sweep.py --kills=100. Also the same sweep and its
 report on a disk that fills up."""
 import errno
+import json
 import os
 import subprocess
-import sys
 
 import pytest
 
 from benchmarks import chaos_sweep
+from tests.conftest import built_once
 
 
 def test_chaos_sweep_compares_reports_without_their_wall_times():
@@ -23,11 +24,25 @@ def test_chaos_sweep_compares_reports_without_their_wall_times():
   assert not chaos_sweep.LEFTOVERS.search('metrics.jsonl')
 
 
+@pytest.fixture
+def calm(tmp_path_factory):
+  """``chaos_sweep.undisturbed``: the sweep file, the sweep run undisturbed and its
+  report, made once per run of the suite; both tests compare with it, neither writes
+  to it."""
+  def build(folder):
+    made = chaos_sweep.undisturbed(folder)
+    with open(os.path.join(folder, 'undisturbed.json'), 'w') as f:
+      json.dump(made, f)
+  with open(os.path.join(built_once(tmp_path_factory, 'chaos_calm', build),
+                         'undisturbed.json')) as f:
+    return tuple(json.load(f))
+
+
 @pytest.mark.slow
-def test_a_sweep_killed_three_times_ends_as_the_undisturbed_one(tmp_path):
+def test_a_sweep_killed_three_times_ends_as_the_undisturbed_one(tmp_path, calm):
   # The jobs kill themselves at rows (a timed group kill can miss a fast sweep).
   figures = chaos_sweep.chaos(kills=3, seed=0, tmp=str(tmp_path), kinds=('jobs',),
-                              print_fn=lambda *a: None)
+                              print_fn=lambda *a: None, calm=calm)
   assert figures['differences'] == []
   assert figures['kills'] == 3 and figures['relaunches'] == 3, figures
 
@@ -57,17 +72,13 @@ def _error_lines(proc):
 
 @pytest.mark.slow
 def test_a_sweep_and_its_report_on_a_full_disk_stop_in_one_line_and_end_equal(
-    tmp_path, small_disk):
+    small_disk, calm):
   """The sweep's root on a tmpfs with room for half of what it writes: the launch
   stops in one line; with room, the same command ends as the undisturbed sweep. Then
   a report on the disk filled up: one line, the report before it intact; with room
   again, the report is the undisturbed one's."""
   mount, size = small_disk
-  sweep = tmp_path / 'chaos_sweep.py'
-  sweep.write_text(chaos_sweep.SWEEP)
-  calm = str(tmp_path / 'calm')
-  chaos_sweep.run_with_kills(str(sweep), calm, 0, 0)
-  assert chaos_sweep.report(calm).returncode == 0
+  sweep, calm, _ = calm
   needed = sum(os.path.getsize(os.path.join(w, f)) for w, _, fs in os.walk(calm)
                for f in fs)
   assert size(needed // 2).returncode == 0

@@ -6,7 +6,6 @@ import jax
 import numpy as np
 import pytest
 
-from tests.conftest import run_launch
 from tests.conftest import run_steps
 from tests.conftest import small_config
 
@@ -38,18 +37,19 @@ def test_a_fold_seed_member_alone_equals_the_same_member_among_others():
 
 @pytest.mark.slow
 def test_a_cross_validated_run_reports_the_cv_mean_per_seed(tmp_path):
-  out = run_launch('--config=experiments/demo.py:quick', f'--workdir={tmp_path}',
-                   '--config.data.name=mr', '--config.data.folds=(0,1)',
-                   '--config.data.dev_holdout=0.1', '--config.seeds=(1,2)',
-                   '--config.train.num_epochs=1', '--config.train.progress=False',
-                   '--config.data.num_buckets=1')
-  assert out.returncode == 0, out.stderr[-3000:]
+  import seedsweep  # pylint: disable=g-import-not-at-top
+  config = seedsweep.load_config(
+      'experiments/demo.py:quick', data__name='mr', data__folds=(0, 1),
+      data__dev_holdout=0.1, seeds=(1, 2), train__num_epochs=1, train__progress=False,
+      data__num_buckets=1)
+  said = []  # what the command prints (launch.py: the same call, in this process)
+  seedsweep.train(config, str(tmp_path), print_fn=said.append)
   results = json.loads((tmp_path / 'results.json').read_text())
   assert results['folds'] == [0, 0, 1, 1] and results['seeds'] == [1, 2, 1, 2]
   acc = results['metrics']['test_accuracy']
   np.testing.assert_allclose(results['cv_metrics']['test_accuracy'],
                              [(acc[0] + acc[2]) / 2, (acc[1] + acc[3]) / 2])
   assert results['summary']['test_accuracy']['mean'] == np.mean(acc)
-  assert 'cross-validation folds' in out.stdout
+  assert any('cross-validation folds' in str(line) for line in said)
   rows = [json.loads(l) for l in (tmp_path / 'metrics.jsonl').read_text().splitlines()]
   assert {(r['fold'], r['seed']) for r in rows} == {(0, 1), (0, 2), (1, 1), (1, 2)}

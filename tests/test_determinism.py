@@ -3,7 +3,6 @@ record, ``--mode=verify`` and the report's warning (docs/design.md, determinism 
 import json
 import os
 import subprocess
-import sys
 
 import jax
 import numpy as np
@@ -19,12 +18,12 @@ from seedsweep.run import provenance
 from seedsweep.run import runtime
 from tests.conftest import DEFAULT_THREADS
 from tests.conftest import REPO
+from tests.conftest import built_once
 from tests.conftest import on_cores
 from tests.conftest import run_launch
 from tests.conftest import small_config
 from tests.conftest import user_environment
 from tests.test_reports import make_run
-from tests.test_reports import quiet
 
 
 LINUX = hasattr(os, 'sched_setaffinity')
@@ -174,12 +173,14 @@ def test_commit_is_dirty_only_when_code_differs(tmp_path):
 
 @pytest.fixture(scope='module')
 def trained(tmp_path_factory):
-  """A finished two-epoch demo run (two checkpoints), via launch.py."""
-  workdir = str(tmp_path_factory.mktemp('verify') / 'run')
-  proc = run_launch('--config=experiments/demo.py:quick', f'--workdir={workdir}',
-                    "--config.seeds=(3,5)", '--config.train.progress=False')
-  assert proc.returncode == 0, proc.stderr
-  return workdir
+  """A finished two-epoch demo run (two checkpoints), via launch.py, made once per
+  run of the suite (xdist workers share it: verify writes nothing)."""
+  def build(folder):
+    proc = run_launch('--config=experiments/demo.py:quick',
+                      f'--workdir={os.path.join(folder, "run")}',
+                      "--config.seeds=(3,5)", '--config.train.progress=False')
+    assert proc.returncode == 0, proc.stderr
+  return os.path.join(built_once(tmp_path_factory, 'determinism_trained', build), 'run')
 
 
 def _verify(workdir, *extra, env=None):
@@ -251,9 +252,12 @@ def test_verify_finds_a_changed_checkpoint(trained, tmp_path):
 
 @pytest.mark.slow
 def test_verify_refuses_more_epochs_than_were_recorded(trained):
-  proc = _verify(trained, '--verify_epochs=5')
-  assert proc.returncode == 1
-  assert 'records no epoch 3; --verify_epochs=5 needs epochs 1..5' in proc.stderr
+  from seedsweep.run import verify  # pylint: disable=g-import-not-at-top
+  config = config_checks.from_dict(outputs.read_json(os.path.join(trained,
+                                                                  outputs.CONFIG)))
+  with pytest.raises(UserError, match=r'records no epoch 3; --verify_epochs=5 needs '
+                     r'epochs 1\.\.5'):  # launch.py prints it as its one error line
+    verify.verify(config, trained, epochs=5, print_fn=lambda *a: None)
 
 
 def test_report_warns_when_a_table_mixes_records(tmp_path):

@@ -17,7 +17,8 @@ import pytest
 from seedsweep.run import checkpoints as ckpt_lib
 from seedsweep.run import faults
 from seedsweep.run import outputs
-from tests.conftest import REPO, run_launch, user_environment
+from tests.conftest import REPO, built_once, run_launch, user_environment
+from tests.conftest import workdir_snapshot
 
 pytestmark = pytest.mark.slow  # launch.py processes
 
@@ -57,6 +58,16 @@ def launch(workdir, *extra, fault=None, preexec_fn=None):
                         preexec_fn=preexec_fn)
 
 
+def train_here(workdir) -> None:
+  """What ``launch(workdir)`` does, in this process (where no fault strikes and the
+  process boundary is not what a test checks)."""
+  import seedsweep  # pylint: disable=g-import-not-at-top
+  config = seedsweep.load_config('experiments/demo.py:quick', seeds=(1, 2),
+                                 train__progress=False, data__num_buckets=2,
+                                 train__num_epochs=3)
+  seedsweep.train(config, workdir, print_fn=lambda *a: None)
+
+
 def final(workdir):
   """``(per-seed metrics of results.json, metrics.jsonl rows without wall times)``."""
   results = outputs.read_json(os.path.join(workdir, outputs.RESULTS))
@@ -77,10 +88,12 @@ def assert_readable(workdir):
 
 @pytest.fixture(scope='module')
 def straight(tmp_path_factory):
-  workdir = str(tmp_path_factory.mktemp('straight') / 'run')
-  proc = launch(workdir)
-  assert proc.returncode == 0, proc.stderr[-3000:]
-  return workdir
+  """The uninterrupted run, made once per run of the suite (xdist workers share it);
+  tests read it or copy it."""
+  def build(folder):
+    proc = launch(os.path.join(folder, 'run'))
+    assert proc.returncode == 0, proc.stderr[-3000:]
+  return os.path.join(built_once(tmp_path_factory, 'faults_straight', build), 'run')
 
 
 def test_a_run_killed_and_stopped_at_every_moment_ends_like_an_uninterrupted_one(
@@ -103,17 +116,6 @@ def test_a_run_killed_and_stopped_at_every_moment_ends_like_an_uninterrupted_one
   assert final(workdir) == final(straight)
   assert not os.path.exists(os.path.join(workdir, ckpt_lib.INTERRUPTED))
   assert sorted(os.listdir(workdir)) == sorted(os.listdir(straight))  # nothing half
-
-
-def _snapshot(workdir):
-  """{relative path: bytes} of every file in a workdir."""
-  out = {}
-  for root, _, files in os.walk(workdir):
-    for f in files:
-      p = os.path.join(root, f)
-      with open(p, 'rb') as fh:
-        out[os.path.relpath(p, workdir)] = (fh.read(), os.stat(p).st_mtime_ns)
-  return out
 
 
 def _scalars(folder):
@@ -150,18 +152,18 @@ def test_a_finished_run_is_left_alone_and_other_configs_are_refused(straight, tm
     assert means['dev_accuracy/mean'][epoch] == pytest.approx(np.mean(dev), rel=1e-6)
     assert means['dev_accuracy/std'][epoch] == pytest.approx(np.std(dev, ddof=1),
                                                              rel=1e-5, abs=1e-6)
-  before = _snapshot(workdir)
+  before = workdir_snapshot(workdir)
 
   again = launch(workdir)
   assert again.returncode == 0, again.stderr[-3000:]
   assert 'nothing to do' in again.stdout
-  assert _snapshot(workdir) == before  # the lock file included
+  assert workdir_snapshot(workdir) == before  # the lock file included
 
   other = launch(workdir, '--config.model.hidden=9')
   assert other.returncode != 0
   assert 'holds a run of another config' in other.stderr
   assert 'model.hidden: 32 != 9' in other.stderr
-  assert _snapshot(workdir) == before
+  assert workdir_snapshot(workdir) == before
 
   evaluated = launch(workdir, '--mode=eval')
   assert evaluated.returncode == 0, evaluated.stderr[-3000:]
@@ -176,12 +178,11 @@ def test_a_report_killed_while_writing_its_files_is_whole_after_a_rerun(straight
   workdir = str(tmp_path / 'run')
   shutil.copytree(straight, workdir)
 
-  def report(fault=None):
-    env = {faults.ENV: fault} if fault else {}
-    return run_launch('--mode=report', f'--workdir={workdir}', env=env)
+  def report(fault):
+    return run_launch('--mode=report', f'--workdir={workdir}', env={faults.ENV: fault})
 
-  clean = report()
-  assert clean.returncode == 0, clean.stderr[-3000:]
+  from seedsweep import api  # pylint: disable=g-import-not-at-top
+  api.report(workdir, print_fn=lambda *a: None)  # in this process: no fault to strike
   files = {name: (tmp_path / 'run' / name).read_text() for name in ('report.md',
                                                                       'report.csv')}
   (tmp_path / 'run' / 'report.md').write_text('an older report\n')
@@ -194,8 +195,7 @@ def test_a_report_killed_while_writing_its_files_is_whole_after_a_rerun(straight
       killed.stderr)
   assert (tmp_path / 'run' / 'report.md').read_text() == files['report.md']
   assert (tmp_path / 'run' / 'report.csv').read_text() == files['report.csv']
-  again = report()
-  assert again.returncode == 0, again.stderr[-3000:]
+  api.report(workdir, print_fn=lambda *a: None)
   assert {name: (tmp_path / 'run' / name).read_text() for name in files} == files
 
 
@@ -255,8 +255,7 @@ def test_a_failing_checkpoint_write_is_a_clear_error_and_keeps_earlier_ones(
   assert line.startswith('error: cannot save checkpoint 2 in ')
   assert 'the checkpoints saved before it are kept' in line
   assert sorted(os.listdir(os.path.join(workdir, ckpt_lib.EPOCHS))) == before
-  again = launch(workdir)  # room again: resumes from epoch 1
-  assert again.returncode == 0, again.stderr[-3000:]
+  train_here(workdir)  # room again: resumes from epoch 1
   assert final(workdir) == final(straight)
 
 
@@ -298,14 +297,14 @@ def test_a_second_process_on_a_workdir_is_refused(tmp_path):
   try:
     _, status = os.waitpid(first.pid, os.WUNTRACED)  # stopped, holding the lock
     assert os.WIFSTOPPED(status), 'the first process ended before its fault'
-    before = _snapshot(workdir)
+    before = workdir_snapshot(workdir)
     second = run_launch(*ARGS, f'--workdir={workdir}')
     assert second.returncode == 1
     assert second.stderr.strip().splitlines()[-1] == (
         f'error: {workdir} is in use by process {first.pid} (it holds '
         f'{os.path.join(workdir, ".lock")}); wait for it to end, or use another '
         '--workdir')
-    assert _snapshot(workdir) == before
+    assert workdir_snapshot(workdir) == before
   finally:
     first.kill()
     first.wait()

@@ -20,6 +20,7 @@ from seedsweep.run import tracking
 from seedsweep.run import workdir as workdir_lib
 from seedsweep.run import workdir_lock
 from tests.conftest import small_config
+from tests.conftest import workdir_snapshot
 
 pytestmark = pytest.mark.slow  # real (tiny) runs
 
@@ -55,17 +56,6 @@ def counts(monkeypatch):
 ONCE = {'validate': 1, 'pin_for': 1, 'stored_config': 1, 'to_dict': 1, 'points': 1}
 
 
-def snapshot(workdir):
-  """{relative path: bytes} of every file in a workdir (its lock file included)."""
-  out = {}
-  for folder, _, names in os.walk(workdir):
-    for name in names:
-      path = os.path.join(folder, name)
-      with open(path, 'rb') as f:
-        out[os.path.relpath(path, workdir)] = f.read()
-  return out
-
-
 def test_a_run_through_the_api_checks_pins_and_reads_its_config_once(tmp_path, counts):
   workdir = str(tmp_path / 'run')
   config = small_config(seeds=(1,), epochs=1)
@@ -79,11 +69,11 @@ def test_a_run_through_the_api_checks_pins_and_reads_its_config_once(tmp_path, c
   assert dict(counts) == {**ONCE, 'build_model': 1}
   counts.clear()
 
-  before = snapshot(workdir)
+  before = workdir_snapshot(workdir)
   assert seedsweep.train(config, workdir, print_fn=quiet)['metrics'] == (
       results['metrics'])  # finished: nothing built, nothing written
   assert dict(counts) == ONCE
-  assert snapshot(workdir) == before
+  assert workdir_snapshot(workdir) == before
   counts.clear()
 
   assert seedsweep.evaluate(workdir, print_fn=quiet)['metrics'] == results['metrics']
@@ -137,9 +127,9 @@ def test_a_finished_run_writes_its_missing_records_under_the_lock_only(
   assert events == ['lock', 'hparams', 'unlock']
   events.clear()
 
-  before = snapshot(workdir)
+  before = workdir_snapshot(workdir)
   seedsweep.train(config, workdir, print_fn=quiet)
-  assert events == [] and snapshot(workdir) == before  # the lock file included
+  assert events == [] and workdir_snapshot(workdir) == before  # the lock file included
 
   hparams = os.path.join(workdir, 'tensorboard', tracking.HPARAMS)
   import shutil  # pylint: disable=g-import-not-at-top

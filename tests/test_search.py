@@ -103,9 +103,13 @@ def test_a_search_killed_while_asking_and_while_training_ends_as_an_undisturbed_
   the finished points; the end is the same trials, the same params (the round's
   sampler is seeded by its number), the same scores and every metrics row equal."""
   calm, hit = str(tmp_path / 'calm'), str(tmp_path / 'hit')
-  proc = run_launch(*QUICK, f'--workdir={calm}')
-  assert proc.returncode == 0, proc.stderr[-2000:]
-  assert 'search round 1: trials 0, 1 of 4 in 1 program(s), 2 seeds each' in proc.stdout
+  # The undisturbed search and the last rerun in this process (QUICK's config and
+  # search through the API); the killed ones are launch.py processes.
+  config = api.load_config('demo:quick', train__num_epochs=1, train__progress=False,
+                           data__num_buckets=1, model__embed_dim=8, model__hidden=8)
+  printed = []
+  api.run_search(config, 'demo_search:quick', calm, print_fn=printed.append)
+  assert 'search round 1: trials 0, 1 of 4 in 1 program(s), 2 seeds each' in printed
   killed = run_launch(*QUICK, f'--workdir={hit}', env={'SEEDSWEEP_FAULT': 'search_ask:3'})
   assert killed.returncode == -9 and 'fault: SIGKILL at search_ask:3' in killed.stderr
   first, _ = _trials(hit)
@@ -113,8 +117,7 @@ def test_a_search_killed_while_asking_and_while_training_ends_as_an_undisturbed_
   assert killed.returncode == -9, killed.stderr[-2000:]
   # Round 1 was told: kept, not trained again; trial 2 (cut short) was asked again.
   assert killed.stdout.startswith('search round 2: trials 3, 4 of 4')
-  proc = run_launch(*QUICK, f'--workdir={hit}')
-  assert proc.returncode == 0, proc.stderr[-2000:]
+  api.run_search(config, 'demo_search:quick', hit, print_fn=lambda *a: None)
   calm_trials, info = _trials(calm)
   hit_trials, hit_info = _trials(hit)
   # The cut-short ask left one trial, failed and asked again: numbers move by one.
