@@ -1,4 +1,4 @@
-"""One door for a run: its config checked once, its workdir opened once.
+"""One door for a run: its config checked once, its workdir opened once::
 
     checked = check_config(config)      validated (each stacked point too), runtime
                                         pinned, its points and JSON form made once
