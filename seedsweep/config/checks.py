@@ -142,14 +142,3 @@ def check_unread_files(data) -> None:
     raise UserError(f'config.data.files.{given[0]}={data.files[given[0]]!r} is set, '
                     f"but config.data.name={data.name!r} reads no such file; expected "
                     "config.data.name='files' (or config.data.files left empty)")
-
-
-def check_ints(config) -> None:
-  """UserError naming the first int of :data:`INTS` that is not an int in its range."""
-  check_fields(config, tuple(INTS))
-
-
-def check_numbers(config) -> None:
-  """UserError naming the first optimiser or L2 number that is not a finite number
-  in its range (:data:`POSITIVE_NUMBERS`, :data:`NON_NEGATIVE_NUMBERS`, :data:`RATES`)."""
-  check_fields(config, POSITIVE_NUMBERS + NON_NEGATIVE_NUMBERS + RATES)
