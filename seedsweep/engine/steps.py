@@ -20,8 +20,8 @@ One training step, through the modules (every array has a leading members axis):
    ``jax.grad`` of :meth:`Steps._loss_fn` (``model.apply``, ``objectives.loss`` plus
    ``optimizers.l2_penalty``; :meth:`Steps._row_grads` for the rows), then
    ``tx.update`` and ``optax.apply_updates``.
-5. NaN freeze: a member whose loss is not finite keeps its parameters
-   (:func:`_keep_where`) and records ``nonfinite_step``; ``embedding_rows.scatter``
+5. NaN freeze: a member whose loss is not finite keeps its parameters (a select
+   in ``_seed_update``) and records ``nonfinite_step``; ``embedding_rows.scatter``
    puts the rows back into the table.
 
 ``config.train.seed_parallel`` picks the map: ``vmap``, one batched program (GPUs,
@@ -232,15 +232,21 @@ class Steps:
           p, learner.l2_mask, learner.l2_coef), data_loss
     return loss_fn
 
-  def _seed_update(self, params, opt_state, batch, dropout_key, hparams,
+  def _seed_update(self, params, opt_state, batch, dropout_key, hparams, frozen,
                    inverse=None):
     """One optimiser step of one member: ``(params, opt_state, loss ())``.
 
     ``batch`` is the member's: ``tokens`` ``[batch, length]``, ``lengths``,
     ``labels`` and ``weights`` ``[batch]``; ``dropout_key`` its key, ``hparams``
-    ``{config key: ()}``. With a row-sparse table update (``inverse`` [n] given)
-    ``params`` and ``opt_state`` hold only the batch's table rows
-    (embedding_rows.gather).
+    ``{config key: ()}``; ``frozen`` (() bool) whether a non-finite loss froze it
+    before. With a row-sparse table update (``inverse`` [n] given) ``params`` and
+    ``opt_state`` hold only the batch's table rows (embedding_rows.gather).
+
+    NaN freeze: a member whose loss is not finite, now or before, keeps its
+    parameters. The select is made here, on the member's own slice, so that it
+    fuses with the update instead of a second pass over the stacked state; a
+    select, not a conditional: a conditional on a device value makes a GPU wait
+    for the host.
     """
     learner = self.learner.for_member(hparams)
     if inverse is None:
@@ -250,11 +256,12 @@ class Steps:
       grads, data_loss = self._row_grads(learner, params, batch, dropout_key, inverse)
     updates, new_opt_state = learner.tx.update(grads, opt_state, params)
     new_params = optax.apply_updates(params, updates)
+    take = ~frozen & jnp.isfinite(data_loss)
     if self.plan.padded:  # a fold may have no example in a slot: no step for it
-      has = batch['weights'].sum() > 0
-      keep = lambda new, old: jax.tree.map(lambda a, b: jnp.where(has, a, b), new, old)
-      new_params, new_opt_state = keep(new_params, params), keep(new_opt_state,
-                                                                   opt_state)
+      take &= batch['weights'].sum() > 0
+    new_params, new_opt_state = jax.tree.map(lambda a, b: jnp.where(take, a, b),
+                                             (new_params, new_opt_state),
+                                             (params, opt_state))
     return new_params, new_opt_state, data_loss
 
   def _row_grads(self, learner: Learner, params, batch, dropout_key, inverse):
@@ -299,13 +306,11 @@ class Steps:
       old = embedding_rows.gather(old, rows, vocab)
       if self.learner.row_decay is not None:  # rows that sat out updates catch up
         old = (old[0], embedding_rows.catch_up(old[1], self.learner.row_decay))
-    params, opt_state, loss = seed_parallel(self._seed_update, self.mode)(
-        *old, batch, keys, data.hparams, inverse)
     # A seed whose loss is NaN or infinite, now or before, keeps its parameters from
-    # here on; the others' numbers are untouched (the seeds never mix). A select, not
-    # a conditional: a conditional on a device value makes a GPU wait for the host.
+    # here on (_seed_update); the others' numbers are untouched (the seeds never mix).
+    params, opt_state, loss = seed_parallel(self._seed_update, self.mode)(
+        *old, batch, keys, data.hparams, state.nonfinite_step > 0, inverse)
     bad = (state.nonfinite_step > 0) | ~jnp.isfinite(loss)
-    params, opt_state = _keep_where(~bad, (params, opt_state), old)
     if inverse is not None:  # the rows back into the whole table, in place
       params, opt_state = embedding_rows.scatter(
           (state.params, state.opt_state), (params, opt_state), rows, vocab)
