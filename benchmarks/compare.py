@@ -188,36 +188,33 @@ def probe(config_name: str, seeds, steps: int, peak_seconds: float = 2.0,
   orders = exp.steps.epoch_orders(exp.device, 1)
   schedule = exp.schedule.plan.schedule(1)
 
-  def step_at(position):
-    slot = schedule[position % len(schedule)][0]
-    return steps_lib.StepAt(orders=orders, slot=slot, epoch=1, position=position)
+  def train(state, count):  # the loop's own path: chunks of steps, one dispatch each
+    state, loss_sum, _ = exp.train_steps(state, 1, max_steps=count)
+    return state, loss_sum
 
-  def step(position, state):
-    length = schedule[position % len(schedule)][1]
-    return exp.steps.train_step(state, exp.device, step_at(position), length=length)
-
-  # Compile every bucket's step (and the evaluation) before timing.
-  first = {}
-  for position, (_, length) in enumerate(schedule):
-    first.setdefault(length, position)
-  for position in first.values():
-    state, loss = step(position, state)
+  # Compile the chunk program (every bucket a branch) and the evaluation first.
+  state, loss = train(state, 1)
   jax.block_until_ready(loss)
   exp.evaluate_all(state.params)
   compile_s = timing.compile_seconds() - compile0
-  # FLOPs of the timed steps, from the step's jaxpr at each one's length.
+  # FLOPs of the timed steps, from the one-step program's jaxpr at each length.
+  first = {}
+  for position, (_, length) in enumerate(schedule):
+    first.setdefault(length, position)
   flops_at = {}
   for length, position in first.items():
+    at = steps_lib.StepAt(orders=orders, slot=schedule[position][0], epoch=1,
+                          position=position)
     jaxpr = jax.make_jaxpr(functools.partial(exp.steps._train_step, length=length))(  # pylint: disable=protected-access
-        state, exp.device, step_at(position))
+        state, exp.device, at)
     flops_at[length] = matmul_flops(jaxpr.jaxpr)
-  timed = list(range(steps))
+  timed = list(range(min(steps, len(schedule))))
   start = time.perf_counter()
-  for position in timed:
-    state, loss = step(position, state)
+  state, loss = train(state, len(timed))
   jax.block_until_ready(loss)
   train_s = time.perf_counter() - start
-  flops = sum(flops_at[schedule[p % len(schedule)][1]] for p in timed)
+  steps = len(timed)
+  flops = sum(flops_at[schedule[p][1]] for p in timed)
   start = time.perf_counter()
   exp.evaluate_all(state.params)
   eval_s = time.perf_counter() - start
