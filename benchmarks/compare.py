@@ -171,6 +171,7 @@ def probe(config_name: str, seeds, steps: int, peak_seconds: float = 2.0,
   """In-process measurement of one config (runs in a child: see ``--probe``), with
   ``overrides`` ({dotted config key: value}) set."""
   import jax  # pylint: disable=g-import-not-at-top
+  import numpy as np  # pylint: disable=g-import-not-at-top
   from seedsweep.config import keys  # pylint: disable=g-import-not-at-top
   from seedsweep.engine import steps as steps_lib  # pylint: disable=g-import-not-at-top
   from seedsweep.run import experiment  # pylint: disable=g-import-not-at-top
@@ -185,14 +186,16 @@ def probe(config_name: str, seeds, steps: int, peak_seconds: float = 2.0,
   exp = experiment.build(config)
   state = exp.init_state()
   build = time.perf_counter() - start
-  orders = exp.steps.epoch_orders(exp.device, 1)
+  orders = exp.steps.epoch_orders(exp.device, np.int32(1))  # as the loop calls it
   schedule = exp.schedule.plan.schedule(1)
 
   def train(state, count):  # the loop's own path: chunks of steps, one dispatch each
     state, loss_sum, _ = exp.train_steps(state, 1, max_steps=count)
     return state, loss_sum
 
-  # Compile the chunk program (every bucket a branch) and the evaluation first.
+  # Compile the chunk program (every bucket a branch; one program whatever the
+  # number of steps) and the evaluation first.
+  timed = list(range(min(steps, len(schedule))))
   state, loss = train(state, 1)
   jax.block_until_ready(loss)
   exp.evaluate_all(state.params)
@@ -208,7 +211,6 @@ def probe(config_name: str, seeds, steps: int, peak_seconds: float = 2.0,
     jaxpr = jax.make_jaxpr(functools.partial(exp.steps._train_step, length=length))(  # pylint: disable=protected-access
         state, exp.device, at)
     flops_at[length] = matmul_flops(jaxpr.jaxpr)
-  timed = list(range(min(steps, len(schedule))))
   start = time.perf_counter()
   state, loss = train(state, len(timed))
   jax.block_until_ready(loss)

@@ -50,6 +50,18 @@ def test_an_epoch_is_one_dispatch_per_eight_steps(monkeypatch):
 
 
 @pytest.mark.slow
+def test_a_few_steps_and_a_whole_epoch_are_one_compiled_program():
+  """``max_steps`` stops the loop early, it does not shorten the epoch's plan (whose
+  length is a shape): benchmarks, tests and the loop share one chunk program."""
+  exp = _build()
+  state, _, position = exp.train_steps(exp.init_state(), 1, max_steps=3)
+  assert position == 3
+  _, _, position = exp.train_steps(state, 1, max_steps=5)
+  assert position == 5
+  assert exp.steps.train_chunk._cache_size() == 1  # pylint: disable=protected-access
+
+
+@pytest.mark.slow
 def test_chunks_shrink_to_a_step_when_steps_are_slow(monkeypatch):
   """A chunk is cut to the steps that fit in CHUNK_SECONDS (here none: one step),
   timed from the third chunk on (the first one's end starts the clock), so that a

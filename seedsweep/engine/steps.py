@@ -213,13 +213,15 @@ class Steps:
     return Steps(self.learner, self.plan, mode, self.patience, self.tag_tables,
                  single_member, self.portable)
 
-  def epoch_plan(self, data: 'DeviceData', epoch: int, visits) -> EpochPlan:
+  def epoch_plan(self, data: 'DeviceData', epoch: int, visits,
+                 end: Optional[int] = None) -> EpochPlan:
     """The :class:`EpochPlan` of ``epoch`` whose steps visit ``visits`` ([(slot,
-    length)], inputs.pipeline.TrainPlan.schedule's), put on the device explicitly."""
+    length)], inputs.pipeline.TrainPlan.schedule's) up to position ``end`` (None:
+    all of them), put on the device explicitly."""
     branch = {length: i for i, length in enumerate(self.branch_lengths)}
     host = jax.device_put((np.asarray([s for s, _ in visits], np.int32),
                            np.asarray([branch[l] for _, l in visits], np.int32),
-                           np.int32(epoch), np.int32(len(visits))))
+                           np.int32(epoch), np.int32(len(visits) if end is None else end)))
     return EpochPlan(self.epoch_orders(data, host[2]), *host)
 
   @staticmethod

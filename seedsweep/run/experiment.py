@@ -497,15 +497,18 @@ class Experiment:
     two chunks (the position reached is then short of ``steps_per_epoch``).
     ``on_step(n)`` follows each chunk's dispatch (its ``n`` steps).
     """
-    visits = self.schedule.plan.schedule(epoch)[:max_steps]
-    plan = self.steps.epoch_plan(self.device, epoch, visits)
+    visits = self.schedule.plan.schedule(epoch)
+    # The plan always holds the whole epoch (its length is a shape: one program for
+    # every ``max_steps``); ``end`` is where these steps stop.
+    end = len(visits) if max_steps is None else min(max_steps, len(visits))
+    plan = self.steps.epoch_plan(self.device, epoch, visits, end)
     total, cursor = self._chunk_carry(loss_sum, start)
     sizes = self.chunk_sizes
     position, running = start, None
-    while position < len(visits):
+    while position < end:
       if stop is not None and stop():
         return state, total, position
-      steps = min(sizes.next(), len(visits) - position)
+      steps = min(sizes.next(), end - position)
       state, total, cursor = self.steps.train_chunk(state, self.device, plan, cursor,
                                                     total, sizes.on_device(steps))
       position += steps
