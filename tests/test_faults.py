@@ -4,6 +4,7 @@ rerun: the final results equal an uninterrupted run's, and nothing is corrupted.
 
 The faults strike at named moments (seedsweep/run/faults.py, ``$SEEDSWEEP_FAULT``):
 a signal the process sends itself there, which timing from outside cannot hit."""
+import logging
 import os
 import resource
 import shutil
@@ -308,3 +309,22 @@ def test_a_second_process_on_a_workdir_is_refused(tmp_path):
   finally:
     first.kill()
     first.wait()
+
+
+def _error_record(name, filename):
+  """An ERROR record of logger ``name`` whose traceback was raised in ``filename``."""
+  code = compile('raise OSError(28, "No space left on device")', filename, 'exec')
+  try:
+    exec(code)  # pylint: disable=exec-used
+  except OSError:
+    return logging.LogRecord(name, logging.ERROR, __file__, 1,
+                             'Task exception was never retrieved', None, sys.exc_info())
+
+
+def test_a_failed_orbax_write_task_logs_no_traceback_after_the_one_line_error():
+  """asyncio's "Task exception was never retrieved" for an orbax write (a full disk
+  can fail a second task after the first failure is reported) is dropped; asyncio's
+  other errors are not."""
+  orbax_file = os.path.join(os.sep, 'site-packages', 'orbax', 'checkpoint', 'io.py')
+  assert not ckpt_lib._QUIET.filter(_error_record('asyncio', orbax_file))  # pylint: disable=protected-access
+  assert ckpt_lib._QUIET.filter(_error_record('asyncio', __file__))  # pylint: disable=protected-access

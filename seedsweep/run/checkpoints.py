@@ -50,18 +50,32 @@ def fingerprint(tree) -> str:
 
 
 class _QuietOrbaxErrors(logging.Filter):
-  """Drops orbax's own error logs (a traceback per failed write thread): the failure
-  reaches :meth:`Checkpoints.wait` as an exception, reported there in one line. Also
-  its warnings that a read-only manager is read-only (reading a finished run)."""
+  """Drops orbax's own error logs (a traceback per failed write thread), and asyncio's
+  "Task exception was never retrieved" for an orbax write task (a full disk can fail
+  one after the first failure is reported): the failure reaches
+  :meth:`Checkpoints.wait` as an exception, reported there in one line. Also orbax's
+  warnings that a read-only manager is read-only (reading a finished run)."""
 
   def filter(self, record):
     """False for orbax's errors and its read-only warnings; True for every other record."""
+    if record.name == 'asyncio' and record.levelno >= logging.ERROR:
+      return not _from_orbax(record)
     if f'{os.sep}orbax{os.sep}' not in (record.pathname or ''):
       return True
     if record.levelno >= logging.ERROR:
       return False
     return not (record.levelno == logging.WARNING and
                 'read only' in record.getMessage().replace('_', ' '))
+
+
+def _from_orbax(record: logging.LogRecord) -> bool:
+  """Whether a record's traceback passes through orbax's code."""
+  tb = record.exc_info[2] if record.exc_info else None
+  while tb is not None:
+    if f'{os.sep}orbax{os.sep}' in tb.tb_frame.f_code.co_filename:
+      return True
+    tb = tb.tb_next
+  return False
 
 
 _QUIET = _QuietOrbaxErrors()
@@ -109,7 +123,8 @@ class Checkpoints:
       _sweep_removed(self.directory)
     self.max_to_keep, self.read_only = max_to_keep, read_only
     self.pending = None  # the step of a save in flight
-    logging.getLogger('absl').addFilter(_QUIET)  # once: filters are a set
+    for name in ('absl', 'asyncio'):  # once each: filters are a set
+      logging.getLogger(name).addFilter(_QUIET)
     self.manager = self._open()
 
   def _open(self):
