@@ -158,17 +158,13 @@ def test_batch_rows_lists_each_id_once_and_maps_every_token_to_its_row():
 def test_a_run_on_rows_stopped_mid_epoch_resumes_to_the_same_numbers(tmp_path):
   """The rows' update clock is part of the checkpoint: stopped (SIGTERM) in epoch 2
   and rerun, a run ends with an uninterrupted run's numbers."""
-  import seedsweep  # pylint: disable=g-import-not-at-top
   from tests import test_faults  # pylint: disable=g-import-not-at-top
   flags = ['--config.train.num_epochs=2', '--config.optimizer.name=rmsprop',
            '--config.optimizer.eps=1e-6', '--config.optimizer.embedding_update=rows']
   straight, stopped = str(tmp_path / 'straight'), str(tmp_path / 'stopped')
-  # The uninterrupted run in this process: test_faults.ARGS and the flags above.
-  seedsweep.train(seedsweep.load_config(
-      'experiments/demo.py:quick', seeds=(1, 2), train__progress=False,
-      data__num_buckets=2, train__num_epochs=2, optimizer__name='rmsprop',
-      optimizer__eps=1e-6, optimizer__embedding_update='rows'), straight,
-                  print_fn=lambda *a: None)
+  # The uninterrupted run in this process, with the flags above.
+  test_faults.train_here(straight, train__num_epochs=2, optimizer__name='rmsprop',
+                         optimizer__eps=1e-6, optimizer__embedding_update='rows')
   proc = test_faults.launch(stopped, *flags, fault=f'step:{test_faults.STEPS + 7}@TERM')
   assert proc.returncode == 128 + signal.SIGTERM, proc.stderr[-2000:]
   assert test_faults.launch(stopped, *flags).returncode == 0

@@ -59,13 +59,14 @@ def launch(workdir, *extra, fault=None, preexec_fn=None):
                         preexec_fn=preexec_fn)
 
 
-def train_here(workdir) -> None:
-  """What ``launch(workdir)`` does, in this process (where no fault strikes and the
-  process boundary is not what a test checks)."""
+def train_here(workdir, **overrides) -> None:
+  """What ``launch(workdir)`` does (ARGS, then ``overrides`` as
+  ``seedsweep.load_config`` takes them), in this process: where no fault strikes and
+  the process boundary is not what a test checks."""
   import seedsweep  # pylint: disable=g-import-not-at-top
-  config = seedsweep.load_config('experiments/demo.py:quick', seeds=(1, 2),
-                                 train__progress=False, data__num_buckets=2,
-                                 train__num_epochs=3)
+  config = seedsweep.load_config('experiments/demo.py:quick', **{
+      'seeds': (1, 2), 'train__progress': False, 'data__num_buckets': 2,
+      'train__num_epochs': 3, **overrides})
   seedsweep.train(config, workdir, print_fn=lambda *a: None)
 
 
