@@ -51,8 +51,8 @@ def tiny_shapes(config):
   """``config`` in one length bucket of at most 32 tokens, without a progress bar,
   and a cross-validated dataset's first fold only: one train-step and one eval
   compilation, little compute. tests/test_experiments.py and
-  tests/determinism_probe.py use it alike, so they share compiled programs
-  (tests/test_cross_validation.py covers the folds)."""
+  tests/determinism_probe.py use it alike (tests/test_cross_validation.py covers the
+  folds)."""
   from seedsweep import data  # pylint: disable=g-import-not-at-top
   config.train.progress = False
   config.data.num_buckets = 1
@@ -75,6 +75,15 @@ def on_cores(cores, *args):
   start = ('import os, sys; os.sched_setaffinity(0, %r); '
            'os.execv(sys.executable, [sys.executable] + sys.argv[1:])' % (set(cores),))
   return [sys.executable, '-c', start, *args]
+
+
+def own_core() -> int:
+  """The core this pytest-xdist worker gives the one-core processes it starts: workers
+  take the usable cores in turn, so two such processes started by two workers do not
+  share one core while another idles."""
+  cores = sorted(os.sched_getaffinity(0))
+  worker = os.environ.get('PYTEST_XDIST_WORKER', 'gw0')
+  return cores[int(worker.lstrip('gw') or 0) % len(cores)]
 
 
 def user_environment() -> dict:

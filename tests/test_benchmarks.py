@@ -7,14 +7,19 @@ import sys
 import pytest
 
 from benchmarks import compare
-from tests.conftest import REPO
+from tests.conftest import REPO, on_cores, own_core
 
 pytestmark = pytest.mark.slow  # end-to-end: `pytest -m "not slow"` skips it
 
 
+def compare_on_own_core(*flags):
+  """``python benchmarks/compare.py FLAGS`` on this worker's core: ``--cores=1``
+  takes the first core the process may use."""
+  return on_cores([own_core()], os.path.join(REPO, 'benchmarks', 'compare.py'), *flags)
+
+
 def test_compare_quick_writes_its_tables(tmp_path):
-  proc = subprocess.run([sys.executable, os.path.join(REPO, 'benchmarks', 'compare.py'),
-                         '--quick', '--cores=1', f'--out={tmp_path}'],
+  proc = subprocess.run(compare_on_own_core('--quick', '--cores=1', f'--out={tmp_path}'),
                         cwd=REPO, capture_output=True, text=True, timeout=900,
                         check=False)
   assert proc.returncode == 0, proc.stderr[-3000:]
@@ -36,9 +41,9 @@ def test_compare_quick_writes_its_tables(tmp_path):
 def test_compare_ab_parts_and_members_probe_what_they_name(tmp_path):
   """Both A/B parts and the members part in one command (one process start)."""
   parts = {'updates': 'embedding_update', 'numerics': 'numerics'}
-  proc = subprocess.run([sys.executable, os.path.join(REPO, 'benchmarks', 'compare.py'),
-                         '--quick', '--cores=1', f'--parts={",".join(parts)},members',
-                         f'--out={tmp_path}'],
+  proc = subprocess.run(compare_on_own_core('--quick', '--cores=1',
+                                            f'--parts={",".join(parts)},members',
+                                            f'--out={tmp_path}'),
                         cwd=REPO, capture_output=True, text=True, timeout=900,
                         check=False)
   assert proc.returncode == 0, proc.stderr[-3000:]

@@ -20,6 +20,7 @@ from tests.conftest import DEFAULT_THREADS
 from tests.conftest import REPO
 from tests.conftest import built_once
 from tests.conftest import on_cores
+from tests.conftest import own_core
 from tests.conftest import run_launch
 from tests.conftest import small_config
 from tests.conftest import user_environment
@@ -204,7 +205,7 @@ def test_results_and_checkpoints_carry_the_record(trained):
 @pytest.mark.skipif(not LINUX, reason='sets the process affinity (Linux)')
 def test_verify_reproduces_an_untouched_run_on_one_core(trained):
   proc = subprocess.run(
-      on_cores({min(os.sched_getaffinity(0))}, os.path.join(REPO, 'launch.py'),
+      on_cores({own_core()}, os.path.join(REPO, 'launch.py'),
                '--config=experiments/demo.py:quick', f'--workdir={trained}',
                "--config.seeds=(3,5)", '--mode=verify', '--verify_epochs=2'),
       cwd=REPO, capture_output=True, text=True, timeout=600, check=False,

@@ -12,10 +12,11 @@ from seedsweep.run import experiment
 from seedsweep.run import loop
 from tests.conftest import tiny_shapes
 
-# One quick variant per model family trains end to end: the TREC ones, whose
-# programs tests/determinism_probe.py compiles too (same shapes, shared through the
-# compilation cache). joint_atis:quick trains in tests/test_joint_slu.py, the
-# cross-validated loop in tests/test_cross_validation.py.
+# One quick variant per model family trains end to end, under vmap: the TREC ones
+# (tests/determinism_probe.py's, which compiles the same programs with
+# train.seed_parallel=vmap). The golden runs train every family under map, the
+# default; joint_atis:quick trains in tests/test_joint_slu.py, the cross-validated
+# loop in tests/test_cross_validation.py.
 TRAINED = [
     ('dclstm_trec', 'quick'), ('clstm_trec', 'quick'), ('bilstm', 'trec/coarse,quick'),
     ('mtlstm_trec', 's2f,quick'), ('dlstm_trec', 'quick'), ('joint_trec', 'quick'),
@@ -60,14 +61,20 @@ def test_quick_variant_builds_on_its_data_and_its_steps_trace(name, arg):
 
 @pytest.mark.slow
 @pytest.mark.parametrize('name, arg', TRAINED)
-def test_quick_variant_trains_end_to_end_on_real_data(name, arg, tmp_path):
-  # The model, data, optimiser and loop are the config's own; the shapes tiny.
+def test_quick_variant_trains_end_to_end_under_vmap_in_the_portable_form(name, arg,
+                                                                          tmp_path):
+  """The model, data, optimiser and loop are the config's own; the shapes tiny, the
+  seeds vmapped. No dot outside YNNPACK and no LAPACK call in the compiled train step
+  (engine/portable.py; the golden runs record the same under map)."""
   config = tiny_shapes(get_config(name, arg))
+  config.train.seed_parallel = 'vmap'
   results = loop.train(config, str(tmp_path), print_fn=lambda *a: None)
   accuracy = results['summary']['test_accuracy']
   assert 0 < accuracy['mean'] <= 100
   assert results['paper'] == config.paper.to_dict()
   assert json.loads((tmp_path / 'results.json').read_text())['seeds']
+  assert results['provenance']['seed_parallel'] == 'vmap'
+  assert results['provenance']['determinism']['unportable_ops'] == []
 
 
 @pytest.mark.parametrize('name, arg, dataset, value', [

@@ -18,6 +18,7 @@ from seedsweep.run import provenance
 from tests import golden_runs
 from tests.conftest import REPO
 from tests.conftest import on_cores
+from tests.conftest import own_core
 from tests.conftest import user_environment
 
 TRAIN = 'import json, sys; from tests import golden_runs; print(json.dumps(golden_runs.train(*sys.argv[1:])))'
@@ -69,7 +70,7 @@ def test_a_golden_run_gives_its_committed_bits(name, tmp_path):
     pytest.fail(moved, pytrace=False)
   args = ('-c', TRAIN, name, str(tmp_path / name))
   one_core = hasattr(os, 'sched_setaffinity')  # Linux
-  command = (on_cores([min(os.sched_getaffinity(0))], *args) if one_core
+  command = (on_cores([own_core()], *args) if one_core
              else [sys.executable, *args])
   proc = subprocess.run(command,
                         cwd=REPO, capture_output=True, text=True, timeout=900,

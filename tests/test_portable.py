@@ -1,17 +1,14 @@
 """seedsweep/engine/portable.py: every dot of a program in YNNPACK's form, QR without
 LAPACK, and the audit of what a compiled program still computes with kernels that
-follow the CPU."""
+follow the CPU. Every model's compiled train step passes the audit under vmap in
+tests/test_experiments.py and under map in the golden runs (tests/test_golden.py)."""
 import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
 from flax import linen as nn
 
-from seedsweep.config import base
 from seedsweep.engine import portable
-from seedsweep.run import experiment
-from tests.conftest import tiny_shapes
-from tests.determinism_probe import CONFIGS
 
 # (einsum, left shape, right shape): weight gradients (contracted leading axes, with
 # and without a batch axis), a matrix-vector product, a batched one with m = 1, a tiny
@@ -89,14 +86,3 @@ def test_a_dot_hidden_in_an_unknown_jaxpr_is_refused_by_name():
   fn = lambda x: call.bind(x, jaxpr=inner)
   with pytest.raises(NotImplementedError, match="'my_call' holds a dot or a QR"):
     jax.make_jaxpr(portable.make_portable(fn))(jnp.ones((2, 2)))
-
-
-@pytest.mark.slow
-@pytest.mark.parametrize('spec', CONFIGS)
-def test_every_model_trains_in_the_portable_form_under_vmap(spec):
-  """No dot outside YNNPACK and no LAPACK call in any model's compiled train step
-  with the seeds vmapped (the golden runs record the same for map)."""
-  config = tiny_shapes(base.load_config(spec))
-  config.train.seed_parallel, config.seeds = 'vmap', (1, 2)
-  exp = experiment.build(config)
-  assert exp.program_record(exp.init_state())['unportable_ops'] == []
