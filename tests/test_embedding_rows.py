@@ -98,7 +98,7 @@ def test_catch_up_scales_each_row_by_the_decays_it_sat_out():
 
 @pytest.mark.slow
 def test_a_seed_steps_on_its_rows_the_same_alone_and_in_a_group():
-  # The group is the previous test's (one compiled program for both).
+  # The group's program is the one test_rows_that_sat_out_catch_up... compiles.
   alone, _ = _params(_config('rmsprop', 'rows', seeds=(2,), **RMSPROP), 4)
   group, _ = _params(_config('rmsprop', 'rows', seeds=(1, 2), **RMSPROP), 4)
   for a, g in zip(jax.tree.leaves(alone), jax.tree.leaves(group)):
