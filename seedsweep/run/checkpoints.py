@@ -60,7 +60,7 @@ class _QuietOrbaxErrors(logging.Filter):
     """False for orbax's errors and its read-only warnings; True for every other record."""
     if record.name == 'asyncio' and record.levelno >= logging.ERROR:
       return not _from_orbax(record)
-    if f'{os.sep}orbax{os.sep}' not in (record.pathname or ''):
+    if not _in_orbax(record.pathname):
       return True
     if record.levelno >= logging.ERROR:
       return False
@@ -68,11 +68,16 @@ class _QuietOrbaxErrors(logging.Filter):
                 'read only' in record.getMessage().replace('_', ' '))
 
 
+def _in_orbax(path: Optional[str]) -> bool:
+  """Whether a source file's ``path`` is in orbax's package."""
+  return f'{os.sep}orbax{os.sep}' in (path or '')
+
+
 def _from_orbax(record: logging.LogRecord) -> bool:
   """Whether a record's traceback passes through orbax's code."""
   tb = record.exc_info[2] if record.exc_info else None
   while tb is not None:
-    if f'{os.sep}orbax{os.sep}' in tb.tb_frame.f_code.co_filename:
+    if _in_orbax(tb.tb_frame.f_code.co_filename):
       return True
     tb = tb.tb_next
   return False
