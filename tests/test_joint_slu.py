@@ -131,13 +131,13 @@ def test_bad_options_name_the_config_field(fields, message):
 
 @pytest.mark.slow
 def test_quick_atis_config_reports_slot_f1_and_intent_error_per_seed(tmp_path):
-  from seedsweep.experiments import joint_atis  # pylint: disable=g-import-not-at-top
-  from seedsweep.run import loop  # pylint: disable=g-import-not-at-top
-  # The golden run's config as it is (tests/golden_runs.py): its compiled programs,
-  # whichever of the two compiles them first.
-  config = joint_atis.get_config('quick')
-  config.train.progress = False
-  results = loop.train(config, str(tmp_path), print_fn=lambda *a: None)
+  import seedsweep  # pylint: disable=g-import-not-at-top
+  from tests import golden_runs  # pylint: disable=g-import-not-at-top
+  # The golden run's config (tests/golden_runs.py), so the two share compiled
+  # programs, whichever compiles them first.
+  config = seedsweep.load_config(golden_runs.GOLDEN['joint_atis_quick'],
+                                 train__progress=False)
+  results = seedsweep.train(config, str(tmp_path), print_fn=lambda *a: None)
   metrics = results['metrics']
   for split in ('dev', 'test'):
     assert len(metrics[f'{split}_slot_f1']) == 2
