@@ -18,9 +18,19 @@ tests/test_layers.py):
    :mod:`seedsweep.sweeps`, :mod:`seedsweep.searches`) and ``launch.py``
 
 ``models/``, ``data/``, ``experiments/``, ``sweeps/`` and ``searches/`` live at the
-checkout's top level and are installed inside this package (setup.cfg, package_dir):
-import them from an installed package (``pip install -e .`` for a checkout).
+checkout's top level and are installed inside this package (setup.cfg, package_dir).
+A checkout that is only on ``sys.path``, not installed (a device machine that has no
+package index, a second worktree), finds them there too: see ``__path__`` below.
 """
+import os as _os
+
+# Run from a checkout without installing it: its top-level folders are this package's
+# subpackages, as package_dir maps them when installed. An installed package finds its
+# own copies first, in its own folder; only the names it lacks fall through to here.
+_CHECKOUT = _os.path.dirname(_os.path.dirname(_os.path.abspath(__file__)))
+if all(_os.path.isfile(_os.path.join(_CHECKOUT, *parts)) for parts in (
+    ('setup.cfg',), ('models', '__init__.py'), ('experiments', '__init__.py'))):
+  __path__.append(_CHECKOUT)  # pylint: disable=undefined-variable
 
 # The Python API (seedsweep/api.py), imported on first use so that ``import seedsweep``
 # stays cheap (no jax until a function needs it).
