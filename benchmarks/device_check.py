@@ -20,12 +20,29 @@ program, each run its own process with a fresh compilation cache and a timeout:
   (``exp.memory_estimate.peak_mib(n)``, seedsweep/run/memory.py);
 * a lone seed against the same seed in a group of 10: seed 1's parameters after
   the first call's ``--steps`` steps from a fresh start, bit for bit (equal, or the
-  largest absolute difference), with and without the deterministic ops.
+  largest absolute difference), with and without the deterministic ops;
+* one setting at a time against the baseline (:data:`VARIANTS`), at 10 members:
+  matmul precision 'default' (TF32 on an NVIDIA GPU) against 'highest', the
+  time-step scans unrolled 4 against 1, the CPU malloc settings (GLIBC_TUNABLES)
+  on against off (a GPU run of the command leaves them off).
 
-A whole-script budget (``--budget_s``) skips a run that would not fit, and says so;
-the 100-member runs come last. Prints a Markdown table and writes
-``device_check_<date>.md`` and ``.json`` to ``--out`` (default ``$OUT`` if set, else
-benchmarks/results/) with the date, jax version, device kind and the command.
+The runs in order, the most telling first (:func:`plan_runs`), with what each took
+on this project's CPUs (an H200 has not run them yet; a GPU run mostly pays its
+process start and compiling, ~20-40 s):
+
+  1-4   Bi-LSTM 1 and 10, DLSTM 1 and 10, deterministic ops on: the bit check's pairs
+        and the 10-member ratio (CPU: 24 s and 61 s for a lone member)
+  5-6   Bi-LSTM 100, DLSTM 100: the 100-member target
+  7-8   Bi-LSTM 10, DLSTM 10 without the deterministic ops: their cost
+  9-11  Bi-LSTM 10 with TF32, unrolled 4, the malloc settings
+  12-13 Bi-LSTM 1, DLSTM 1 without the deterministic ops: the bit check without them
+
+A whole-script budget (``--budget_s``, 480 s: the check is one device call of at most
+8 minutes, start-up apart) skips a run that would not fit, and says so. Prints a
+Markdown table and writes ``device_check_<date>.md`` and ``.json`` to ``--out``
+(default ``$OUT`` if set, else benchmarks/results/) with the date, the device, the
+version of every package that ran (jax, jaxlib, flax, optax, orbax-checkpoint,
+numpy, the CUDA plugin), the NVIDIA driver, the XLA flags and the command.
 
 On the device machine (one H200, 16 cores, no package index): its image has Python
 3.12, JAX with CUDA, flax, optax and orbax-checkpoint, but not ml_collections,
@@ -36,8 +53,11 @@ SST files as data, both in folders git ignores. Here, in the repository root, on
   mkdir -p .data/sst && cp -r --no-preserve=mode ../shared/data/sst/trees .data/sst/
 
 Then on the device machine, one command (``carry: [".whl", ".data"]``,
-``timeout_s: 600``; the check ends within its 450 s budget, and writes its table
-after every run, so that a kill leaves what was measured):
+``timeout_s: 600``; the check ends within its 480 s budget, and writes its table
+after every run, so that a kill leaves what was measured). seedsweep is not
+installed there: the checkout finds its own ``models/``, ``data/`` and
+``experiments/`` (seedsweep/__init__.py). tests/test_device_image.py runs this very
+line on an emulation of that machine (benchmarks/device_image.txt):
 
   set -o pipefail; python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl && export PYTHONPATH=/tmp/site || exit; PYTHONUNBUFFERED=1 python3 benchmarks/device_check.py --data=.data 2>&1 | tee $OUT/device_check.log
 
@@ -47,8 +67,9 @@ project pins: the table names the version). For a machine without JAX,
 NVIDIA's libraries: GiBs, more than the 64 MiB the device tool carries with the
 tree. ``--set train.seed_parallel=map`` (say) sets a config field for every run.
 
-Locally, a smoke test on a CPU (the demo's quick Bi-LSTM, 1 and 3 members, 3 steps;
-about 40 s on 2 cores; ``--models``, ``--members`` and ``--steps`` do not apply):
+Locally, a smoke test on a CPU (the demo's quick Bi-LSTM, 1 and 3 members and 3
+unrolled, 3 steps; about 50 s on 2 cores; ``--models``, ``--members`` and ``--steps``
+do not apply):
 
   python benchmarks/device_check.py --smoke --out=/tmp/device_check
 
@@ -66,6 +87,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from typing import Optional
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 if REPO not in sys.path:
@@ -77,6 +99,25 @@ MODELS = {
     'dlstm': ('experiments/dlstm_sst.py:binary', 'DLSTM, SST-2'),
 }
 SMOKE_MODELS = {'demo': ('experiments/demo.py:quick', 'demo Bi-LSTM (quick)')}
+# name -> (what it is, config settings, environment, the models that have the field
+# or None for any): one setting against the baseline, at the group's size, on the
+# first of those models. The open design questions of docs/gpu.md.
+VARIANTS = {
+    'tf32': ("matmul precision 'default' (TF32) instead of 'highest'",
+             {'runtime.matmul_precision': 'default'}, {}, None),
+    # DLSTM's recurrence is an associative scan: no unroll field.
+    'unroll4': ('time-step scans unrolled 4', {'model.unroll': 4}, {},
+                ('bilstm', 'demo')),
+    'malloc': ('the CPU malloc settings (GLIBC_TUNABLES) on',
+               {}, {'GLIBC_TUNABLES': None}, None),  # None: runtime.GLIBC_TUNABLES
+}
+GPU_VARIANTS = ('tf32', 'unroll4', 'malloc')
+SMOKE_VARIANTS = ('unroll4',)  # on a CPU the precision is float32 whatever is asked
+# The distributions whose versions a record names (those installed; the CUDA plugin
+# under whichever name the machine has).
+PACKAGES = ('jax', 'jaxlib', 'flax', 'optax', 'orbax-checkpoint', 'numpy', 'scipy',
+            'ml_collections', 'tensorflow-datasets', 'jax-cuda12-plugin',
+            'jax-cuda12-pjrt', 'jax-cuda13-plugin', 'jax-cuda13-pjrt', 'libtpu')
 DET_FLAG = '--xla_gpu_deterministic_ops'
 GPU_BACKENDS = ('gpu', 'cuda', 'rocm')
 # A run of a model not seen yet in this invocation is tried when at least this much
@@ -112,15 +153,43 @@ def _parse_setting(text: str):
     return key.strip(), value
 
 
-def _load_config(name: str, members: int, settings, native: bool):
+def _load_config(name: str, members: int, settings, native: bool, variant=None):
   import seedsweep  # pylint: disable=g-import-not-at-top
   overrides = {'train__progress': False}
   overrides.update({k.replace('.', '__'): v for k, v in map(_parse_setting, settings)})
+
   if native:
     overrides['runtime__numerics'] = 'native'
   config = seedsweep.load_config(name, **overrides)
   config.seeds = tuple(range(1, members + 1))
+  with config.unlocked():  # a model field the experiment leaves at the class default
+    for key, value in (VARIANTS[variant][1] if variant else {}).items():
+      section, field = key.split('.')
+      config[section][field] = value
   return config
+
+
+def package_versions() -> dict:
+  """``{distribution: version}`` of :data:`PACKAGES` installed here."""
+  import importlib.metadata  # pylint: disable=g-import-not-at-top
+  found = {}
+  for name in PACKAGES:
+    try:
+      found[name] = importlib.metadata.version(name)
+    except importlib.metadata.PackageNotFoundError:
+      pass
+  return found
+
+
+def gpu_driver() -> Optional[str]:
+  """The NVIDIA driver's version (nvidia-smi), None without one."""
+  try:
+    out = subprocess.run(['nvidia-smi', '--query-gpu=driver_version',
+                          '--format=csv,noheader'], capture_output=True, text=True,
+                         timeout=30, check=True).stdout.split()
+  except (OSError, subprocess.SubprocessError):
+    return None
+  return out[0] if out else None
 
 
 def device_info() -> dict:
@@ -138,7 +207,10 @@ def device_info() -> dict:
           'device_memory_mib': (stats.get('bytes_limit') or 0) / 2 ** 20 or None,
           'matmul_precision': str(getattr(jax.config, 'jax_default_matmul_precision',
                                           None) or 'default'),
-          'python': platform.python_version(), 'cores': os.cpu_count()}
+          'python': platform.python_version(), 'cores': os.cpu_count(),
+          'packages': package_versions(), 'driver': gpu_driver(),
+          'xla_flags': os.environ.get('XLA_FLAGS', ''),
+          'glibc_tunables': os.environ.get('GLIBC_TUNABLES', '')}
 
 
 def prepare(spec: dict) -> dict:
@@ -175,7 +247,8 @@ def measure(spec: dict) -> dict:
   from seedsweep.run import runtime  # pylint: disable=g-import-not-at-top
   from seedsweep.run import timing  # pylint: disable=g-import-not-at-top
   members = spec['members']
-  config = _load_config(spec['config'], members, spec['settings'], spec['det'] is False)
+  config = _load_config(spec['config'], members, spec['settings'], spec['det'] is False,
+                        spec.get('variant'))
   runtime.enable_compilation_cache()  # $SEEDSWEEP_CACHE: a fresh folder per run
   timing.compile_seconds()  # listens from here on
   start = time.perf_counter()
@@ -204,6 +277,7 @@ def measure(spec: dict) -> dict:
     peak = (device.memory_stats() or {}).get('peak_bytes_in_use')
   losses = np.asarray(jax.device_get(loss_sum)) if loss_sum is not None else None
   return {'members': members, 'config': spec['config'], 'steps': steps,
+          'variant': spec.get('variant'),
           'steps_per_epoch': exp.schedule.plan.steps_per_epoch,
           'build_s': build_s, 'first_call_s': first_s, 'compile_s': compile_s,
           'compile_wall_s': first_s - timed_s, 'train_step_s': timed_s / steps,
@@ -249,13 +323,20 @@ def run_child(mode: str, spec: dict, env: dict, timeout: float) -> dict:
   return {'status': 'ok', 'wall_s': wall, **result}
 
 
-def child_env(base_env: dict, data: str, tfds_dir: str, cache: str, det) -> dict:
+def child_env(base_env: dict, data: str, tfds_dir: str, cache: str, det,
+              variant: Optional[str] = None) -> dict:
   """A child's environment: the data, the prepared datasets, its own compilation
-  cache; on a GPU the deterministic-ops flag (``det``) set or removed."""
+  cache; on a GPU the deterministic-ops flag (``det``) set or removed; the malloc
+  settings as the command sets them (on a CPU only), or as ``variant`` asks."""
   from seedsweep.run import runtime  # pylint: disable=g-import-not-at-top
   env = dict(base_env, SEEDSWEEP_DATA=data, SEEDSWEEP_TFDS_DIR=tfds_dir,
              SEEDSWEEP_CACHE=cache, PYTHONUNBUFFERED='1')
-  env.setdefault('GLIBC_TUNABLES', runtime.GLIBC_TUNABLES)  # as the command runs
+  if det is None:  # a CPU: as the command runs
+    env.setdefault('GLIBC_TUNABLES', runtime.GLIBC_TUNABLES)
+  else:  # a GPU: the command leaves glibc's defaults
+    env.pop('GLIBC_TUNABLES', None)
+  for key, value in (VARIANTS[variant][2] if variant else {}).items():
+    env[key] = runtime.GLIBC_TUNABLES if value is None else value
   env['PYTHONPATH'] = os.pathsep.join([REPO] + [p for p in env.get(
       'PYTHONPATH', '').split(os.pathsep) if p])
   if det is not None:
@@ -267,21 +348,35 @@ def child_env(base_env: dict, data: str, tfds_dir: str, cache: str, det) -> dict
   return env
 
 
-def plan_runs(models, counts, gpu: bool):
-  """The runs in the order they are made: ``[(model, members, det)]``. Every model's
-  lone member and group of (up to) 10 first (what the bit check needs), with the
-  deterministic ops on a GPU (``det`` True; None on a CPU: no such flag); then on a
-  GPU the same without them (the group first); the larger counts last."""
+def plan_runs(models, counts, gpu: bool, variants=None):
+  """The runs in the order they are made, the most telling first: ``[(model,
+  members, det, variant)]``.
+
+  Every model's lone member and group of (up to) 10 (the bit check's pair and the
+  ratio the design promises), with the deterministic ops on a GPU (``det`` True;
+  None on a CPU: no such flag); then the larger counts (the other target); then on
+  a GPU the group without the deterministic ops (their cost); then each of
+  ``variants`` (default: :data:`GPU_VARIANTS` on a GPU, none on a CPU) at the
+  group's size on the first model it applies to; last, on a GPU, the lone members
+  without the
+  deterministic ops (the bit check's pair without them).
+  """
   lone = min(counts)
   group = max([c for c in counts if lone < c <= 10] or [c for c in counts if c > lone]
               or [lone])
   main = True if gpu else None
-  runs = [(m, c, main) for m in models for c in sorted({lone, group})]
+  runs = [(m, c, main, None) for m in models for c in sorted({lone, group})]
+  runs += [(m, c, main, None) for c in sorted(set(counts) - {lone, group})
+           for m in models]
   if gpu:
-    runs += [(m, group, False) for m in models]
-    runs += [(m, lone, False) for m in models if lone != group]
-  for c in sorted(c for c in counts if c not in (lone, group)):
-    runs += [(m, c, d) for d in ((True, False) if gpu else (None,)) for m in models]
+    runs += [(m, group, False, None) for m in models]
+  for name in (GPU_VARIANTS if gpu else ()) if variants is None else variants:
+    takes = VARIANTS[name][3]
+    model = next((m for m in models if takes is None or m in takes), None)
+    if model is not None:
+      runs.append((model, group, main, name))
+  if gpu and lone != group:
+    runs += [(m, lone, False, None) for m in models]
   return runs, lone, group
 
 
@@ -323,6 +418,34 @@ def _det_label(det) -> str:
   return {True: 'on', False: 'off', None: 'n/a (CPU)'}[det]
 
 
+def variant_lines(report: dict, plain_runs: list) -> list:
+  """The settings table: each variant's step against the same model, members and
+  deterministic ops without it (Markdown lines; none when no variant was planned)."""
+  variants = [r for r in report['runs'] if r.get('variant')]
+  if not variants:
+    return []
+  lines = ['', '**One setting against the baseline** (the same model, members and '
+           'deterministic ops without it; each its own process)', '',
+           '| setting | model | members | s a step | baseline s a step | ratio | '
+           'compile s (wall) | peak device MiB |', '| --- | --- | ---: | ---: | ---: | '
+           '---: | ---: | ---: |']
+  for r in variants:
+    what = VARIANTS[r['variant']][0]
+    label = report['models'][r['model']][1]
+    if r['status'] != 'ok':
+      lines.append(f"| {what} | {label} | {r['members']} | {r['status']} | | | | |")
+      continue
+    base = next((x for x in plain_runs if x['model'] == r['model'] and x['status'] == 'ok'
+                 and x['members'] == r['members'] and x['det'] == r['det']), None)
+    base_s = f"{base['train_step_s']:.4f}" if base else 'not measured'
+    ratio = f"{r['train_step_s'] / base['train_step_s']:.2f}x" if base else ''
+    device = (f"{r['peak_device_mib']:,.0f}" if r.get('peak_device_mib') is not None
+              else 'None (CPU)')
+    lines.append(f"| {what} | {label} | {r['members']} | {r['train_step_s']:.4f} | "
+                 f"{base_s} | {ratio} | {r['compile_wall_s']:.1f} | {device} |")
+  return lines
+
+
 def markdown(report: dict) -> str:
   info = report.get('device') or {}
   gpu = info.get('backend') in GPU_BACKENDS
@@ -338,6 +461,9 @@ def markdown(report: dict) -> str:
       + (f"; every run with {', '.join(f'`{x}`' for x in report['settings'])}"
          if report.get('settings') else '')
       + f". Command: `{report['command']}`.", '',
+      'Versions: ' + ', '.join(f'{k} {v}' for k, v in (info.get('packages') or {}).items())
+      + f"; NVIDIA driver {info.get('driver') or 'none'}; XLA_FLAGS of the first run: "
+      f"`{ran.get('xla_flags') or '(none)'}`.", '',
       f"Each run is its own process with a fresh compilation cache. s a step: the mean "
       f"of epoch 1's first {report['steps']} steps (one `train_steps` call), timed "
       f"after the same call ran once; a member-step is one member's share; compile s: "
@@ -351,7 +477,8 @@ def markdown(report: dict) -> str:
       '| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |']
   runs = report['runs']
   order = list(report['models'])
-  main = sorted((r for r in runs if r['det'] is not False),
+  plain_runs = [r for r in runs if not r.get('variant')]
+  main = sorted((r for r in plain_runs if r['det'] is not False),
                 key=lambda r: (order.index(r['model']), r['members']))
   for r in main:
     label = report['models'][r['model']][1]
@@ -363,7 +490,8 @@ def markdown(report: dict) -> str:
     ratio = f"{r['member_step_s'] / lone['train_step_s']:.3f}x" if lone else ''
     device = (f"{r['peak_device_mib']:,.0f}" if r.get('peak_device_mib') is not None
               else 'None (CPU)')
-    other = next((x for x in runs if x['model'] == r['model'] and x['det'] is False
+    other = next((x for x in plain_runs if x['model'] == r['model']
+                  and x['det'] is False
                   and x['members'] == r['members']), None)
     if not gpu:
       plain, cost = 'n/a (CPU)', 'n/a (CPU)'
@@ -379,6 +507,7 @@ def markdown(report: dict) -> str:
         f"{r['member_step_s']:.5f} | {ratio} | {r['compile_wall_s']:.1f} / "
         f"{r['compile_s']:.1f} | {device} | {r['estimated_peak_mib']:,.0f} | "
         f"{r['peak_rss_mib']:,.0f} | {plain} | {cost} |")
+  lines += variant_lines(report, plain_runs)
   lines += ['', f"**Seed 1 alone against seed 1 in a group of {report['group']}** "
             f"(its parameters after {report['steps']} steps from a fresh start, "
             f"each run in its own process)", '',
@@ -401,7 +530,8 @@ def markdown(report: dict) -> str:
       lines.append(f"* preparing the data: {report['prepare']['status']}")
     for r in missing:
       lines.append(f"* {report['models'][r['model']][1]}, {r['members']} member(s), det "
-                   f"ops {_det_label(r['det'])}: {r['status']}")
+                   f"ops {_det_label(r['det'])}"
+                   f"{', ' + r['variant'] if r.get('variant') else ''}: {r['status']}")
   lines += ['', f"Budget {report['budget_s']:.0f} s; used {report['elapsed_s']:.0f} s."]
   return '\n'.join(lines)
 
@@ -412,7 +542,7 @@ def main(argv=None):
                       help='of ' + ','.join(MODELS))
   parser.add_argument('--members', default='1,10,100', help='member counts')
   parser.add_argument('--steps', type=int, default=50, help='timed steps a run')
-  parser.add_argument('--budget_s', type=float, default=450.0,
+  parser.add_argument('--budget_s', type=float, default=480.0,
                       help='the whole check, seconds: runs that would not fit are '
                       'skipped, and a run is killed where it would overrun')
   parser.add_argument('--run_timeout_s', type=float, default=300.0,
@@ -479,14 +609,15 @@ def main(argv=None):
     report['prepare'] = {k: v for k, v in prep.items() if k != 'stderr_tail'}
     report['device'] = {k: prep.get(k) for k in (
         'jax', 'jaxlib', 'backend', 'device_kind', 'device_count', 'platform_version',
-        'device_memory_mib', 'python', 'cores')}
+        'device_memory_mib', 'python', 'cores', 'packages', 'driver')}
     gpu = prep.get('backend') in GPU_BACKENDS
     print(json.dumps(report['prepare']), flush=True)
     if prep['status'] != 'ok':
       print(prep.get('stderr_tail', ''), file=sys.stderr)
-    plan, report['lone'], report['group'] = plan_runs(list(models), counts, gpu)
-    for i, (model, members, det) in enumerate(plan):
-      row = {'model': model, 'members': members, 'det': det}
+    plan, report['lone'], report['group'] = plan_runs(
+        list(models), counts, gpu, SMOKE_VARIANTS if args.smoke else None)
+    for i, (model, members, det, variant) in enumerate(plan):
+      row = {'model': model, 'members': members, 'det': det, 'variant': variant}
       need, have = estimate_s(model, members, report['runs']), left()
       if prep['status'] != 'ok':
         row['status'] = 'not run: preparing the data failed'
@@ -494,15 +625,15 @@ def main(argv=None):
         row['status'] = (f'skipped: needs ~{need:.0f} s, {max(have, 0):.0f} s of the '
                          'budget left')
       else:
-        dump = (os.path.join(tmp, f'params_{i}.npz')
-                if members in (report['lone'], report['group']) else None)
+        dump = (os.path.join(tmp, f'params_{i}.npz') if variant is None
+                and members in (report['lone'], report['group']) else None)
         spec = {'config': models[model][0], 'members': members, 'det': det,
-                'steps': steps, 'settings': args.set,
+                'steps': steps, 'settings': args.set, 'variant': variant,
                 'dump': dump}
         env = child_env(base_env, data, tfds_dir, os.path.join(tmp, f'cache_{i}'),
-                        det if gpu else None)
-        print(f'{model}, {members} member(s), det ops {_det_label(det)} '
-              f'({have:.0f} s left)', flush=True)
+                        det if gpu else None, variant)
+        print(f'{model}, {members} member(s), det ops {_det_label(det)}'
+              f"{f', {variant}' if variant else ''} ({have:.0f} s left)", flush=True)
         row.update(run_child('measure', spec, env, min(have, args.run_timeout_s)))
         if row['status'] != 'ok':
           print(row.get('stderr_tail', ''), file=sys.stderr)
@@ -525,7 +656,8 @@ def bit_checks(report: dict, gpu: bool) -> list:
   for model in report['models']:
     for det in ((True, False) if gpu else (None,)):
       pair = [next((r for r in report['runs'] if r['model'] == model
-                    and r['det'] == det and r['members'] == n), None)
+                    and r['det'] == det and r['members'] == n
+                    and not r.get('variant')), None)
               for n in (report['lone'], report['group'])]
       if None in pair:
         continue

@@ -79,9 +79,10 @@ def test_compile_profile_sums_each_programs_phases_from_jax_log_lines():
 
 @pytest.mark.slow
 def test_device_check_smoke_measures_members_and_a_lone_seeds_bits(tmp_path):
-  """benchmarks/device_check.py --smoke: the demo's 1 and 3 members, each in its own
-  process; on a CPU no deterministic-ops column, no device memory, and seed 1 alone
-  equal to the bit to seed 1 among 3."""
+  """benchmarks/device_check.py --smoke: the demo's 1 and 3 members and 3 with the
+  scans unrolled, each in its own process; on a CPU no deterministic-ops column, no
+  device memory, seed 1 alone equal to the bit to seed 1 among 3, the versions
+  named."""
   from tests.conftest import user_environment  # pylint: disable=g-import-not-at-top
   proc = subprocess.run([sys.executable,
                          os.path.join(REPO, 'benchmarks', 'device_check.py'), '--smoke',
@@ -94,8 +95,11 @@ def test_device_check_smoke_measures_members_and_a_lone_seeds_bits(tmp_path):
   report = json.load(open(tmp_path / name))
   assert report['device']['backend'] == 'cpu' and report['device']['jax']
   runs = report['runs']
-  assert [(r['model'], r['members'], r['det'], r['status']) for r in runs] == [
-      ('demo', 1, None, 'ok'), ('demo', 3, None, 'ok')]
+  assert [(r['model'], r['members'], r['det'], r['variant'], r['status'])
+          for r in runs] == [('demo', 1, None, None, 'ok'), ('demo', 3, None, None, 'ok'),
+                             ('demo', 3, None, 'unroll4', 'ok')]
+  assert report['device']['packages']['jax'] == report['device']['jax']
+  assert 'flax' in report['device']['packages'] and runs[0]['xla_flags']
   for r in runs:
     assert r['train_step_s'] > 0 and r['compile_s'] > 0 and r['loss_finite']
     assert r['peak_device_mib'] is None and r['estimated_peak_mib'] > 0
@@ -111,6 +115,7 @@ def test_device_check_smoke_measures_members_and_a_lone_seeds_bits(tmp_path):
   assert rows[1].startswith('| demo Bi-LSTM (quick) | 3 |')
   assert rows[0].endswith('| n/a (CPU) | n/a (CPU) |')
   assert '| n/a (CPU) | equal | 0 | 0 of ' in rows[2]
+  assert '| time-step scans unrolled 4 | demo Bi-LSTM (quick) | 3 |' in table
   assert f"jax {report['device']['jax']}" in table and report['command'] in table
 
 
@@ -122,12 +127,18 @@ def test_device_check_plans_a_gpu_check_and_renders_its_columns(tmp_path):
   from benchmarks import device_check  # pylint: disable=g-import-not-at-top
   runs, lone, group = device_check.plan_runs(['bilstm', 'dlstm'], (1, 10, 100), True)
   assert (lone, group) == (1, 10)
-  assert runs == [('bilstm', 1, True), ('bilstm', 10, True), ('dlstm', 1, True),
-                  ('dlstm', 10, True), ('bilstm', 10, False), ('dlstm', 10, False),
-                  ('bilstm', 1, False), ('dlstm', 1, False), ('bilstm', 100, True),
-                  ('dlstm', 100, True), ('bilstm', 100, False), ('dlstm', 100, False)]
+  assert runs == [('bilstm', 1, True, None), ('bilstm', 10, True, None),
+                  ('dlstm', 1, True, None), ('dlstm', 10, True, None),
+                  ('bilstm', 100, True, None), ('dlstm', 100, True, None),
+                  ('bilstm', 10, False, None), ('dlstm', 10, False, None),
+                  ('bilstm', 10, True, 'tf32'), ('bilstm', 10, True, 'unroll4'),
+                  ('bilstm', 10, True, 'malloc'),
+                  ('bilstm', 1, False, None), ('dlstm', 1, False, None)]
+  # A setting goes to the first model that has its field (DLSTM has no unroll).
+  reordered = device_check.plan_runs(['dlstm', 'bilstm'], (1, 10), True)[0]
+  assert [r for r in reordered if r[3] == 'unroll4'] == [('bilstm', 10, True, 'unroll4')]
   assert device_check.plan_runs(['demo'], (1, 3), False)[0] == [
-      ('demo', 1, None), ('demo', 3, None)]
+      ('demo', 1, None, None), ('demo', 3, None, None)]
   done = [{'model': 'bilstm', 'members': 10, 'status': 'ok', 'wall_s': 40.0}]
   assert device_check.estimate_s('bilstm', 1, done) == 40.0
   assert device_check.estimate_s('bilstm', 100, done) == 40.0 * 1.3 + 90
@@ -149,6 +160,7 @@ def test_device_check_plans_a_gpu_check_and_renders_its_columns(tmp_path):
             'models': {'bilstm': device_check.MODELS['bilstm']}, 'steps': 50,
             'lone': 1, 'group': 10, 'budget_s': 450, 'elapsed_s': 400,
             'runs': [run(1, True, 0.01), run(10, True, 0.02), run(10, False, 0.01),
+                     dict(run(10, True, 0.03), variant='unroll4'),
                      {'model': 'bilstm', 'members': 100, 'det': True,
                       'status': 'skipped: needs ~60 s, 30 s of the budget left'}],
             'bit_checks': [{'model': 'bilstm', 'det': True, 'lone': 1, 'group': 10,
@@ -158,6 +170,8 @@ def test_device_check_plans_a_gpu_check_and_renders_its_columns(tmp_path):
       '1,900 | 3,000 | 0.0100 | 2.00x |' in table
   assert '| Bi-LSTM, SST-2 | 1 | 0.0100 | 0.01000 | 1.000x |' in table
   assert '| Bi-LSTM, SST-2 | on | DIFFER | 0.5 | 1 of 2 |' in table
+  assert '| time-step scans unrolled 4 | Bi-LSTM, SST-2 | 10 | 0.0300 | 0.0200 | 1.50x |' \
+      in table
   assert 'skipped: needs ~60 s, 30 s of the budget left' in table
   assert '--xla_gpu_deterministic_ops=true' in table
 

@@ -81,3 +81,32 @@ def test_an_unknown_matmul_precision_is_refused_with_the_closest():
   with pytest.raises(UserError, match=r"config.runtime.matmul_precision='hihgest'.*"
                                       r"highest"):
     runtime.pin_for(config)
+
+
+@pytest.mark.parametrize('platforms, cpu_flags, gpu_flag', [
+    ('cuda', False, True), ('tpu', False, True), ('cpu', True, True)])
+def test_portable_numerics_give_a_process_only_its_own_platforms_flags(
+    monkeypatch, platforms, cpu_flags, gpu_flag):
+  """An accelerator's process trains nothing on XLA:CPU: no CPU flag reaches it."""
+  from seedsweep.run import runtime  # pylint: disable=g-import-not-at-top
+  monkeypatch.setenv('JAX_PLATFORMS', platforms)
+  names = [f for f, _ in runtime.portable_flags(machine='x86_64')]
+  assert any(f.startswith('--xla_cpu_') for f in names) == cpu_flags
+  assert ('--xla_gpu_deterministic_ops' in names) == gpu_flag
+
+
+@pytest.mark.parametrize('platforms, restarts', [('cuda', False), ('cpu', True)])
+def test_the_malloc_settings_restart_only_a_cpu_process(monkeypatch, platforms, restarts):
+  """GLIBC_TUNABLES were measured for XLA:CPU's buffers; a GPU process keeps glibc's
+  defaults (benchmarks/device_check.py measures them there apart)."""
+  from seedsweep.run import runtime  # pylint: disable=g-import-not-at-top
+  calls = []
+  monkeypatch.setattr(os, 'execve', lambda *args: calls.append(args))
+  monkeypatch.setattr(sys, 'platform', 'linux')
+  monkeypatch.delenv('GLIBC_TUNABLES', raising=False)
+  monkeypatch.delenv('SEEDSWEEP_NO_REEXEC', raising=False)
+  monkeypatch.setenv('JAX_PLATFORMS', platforms)
+  runtime.reexec_with_malloc_tunables(['python'])
+  assert bool(calls) == restarts
+  if restarts:
+    assert calls[0][2]['GLIBC_TUNABLES'] == runtime.GLIBC_TUNABLES

@@ -32,7 +32,6 @@ HOW_STACKED = {**{k: f.stack for k, f in base.FIELDS.items() if f.stack},
                'model.rho': fields.STACK_ALWAYS,    # the joint model's loss weights
                'model.beta': fields.STACK_ALWAYS}
 STACKABLE = tuple(HOW_STACKED)
-OPTIMIZER_KEYS = tuple(k for k in STACKABLE if k.startswith('optimizer.'))
 MODEL_FIELDS = tuple(k.split('.', 1)[1] for k in STACKABLE if k.startswith('model.'))
 # Traced in every run (a run alone and its point among others compile the same step).
 ALWAYS_TRACED = tuple(k for k, how in HOW_STACKED.items() if how == fields.STACK_ALWAYS)

@@ -19,14 +19,16 @@ GLIBC_TUNABLES = ('glibc.malloc.hugetlb=1:glibc.malloc.arena_max=1:'
 
 
 def reexec_with_malloc_tunables(command=None) -> None:
-  """Restarts this process once with GLIBC_TUNABLES set (Linux/glibc only).
+  """Restarts this process once with GLIBC_TUNABLES set (Linux/glibc, CPU runs only).
 
   ``command`` starts this program again without its arguments (default: ``python
   sys.argv[0]``; ``[python, '-m', 'seedsweep']`` for ``python -m``). Set
-  SEEDSWEEP_NO_REEXEC=1 (or GLIBC_TUNABLES yourself) to opt out.
+  SEEDSWEEP_NO_REEXEC=1 (or GLIBC_TUNABLES yourself) to opt out. A process that will
+  start an accelerator keeps glibc's defaults: the settings were measured for
+  XLA:CPU's buffers, and benchmarks/device_check.py measures them on a GPU apart.
   """
   if (sys.platform.startswith('linux') and 'GLIBC_TUNABLES' not in os.environ
-      and not os.environ.get('SEEDSWEEP_NO_REEXEC')):
+      and not os.environ.get('SEEDSWEEP_NO_REEXEC') and not accelerator_plugin()):
     env = dict(os.environ, GLIBC_TUNABLES=GLIBC_TUNABLES)
     argv = list(command or [sys.executable, sys.argv[0]]) + sys.argv[1:]
     os.execve(argv[0], argv, env)
@@ -211,8 +213,18 @@ X86_PORTABLE_FLAGS = (('--xla_cpu_max_isa', 'AVX2'),)
 _FLAG = re.compile(r'(--[A-Za-z0-9_]+)(?:=(\S*))?')
 
 
-def portable_flags(machine: Optional[str] = None) -> Tuple[Tuple[str, str], ...]:
-  """``((flag, value), ...)`` that portable numerics add to XLA_FLAGS here."""
+def portable_flags(machine: Optional[str] = None,
+                   accelerator: Optional[str] = '') -> Tuple[Tuple[str, str], ...]:
+  """``((flag, value), ...)`` that portable numerics add to XLA_FLAGS here.
+
+  ``accelerator``: what :func:`accelerator_plugin` says ('' to ask it). A process
+  that starts an accelerator trains nothing on XLA:CPU, so it gets the GPU's flag
+  alone: the CPU's flags would only reach its idle host client.
+  """
+  if accelerator == '':
+    accelerator = accelerator_plugin()
+  if accelerator:
+    return tuple(f for f in PORTABLE_FLAGS if f[0].startswith('--xla_gpu_'))
   machine = (machine or platform.machine()).lower()
   x86 = machine in ('x86_64', 'amd64', 'i686', 'i386')
   return PORTABLE_FLAGS + (X86_PORTABLE_FLAGS if x86 else ())
