@@ -146,3 +146,16 @@ def test_two_processes_train_one_run_over_a_global_mesh(tmp_path):
   config.data.num_buckets = 1
   alone = loop.train(config, str(tmp_path / 'alone'), print_fn=lambda *a: None)  # 1 device
   assert written['metrics']['test_accuracy'] == alone['metrics']['test_accuracy']
+
+
+def test_auto_takes_map_on_one_device_whatever_the_backend(monkeypatch):
+  """On an H200 a lone seed and the seed among 10 differed under vmap and were equal
+  under map (docs/gpu.md, Measured): auto keeps the promise on one GPU as on one CPU;
+  members sharded over devices need vmap."""
+  import jax  # pylint: disable=g-import-not-at-top
+  from seedsweep.run import experiment  # pylint: disable=g-import-not-at-top
+  for backend in ('cpu', 'gpu', 'tpu'):
+    monkeypatch.setattr(jax, 'default_backend', lambda b=backend: b)
+    assert experiment.resolve_seed_parallel('auto', 1) == 'map'
+    assert experiment.resolve_seed_parallel('auto', 4) == 'vmap'
+    assert experiment.resolve_seed_parallel('vmap', 1) == 'vmap'

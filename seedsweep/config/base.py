@@ -147,7 +147,7 @@ TRAIN = Section('``config.train``: epochs, batches, selection, early stopping, N
     # Early stopping, per seed: a seed's selection ends after this many epochs without a
     # better dev score; the run ends when every seed's has. 0 = off (best_dev only).
     'patience': Field(0, check=Int(0, note=' (0 = no early stopping)')),
-    'seed_parallel': Field('auto', "'vmap', 'map' or 'auto' (map on CPU, else vmap)",
+    'seed_parallel': Field('auto', "'vmap', 'map' or 'auto' (map on one device, else vmap)",
                            check=Choice(('vmap', 'map', 'auto'))),
     'checkpoint_every': Field(1, 'epochs between checkpoints (and the last one)',
                               check=Int(1)),

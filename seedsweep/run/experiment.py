@@ -185,10 +185,16 @@ class Placement:
 
 
 def resolve_seed_parallel(mode: str, n_devices: int) -> str:
-  """``auto``: ``map`` on a single CPU (measured faster there), else ``vmap``."""
+  """``auto``: ``map`` on a single device, else ``vmap``.
+
+  On one device ``map`` keeps a seed's bits those of the seed alone: on an H200 a
+  lone seed and the same seed among 10 were equal under ``map`` and differed under
+  ``vmap`` (other kernels for other batch sizes; docs/gpu.md, "Measured"). ``vmap``
+  is faster there for small models, and a user may ask for it.
+  """
   if mode != 'auto':
     return mode
-  return 'map' if jax.default_backend() == 'cpu' and n_devices == 1 else 'vmap'
+  return 'map' if n_devices == 1 else 'vmap'
 
 
 def seed_mesh(n_members: int) -> Optional[Mesh]:
