@@ -26,16 +26,17 @@ program, each run its own process with a fresh compilation cache and a timeout:
   time-step scans unrolled 4 against 1, the CPU malloc settings (GLIBC_TUNABLES)
   on against off (a GPU run of the command leaves them off).
 
-The runs in order, the most telling first (:func:`plan_runs`), with what each took
-on this project's CPUs (an H200 has not run them yet; a GPU run mostly pays its
-process start and compiling, ~20-40 s):
+The runs in order, the most telling first (:func:`plan_runs`), with the seconds
+each took on an H200 on 2026-12-04 (a run mostly pays its process start and
+compiling; docs/gpu.md, "Measured"); about 460 s up to row 11:
 
   1-4   Bi-LSTM 1 and 10, DLSTM 1 and 10, deterministic ops on: the bit check's pairs
-        and the 10-member ratio (CPU: 24 s and 61 s for a lone member)
-  5-6   Bi-LSTM 100, DLSTM 100: the 100-member target
-  7-8   Bi-LSTM 10, DLSTM 10 without the deterministic ops: their cost
-  9-11  Bi-LSTM 10 with TF32, unrolled 4, the malloc settings
-  12-13 Bi-LSTM 1, DLSTM 1 without the deterministic ops: the bit check without them
+        and the 10-member ratio (21, 25, 53, 62 s)
+  5-6   Bi-LSTM 100, DLSTM 100: the 100-member target (28, 79 s)
+  7     Bi-LSTM 10 without the deterministic ops: their cost (56 s)
+  8-10  Bi-LSTM 10 with TF32, unrolled 4, the malloc settings (~25 s each, not yet run)
+  11    Bi-LSTM 1 without the deterministic ops: the bit check without them (~55 s)
+  12-13 DLSTM 10 and 1 without them (over 147 s each: what the budget leaves)
 
 A whole-script budget (``--budget_s``, 480 s: the check is one device call of at most
 8 minutes, start-up apart) skips a run that would not fit, and says so. Prints a
@@ -126,6 +127,10 @@ MIN_RUN_S = 20.0
 # A larger member count than any run so far of its model: that run's wall time times
 # this, plus a second a member (more compute, more memory to fill and hash).
 LARGER_FACTOR = 1.3
+# A run without XLA:GPU's deterministic ops autotunes while it compiles: on an H200
+# (2026-12-04) a 10-member Bi-LSTM took 56 s against 25 s with them, a DLSTM over
+# 147 s against 62 s.
+DET_OFF_FACTOR = 2.5
 
 
 def default_data_root() -> str:
@@ -355,11 +360,12 @@ def plan_runs(models, counts, gpu: bool, variants=None):
   Every model's lone member and group of (up to) 10 (the bit check's pair and the
   ratio the design promises), with the deterministic ops on a GPU (``det`` True;
   None on a CPU: no such flag); then the larger counts (the other target); then on
-  a GPU the group without the deterministic ops (their cost); then each of
-  ``variants`` (default: :data:`GPU_VARIANTS` on a GPU, none on a CPU) at the
-  group's size on the first model it applies to; last, on a GPU, the lone members
-  without the
-  deterministic ops (the bit check's pair without them).
+  a GPU the first model's group without the deterministic ops (their cost); then
+  each of ``variants`` (default: :data:`GPU_VARIANTS` on a GPU, none on a CPU) at
+  the group's size on the first model it applies to; then the first model's lone
+  member without the deterministic ops (the bit check's pair without them); last
+  the other models' pairs without them: on an H200 a DLSTM compiled without them
+  autotuned for over 147 s, more than any other row.
   """
   lone = min(counts)
   group = max([c for c in counts if lone < c <= 10] or [c for c in counts if c > lone]
@@ -368,25 +374,32 @@ def plan_runs(models, counts, gpu: bool, variants=None):
   runs = [(m, c, main, None) for m in models for c in sorted({lone, group})]
   runs += [(m, c, main, None) for c in sorted(set(counts) - {lone, group})
            for m in models]
+  pairs = sorted({group, lone}, reverse=True)  # without det ops: the group first
   if gpu:
-    runs += [(m, group, False, None) for m in models]
+    runs.append((models[0], group, False, None))
   for name in (GPU_VARIANTS if gpu else ()) if variants is None else variants:
     takes = VARIANTS[name][3]
     model = next((m for m in models if takes is None or m in takes), None)
     if model is not None:
       runs.append((model, group, main, name))
-  if gpu and lone != group:
-    runs += [(m, lone, False, None) for m in models]
+  if gpu:
+    runs += [(models[0], c, False, None) for c in pairs[1:]]
+    runs += [(m, c, False, None) for m in models[1:] for c in pairs]
   return runs, lone, group
 
 
-def estimate_s(model: str, members: int, done: list) -> float:
-  """Seconds a run will likely take, from this model's earlier runs (MIN_RUN_S when
-  there are none)."""
+def estimate_s(model: str, members: int, done: list, det=None) -> float:
+  """Seconds a run will likely take, from this model's earlier runs with the same
+  deterministic ops (``det``), else with any, times :data:`DET_OFF_FACTOR` for a run
+  without them (MIN_RUN_S when there are none)."""
   same = [r for r in done if r['model'] == model and 'wall_s' in r
           and r['status'] == 'ok']
   if not same:
     return MIN_RUN_S
+  alike = [r for r in same if r.get('det') == det]
+  if not alike and det is False:
+    return DET_OFF_FACTOR * estimate_s(model, members, same, same[0].get('det'))
+  same = alike or same
   covering = [r for r in same if r['members'] >= members]
   if covering:
     return max(r['wall_s'] for r in covering)
@@ -618,7 +631,7 @@ def main(argv=None):
         list(models), counts, gpu, SMOKE_VARIANTS if args.smoke else None)
     for i, (model, members, det, variant) in enumerate(plan):
       row = {'model': model, 'members': members, 'det': det, 'variant': variant}
-      need, have = estimate_s(model, members, report['runs']), left()
+      need, have = estimate_s(model, members, report['runs'], det), left()
       if prep['status'] != 'ok':
         row['status'] = 'not run: preparing the data failed'
       elif have < need:

@@ -120,9 +120,9 @@ def test_device_check_smoke_measures_members_and_a_lone_seeds_bits(tmp_path):
 
 
 def test_device_check_plans_a_gpu_check_and_renders_its_columns(tmp_path):
-  """The GPU path, without a GPU: the runs' order (the bit check's pair first, the
-  deterministic ops' cost next, 100 members last), the table's columns and the bit
-  comparison of two parameter dumps."""
+  """The GPU path, without a GPU: the runs' order (the bit check's pairs first, the
+  100 members next, the settings before the slow pairs without deterministic ops),
+  the table's columns and the bit comparison of two parameter dumps."""
   import numpy as np  # pylint: disable=g-import-not-at-top
   from benchmarks import device_check  # pylint: disable=g-import-not-at-top
   runs, lone, group = device_check.plan_runs(['bilstm', 'dlstm'], (1, 10, 100), True)
@@ -130,10 +130,10 @@ def test_device_check_plans_a_gpu_check_and_renders_its_columns(tmp_path):
   assert runs == [('bilstm', 1, True, None), ('bilstm', 10, True, None),
                   ('dlstm', 1, True, None), ('dlstm', 10, True, None),
                   ('bilstm', 100, True, None), ('dlstm', 100, True, None),
-                  ('bilstm', 10, False, None), ('dlstm', 10, False, None),
+                  ('bilstm', 10, False, None),
                   ('bilstm', 10, True, 'tf32'), ('bilstm', 10, True, 'unroll4'),
-                  ('bilstm', 10, True, 'malloc'),
-                  ('bilstm', 1, False, None), ('dlstm', 1, False, None)]
+                  ('bilstm', 10, True, 'malloc'), ('bilstm', 1, False, None),
+                  ('dlstm', 10, False, None), ('dlstm', 1, False, None)]
   # A setting goes to the first model that has its field (DLSTM has no unroll).
   reordered = device_check.plan_runs(['dlstm', 'bilstm'], (1, 10), True)[0]
   assert [r for r in reordered if r[3] == 'unroll4'] == [('bilstm', 10, True, 'unroll4')]
@@ -143,6 +143,11 @@ def test_device_check_plans_a_gpu_check_and_renders_its_columns(tmp_path):
   assert device_check.estimate_s('bilstm', 1, done) == 40.0
   assert device_check.estimate_s('bilstm', 100, done) == 40.0 * 1.3 + 90
   assert device_check.estimate_s('dlstm', 1, done) == device_check.MIN_RUN_S
+  # Without deterministic ops a GPU compile autotunes: longer, until one is measured.
+  on = [dict(done[0], det=True)]
+  assert device_check.estimate_s('bilstm', 10, on, False) == 40.0 * 2.5
+  assert device_check.estimate_s('bilstm', 10, on + [dict(on[0], det=False, wall_s=50.0)],
+                                 False) == 50.0
   np.savez(tmp_path / 'a.npz', w=np.float32([1, 2]), b=np.float32([0]))
   np.savez(tmp_path / 'b.npz', w=np.float32([1, 2.5]), b=np.float32([0]))
   assert device_check.compare_dumps(tmp_path / 'a.npz', tmp_path / 'a.npz')['equal']
