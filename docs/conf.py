@@ -17,6 +17,7 @@ REPO = os.path.dirname(DOCS)
 # Autodoc imports the package from this checkout; models/, data/, experiments/ ...
 # are found through its install (pip install -e ".[docs]": setup.cfg's package_dir).
 sys.path.insert(0, REPO)
+sys.path.insert(0, os.path.join(DOCS, '_ext'))  # config_fields: configuration.md's tables
 
 project = 'seedsweep'
 author = 'the seedsweep authors'
@@ -27,6 +28,7 @@ extensions = [
     'myst_nb',               # MyST Markdown pages and executed notebooks
     'sphinx.ext.autodoc',    # the API reference, from the docstrings
     'sphinx.ext.napoleon',   # Google-style docstring sections
+    'config_fields',         # docs/_ext: every config field, from its declaration
 ]
 
 source_suffix = {'.md': 'myst-nb', '.ipynb': 'myst-nb', '.rst': 'restructuredtext'}

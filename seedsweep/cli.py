@@ -1,12 +1,18 @@
 r"""The ``seedsweep`` command (also ``python -m seedsweep`` and, in a checkout,
 ``python launch.py``): ``seedsweep --config=experiments/demo.py --workdir=W``.
 
+``seedsweep --mode=list`` lists the packaged experiments, sweeps, searches, models
+and datasets, a line each (``--config=demo:quick`` names one from any folder);
+``--mode=describe`` prints every config field with its value and meaning (all of them:
+docs/configuration.md).
+
 Modes: ``train`` (default; resumes from W's checkpoints), ``eval`` (re-evaluates the
 checkpoints, rewrites results.json), ``verify`` (re-runs the first ``--verify_epochs``
 epochs and compares them bit for bit with what W recorded; exit status 1 if not;
 ``--statistical``: trains the seeds again and compares the scores as distributions),
-``describe`` (config and parameter table; ``--json`` for JSON), ``report`` (the
-tables and plots of every run under W), ``commands`` (one command line per sweep
+``describe`` (config, each field with its meaning, and parameter table; ``--json`` for
+JSON), ``report`` (the tables and plots of every run under W, and the verdict of its
+tests against the best row), ``list`` (what the package installs), ``commands`` (one command line per sweep
 point), ``predict`` (the run in W labels the texts of ``--input``: TSV, text or
 JSONL; JSONL out to ``--output``, ``-`` for stdout; seedsweep/run/predict.py). Override any config field with
 ``--config.a.b=value`` and select a config variant with ``--config=file.py:arg``.
@@ -29,12 +35,14 @@ from ml_collections import config_flags
 
 from seedsweep.run import runtime
 
-MODES = ('train', 'eval', 'verify', 'describe', 'report', 'commands', 'predict')
+MODES = ('train', 'eval', 'verify', 'describe', 'report', 'commands', 'predict',
+         'list')
 _CONFIG = config_flags.DEFINE_config_file(
-    'config', None, 'Experiment config file, optionally `file.py:arg`.',
-    lock_config=True)
+    'config', None, 'Experiment config file, optionally `file.py:arg`, or a packaged '
+    'one by name (`demo:quick`; --mode=list lists them).', lock_config=True)
 _WORKDIR = flags.DEFINE_string('workdir', None, 'Directory of the run (train, eval).')
-_MODE = flags.DEFINE_enum('mode', 'train', MODES, 'What to do.')
+_MODE = flags.DEFINE_enum('mode', 'train', MODES, 'What to do (list: the packaged '
+                          'experiments, sweeps, searches, models and datasets).')
 _JSON = flags.DEFINE_bool('json', False, 'describe: print JSON instead of a table.')
 _SWEEP = flags.DEFINE_string(
     'sweep', None, 'A sweep file, `sweeps/X.py[:arg]`: train every point under --workdir.')
@@ -128,6 +136,10 @@ def run_mode(mode: str) -> None:
   from seedsweep.errors import UserError  # pylint: disable=g-import-not-at-top
   from seedsweep.sweep import runner as sweep  # pylint: disable=g-import-not-at-top
   workdir = _WORKDIR.value
+  if mode == 'list':
+    from seedsweep import catalog  # pylint: disable=g-import-not-at-top
+    print(catalog.listing())
+    return
   if mode == 'report':
     if not workdir:
       raise UserError('--workdir is required for --mode=report (the folder of runs)')
@@ -298,11 +310,23 @@ def packaged_files(argv):
   return out
 
 
+def check_packaged_names(argv) -> None:
+  """A bare ``--config``, ``--sweep`` or ``--search`` name that is no file here and
+  no packaged one: refused in one line naming the closest packaged ones."""
+  from seedsweep import catalog  # pylint: disable=g-import-not-at-top
+  for a in argv:
+    flag, eq, value = a.partition('=')
+    message = catalog.unknown_name(flag, value) if eq else None
+    if message:
+      sys.exit(f'error: {message}')
+
+
 def parse_flags(argv):
   """absl's flag parsing, with one clear line for a config that does not load."""
   argv = last_config_flags(argv)
   check_seed_flags(argv)
   argv = packaged_files(argv)
+  check_packaged_names(argv)
   try:
     return flags.FLAGS(argv)
   except Exception as e:  # pylint: disable=broad-except

@@ -28,12 +28,14 @@ PAPER_SEEDS = tuple(range(1, 11))
 
 DATA = Section('``config.data``: the dataset, its vocabulary, length buckets and word '
                'vectors', {
-    'name': Field('demo', 'a key of data.REGISTRY'),
-    'lowercase': Field(True),
+    'name': Field('demo', "the dataset: a key of data.REGISTRY, 'files' or "
+                  'path/to/file.py:Reader'),
+    'lowercase': Field(True, 'lower-case every text before it is split into words'),
     'min_count': Field(1, 'vocabulary: training words seen at least this often',
                        check=Int(0)),
-    'oov': Field('unk', "'unk' (shared unknown id) or 'delete'"),
-    'num_buckets': Field(4, 'length buckets (= train-step compilations)',
+    'oov': Field('unk', "words not in the vocabulary: 'unk' (one shared id) or "
+                 "'delete'"),
+    'num_buckets': Field(4, 'length buckets of training (each a compiled step)',
                          check=Int(1, 1024, ' (each bucket is a program compiled of '
                                    'its own)')),
     'bucket_multiple': Field(8, 'padded lengths are multiples of this',
@@ -42,78 +44,101 @@ DATA = Section('``config.data``: the dataset, its vocabulary, length buckets and
     # many times their real tokens (inputs/pipeline.py, eval_boundaries; one eval program
     # each: 1.1 takes 9 for SST-2). 0 = the training buckets' lengths (4 programs for
     # SST-2, padding 1.30x): the default while more programs cost more than they save.
-    'eval_padding': Field(0.0, added=0.0, check=Number(
+    'eval_padding': Field(
+        0.0, 'dev/test padded to at most this many times their real tokens (0 = the '
+        "training buckets' lengths)", added=0.0, check=Number(
         "a finite number >= 1 (padded tokens at most this many times the real ones), "
         "or 0 for the training buckets' lengths",
         lambda v: v == 0 or 1 <= v < math.inf, optional=False)),
     'max_length': Field(0, '> 0: every example keeps its first N tokens only',
                         check=Int(0, note=' (0 = no limit)')),
-    'tfds_dir': Field('', "'' = $SEEDSWEEP_TFDS_DIR or ~/.cache/seedsweep/tfds",
+    'tfds_dir': Field('', "prepared datasets' cache ('' = $SEEDSWEEP_TFDS_DIR or "
+                      "~/.cache/seedsweep/tfds)",
                       semantic=False),
-    'verify_checksums': Field(True, 'raw files must match data/raw_files.py RECORDED'),
+    'verify_checksums': Field(True, 'raw files must match the sha256 in '
+                              'data/raw_files.py'),
     'folds': Field((), 'mr, subj: the CV folds to run (() = all, stacked)'),
-    'num_folds': Field(10, check=Int(2, note=' (folds of cross-validation)')),
+    'num_folds': Field(10, 'mr, subj: folds of the cross-validation',
+                       check=Int(2, note=' (folds of cross-validation)')),
     'dev_holdout': Field(0.0, 'carve dev from train: fraction (<1) or count; 0 = off'),
     # path '' = random embeddings. `python -m seedsweep.data.word2vec` trains a file
     # (docs/data.md, "Training word vectors"): its corpus must not hold the dataset's
     # test sentences (IMDB experiments: --corpus=imdb_train).
     'vectors': Section('``config.data.vectors``: pretrained word vectors '
                        '(inputs/embeddings.py)', {
-        'path': Field(''),
+        'path': Field('', "a word-vector file ('' = random embeddings)"),
         'format': Field('', "'' = detect: glove | word2vec_text | word2vec_binary"),
         'lowercase': Field(False, "match the file's words lower-cased"),
         'static': Field(False, 'True: the embedding table is not trained'),
         'oov_init': Field('random', "words without a vector: 'random' | 'zero'"),
         'only_found': Field(False, 'vocabulary = words with a vector only'),
-        'add_eval_words': Field(False, 'dev/test words with a vector join it'),
+        'add_eval_words': Field(False, 'dev/test words with a vector join the '
+                                'vocabulary'),
     }),
     'files': Section("``config.data.files``: your own data (``config.data.name = "
                      "'files'``): TSV, CSV or JSONL paths", {
-        'train': Field(''),
-        'dev': Field(''),
-        'test': Field(''),
+        'train': Field('', 'the training file (required)'),
+        'dev': Field('', "the dev file ('' = none, or carved by dev_holdout)"),
+        'test': Field('', "the test file ('' = no test scores)"),
         # Header names (JSON keys) of the text and label columns; '' = text/sentence
         # and label, or headerless label<TAB>text rows.
-        'text_column': Field('', added=''),
-        'label_column': Field('', added=''),
+        'text_column': Field('', "the text's column or JSON key ('' = text or sentence)",
+                             added=''),
+        'label_column': Field('', "the label's column or JSON key ('' = label)",
+                              added=''),
     }),
 })
 
 MODEL = Section('``config.model``: which model; experiment files add its fields', {
-    'name': Field('bilstm', 'a key of models.REGISTRY; other fields go to it'),
+    'name': Field('bilstm', 'a key of models.REGISTRY or path/to/file.py:Class; the '
+                   "section's other fields go to it"),
 })
 
 OPTIMIZER = Section('``config.optimizer``: the optax optimiser, clipping, the '
                     "embedding's update", {
-    'name': Field('adam', 'sgd | adagrad | adadelta | rmsprop | adam'),
-    'learning_rate': Field(1e-3, check=POSITIVE, stack=STACK_ALWAYS),
+    'name': Field('adam', 'the optimiser: sgd | adagrad | adadelta | rmsprop | adam'),
+    'learning_rate': Field(1e-3, 'the step size (constant)', check=POSITIVE,
+                           stack=STACK_ALWAYS),
     # Optimiser-specific fields; unset ones keep optax's defaults.
-    'momentum': Field(placeholder(float), 'sgd, rmsprop', check=RATE),
-    'nesterov': Field(False, 'sgd'),
-    'initial_accumulator_value': Field(placeholder(float), 'adagrad',
+    'momentum': Field(placeholder(float), "sgd, rmsprop: momentum (None = optax's "
+                    'default)', check=RATE),
+    'nesterov': Field(False, 'sgd: Nesterov momentum'),
+    'initial_accumulator_value': Field(placeholder(float), "adagrad: the "
+                                       "accumulators' start (None = optax's)",
                                        check=NON_NEGATIVE),
-    'eps': Field(placeholder(float), 'adagrad adadelta rmsprop adam', check=NON_NEGATIVE),
-    'rho': Field(placeholder(float), 'adadelta', check=RATE),
-    'decay': Field(placeholder(float), 'rmsprop', check=RATE),
-    'centered': Field(False, 'rmsprop'),
-    'b1': Field(placeholder(float), 'adam', check=RATE),
-    'b2': Field(placeholder(float), 'adam', check=RATE),
-    'clip_global_norm': Field(0.0, '0 = off', check=NON_NEGATIVE,
+    'eps': Field(placeholder(float), "the denominator's epsilon (adagrad, adadelta, "
+                 "rmsprop, adam; None = optax's)", check=NON_NEGATIVE),
+    'rho': Field(placeholder(float), "adadelta: the decay rate (None = optax's)",
+                 check=RATE),
+    'decay': Field(placeholder(float), "rmsprop: the decay rate (None = optax's)",
+                   check=RATE),
+    'centered': Field(False, 'rmsprop: centred (divides by the variance)'),
+    'b1': Field(placeholder(float), "adam: the first moment's decay (None = "
+                "optax's)", check=RATE),
+    'b2': Field(placeholder(float), "adam: the second moment's decay (None = "
+                "optax's)", check=RATE),
+    'clip_global_norm': Field(0.0, 'gradients scaled to this global norm at most '
+                              '(0 = off)', check=NON_NEGATIVE,
                               stack=STACK_OFF_AT_ZERO),
-    'clip_value': Field(0.0, '0 = off', check=NON_NEGATIVE, stack=STACK_OFF_AT_ZERO),
+    'clip_value': Field(0.0, 'each gradient entry clipped to [-v, v] (0 = off)',
+                        check=NON_NEGATIVE, stack=STACK_OFF_AT_ZERO),
     # The word-embedding table's update: 'dense', 'rows' (only the batch's rows: the
     # dense optimiser up to rounding for sgd without momentum, adagrad, adadelta and
     # rmsprop without momentum; 2.5-3x faster C-LSTM and MT-LSTM steps on a CPU),
     # 'lazy' (any optimizer; untouched rows keep their moments: not dense Adam/RMSprop)
     # or 'auto' ('rows' where it is exact, else 'dense').
     # seedsweep/engine/embedding_rows.py.
-    'embedding_update': Field('auto', added='dense'),
+    'embedding_update': Field(
+        'auto', "the embedding's update: 'dense' | 'rows' | 'lazy' | 'auto'",
+        added='dense'),
 })
 
 L2 = Section('``config.l2``: the L2 penalty added to the loss', {
-    'coef': Field(0.0, 'loss += coef * sum ||W||^2 over ...', check=NON_NEGATIVE,
+    'coef': Field(0.0, 'the L2 penalty: loss += coef * sum of the squares of '
+                  'l2.params (0 = off)', check=NON_NEGATIVE,
                   stack=STACK_WHEN_SET),
-    'params': Field(('kernel',), '... parameters whose path matches a regex here'),
+    'params': Field(('kernel',), 'regexes: the parameters whose path matches one are '
+                    'penalised'),
 })
 
 # seedsweep/config/stacking.py: point i sets each key of stack.fields (learning
@@ -122,8 +147,9 @@ L2 = Section('``config.l2``: the L2 penalty added to the loss', {
 # this way by itself. () = the config's own values.
 STACK = Section('``config.stack``: hyperparameter points trained in the same '
                 'program', {
-    'fields': Field((), added=()),
-    'points': Field((), added=()),
+    'fields': Field((), 'the keys the points set (model.dropout, ...)', added=()),
+    'points': Field((), 'one tuple of values per point, in the order of fields',
+                    added=()),
 })
 
 # Set all three and the members are every combination of an init, a data-order
@@ -131,35 +157,40 @@ STACK = Section('``config.stack``: hyperparameter points trained in the same '
 # variance by source. () = one seed per member (config.seeds).
 SEED_DESIGN = Section('``config.seed_design``: a factorial design of init, data-order, '
                       'dropout seeds', {
-    'init': Field((), added=()),
-    'data': Field((), added=()),
-    'dropout': Field((), added=()),
+    'init': Field((), 'the seeds of the initial parameters', added=()),
+    'data': Field((), 'the seeds of the order of training batches', added=()),
+    'dropout': Field((), 'the seeds of the dropout masks', added=()),
 })
 
 TRAIN = Section('``config.train``: epochs, batches, selection, early stopping, NaN '
                 'policy', {
-    'num_epochs': Field(10, check=Int(1)),
-    'batch_size': Field(50, check=Int(1)),
+    'num_epochs': Field(10, 'passes over the training set (at most, with patience)',
+                        check=Int(1)),
+    'batch_size': Field(50, 'training examples a step', check=Int(1)),
     'eval_batch_size': Field(500, 'most rows of an eval chunk (dev and test mixed)',
                              check=Int(1)),
     'selection': Field('best_dev', "'best_dev' or 'last' (epoch whose params count)",
                        check=Choice(('best_dev', 'last'))),
     # Early stopping, per seed: a seed's selection ends after this many epochs without a
     # better dev score; the run ends when every seed's has. 0 = off (best_dev only).
-    'patience': Field(0, check=Int(0, note=' (0 = no early stopping)')),
-    'seed_parallel': Field('auto', "'vmap', 'map' or 'auto' (map on one device, else vmap)",
+    'patience': Field(0, 'epochs without a better dev score before a seed stops '
+                      '(0 = off)', check=Int(0, note=' (0 = no early stopping)')),
+    'seed_parallel': Field('auto', "'vmap', 'map' or 'auto' (map on one device, else "
+                           "vmap)",
                            check=Choice(('vmap', 'map', 'auto'))),
     'checkpoint_every': Field(1, 'epochs between checkpoints (and the last one)',
                               check=Int(1)),
     # The most train steps the host hands the device at a time (one program runs them,
     # the host reading nothing back in between); fewer while a chunk would run over
     # about 2 s, so that a stop signal is seen within seconds. Changes no number.
-    'steps_per_dispatch': Field(8, semantic=False, added=1, check=Int(
+    'steps_per_dispatch': Field(8, 'most train steps one program runs at a time',
+                                semantic=False, added=1, check=Int(
         1, 4096, ' (steps one program runs before the host looks again)')),
     # A seed whose train loss becomes NaN or infinite: 'freeze' (it keeps its last
     # finite parameters, flagged in metrics and results; the other seeds go on) or
     # 'fatal' (the run stops at the end of that epoch).
-    'nan_policy': Field('freeze', semantic=False, added='freeze',
+    'nan_policy': Field('freeze', "a seed whose loss is NaN: 'freeze' it or stop "
+                        "('fatal')", semantic=False, added='freeze',
                         check=Choice(('freeze', 'fatal'))),
     'progress': Field(True, 'progress bar on the terminal', semantic=False),
 })
@@ -172,27 +203,32 @@ RUNTIME = Section('``config.runtime``: the CPU thread pool, the numerics, the me
     # value gives numbers of its own, again the same on every machine; 0 = XLA's
     # default (the usable cores: numbers then depend on the machine). docs/design.md,
     # "Core counts". Runs made before the pool was pinned used the machine's cores (0).
-    'cpu_threads': Field(4, added=0, check=Int(0, None, (
+    'cpu_threads': Field(4, "XLA:CPU's thread pool, part of a seed's numbers (0 = "
+                         'the usable cores)', added=0, check=Int(0, None, (
         ' (4 = the default, the same numbers on every machine; 0 = the usable '
         'cores)'))),
     # 'portable': the same bits on every x86-64 CPU with AVX2 and FMA (XLA and its
     # kernels pinned to arithmetic that does not follow the CPU); 'native': XLA's
     # choices for this CPU, numbers of this CPU family only. docs/design.md, "Portable
     # numerics". Runs made before portable numerics: the machine's own.
-    'numerics': Field('portable', added='native', check=Choice(('portable', 'native'))),
+    'numerics': Field('portable', "'portable' (the same bits on any x86-64 CPU) or "
+                      "'native' (this CPU's)", added='native',
+                      check=Choice(('portable', 'native'))),
     # float32 matmuls on a GPU or TPU: 'highest' (full float32, as on a CPU: a seed's
     # numbers do not hinge on whether the device has TF32), 'high' (TF32 on NVIDIA,
     # three bfloat16 passes on a TPU) or 'default' (the backend's fastest: TF32, one
     # bfloat16 pass). A CPU computes float32 whatever this says. docs/gpu.md.
     # Every run before it was a CPU run (float32 whatever the setting) but the GPU
     # checks of 2026-11-27, which took the backend's default.
-    'matmul_precision': Field('highest', added='highest',
+    'matmul_precision': Field('highest', "float32 matmuls on a GPU/TPU: 'highest' | "
+                              "'high' | 'default'", added='highest',
                               check=Choice(('highest', 'high', 'default'))),
     # MiB a run may hold (seedsweep/run/memory.py estimates it from the shapes before
     # compiling); 0 = 50 % of what this process can use on a CPU (RAM or a cgroup's
     # limit), 80 % of a GPU's memory. Members beyond it train in groups one after
     # another inside the run (seedsweep/run/groups.py); one member over it is refused.
-    'memory_budget': Field(0, semantic=False, added=0, check=Number(
+    'memory_budget': Field(0, 'MiB a run may hold; more members train in groups '
+                           '(0 = 50 % of RAM)', semantic=False, added=0, check=Number(
         'MiB as a number >= 0 (0 = 50 % of the memory this process can use)',
         lambda v: not v < 0, optional=False)),
 })
@@ -204,26 +240,28 @@ LOG = Section('``config.log``: where runs are also logged (none changes a number
                     added=False),
     'mlflow_uri': Field('', "'' = $MLFLOW_TRACKING_URI, else file:<workdir>/../mlruns",
                         added=''),
-    'mlflow_experiment': Field('seedsweep', added='seedsweep'),
+    'mlflow_experiment': Field('seedsweep', 'the MLflow experiment runs are logged to',
+                               added='seedsweep'),
 }, semantic=False)
 
 # --launcher=local|slurm; seedsweep/sweep/launchers.py. None changes a number.
 LAUNCH = Section('``config.launch``: what each scheduler job of a sweep asks for', {
     'jobs': Field(0, 'shards of the sweep, one job each (0 = one per run: a program '
                   'of the sweep)'),
-    'timeout_min': Field(24 * 60),
-    'cpus_per_task': Field(4),
-    'gpus_per_node': Field(0),
-    'mem_gb': Field(16),
-    'slurm_partition': Field(''),
+    'timeout_min': Field(24 * 60, "minutes a job may run before it is stopped"),
+    'cpus_per_task': Field(4, 'CPU cores a job asks for'),
+    'gpus_per_node': Field(0, 'GPUs a job asks for'),
+    'mem_gb': Field(16, 'GiB of memory a job asks for'),
+    'slurm_partition': Field('', "the Slurm partition ('' = the cluster's default)"),
     'slurm_array_parallelism': Field(64, 'jobs of the array running at once'),
 }, semantic=False)
 
 PAPER = Section('``config.paper``: the number the paper reports for this row (paper '
                 'experiments)', {
-    'source': Field(''),
-    'metric': Field('test_accuracy'),
-    'value': Field(placeholder(float), 'None: not reported'),
+    'source': Field('', "the paper and table ('' = not a paper's row)"),
+    'metric': Field('test_accuracy', 'the metric the paper reports (the report\'s '
+                    'first)'),
+    'value': Field(placeholder(float), "the paper's number (None: not reported)"),
     'note': Field('', "how to read the number (e.g. 'best of 10 runs')"),
     'other': Section('Other numbers the paper reports for the same row: '
                      '{metric: value}', {}),
@@ -231,7 +269,8 @@ PAPER = Section('``config.paper``: the number the paper reports for this row (pa
 
 BASE = Section('Every field of an experiment config with its default, section by '
                'section', {
-    'seeds': Field(PAPER_SEEDS, 'the vmap axis; never a sweep axis', check=seed_tuple),
+    'seeds': Field(PAPER_SEEDS, 'the seeds; each trains as one member of the program '
+                   '(never a sweep axis)', check=seed_tuple),
     'data': DATA,
     'model': MODEL,
     'optimizer': OPTIMIZER,

@@ -10,7 +10,7 @@ The tables the rest of the code reads are derived from these declarations:
 """
 import dataclasses
 import math
-from typing import Any, Callable, Dict, Optional, Tuple, Union
+from typing import Any, Callable, Dict, List, Optional, Tuple, Union
 
 import ml_collections
 from ml_collections import config_dict
@@ -188,3 +188,41 @@ class Section:
         out[f'{prefix}{name}'] = item
         out.update(item.sections(f'{prefix}{name}.'))
     return out
+
+
+def default_text(field: Field) -> str:
+  """A field's default as ``--config.KEY=`` would spell it (``None`` for a
+  placeholder)."""
+  return 'None' if isinstance(field.default, Placeholder) else repr(field.default)
+
+
+def _markdown_cell(text: str) -> str:
+  # Table cells: a '|' ends a cell, '$' starts math (dollarmath), '<' raw HTML.
+  return text.replace('|', '\\|').replace('$', '\\$').replace('<', '\\<')
+
+
+def _code_cell(text: str) -> str:
+  return text.replace('|', '\\|')  # in a code span of a table too
+
+
+def markdown_tables(section: Section, prefix: str = '') -> List[str]:
+  """The manual's tables of every field (docs/configuration.md): per section a line of
+  its doc and a table of its fields, each with its default and doc, in declaration
+  order; the lines of a MyST Markdown page."""
+  own = [(name, item) for name, item in section.fields.items()
+         if isinstance(item, Field)]
+  lines = []
+  if own or not section.fields:
+    title = f'``config.{prefix[:-1]}``' if prefix else '``config``'
+    doc = (section.doc if section.doc.startswith('``') else
+           f'{title}: {section.doc}' if prefix else f'{title}: the top level')
+    lines += [_markdown_cell(doc), '']
+  if own:
+    lines += ['| field | default | what it is |', '| --- | --- | --- |']
+    lines += [f'| `{prefix}{name}` | `{_code_cell(default_text(f))}` | '
+              f'{_markdown_cell(f.doc)} |' for name, f in own]
+    lines.append('')
+  for name, item in section.fields.items():
+    if isinstance(item, Section):
+      lines += markdown_tables(item, f'{prefix}{name}.')
+  return lines

@@ -7,9 +7,10 @@ with figures beside them (:mod:`~seedsweep.reports.plots`).
 folder kept under version control while the runs and their checkpoints stay elsewhere):
 
 * ``ROOT/report.md``: one table per (paper source, dataset) group, a line per run and
-  reported metric, links to the plots, a section per search (the point chosen on
-  dev, its test scores over its seeds, the parameter importances: ``searches``), and
-  the runs that were skipped;
+  reported metric, the verdict (the best row, each row's tests and effect size
+  against it, also printed: :mod:`~seedsweep.reports.verdict`), links to the plots,
+  a section per search (the point chosen on dev, its test scores over its seeds, the
+  parameter importances: ``searches``), and the runs that were skipped;
 * ``ROOT/report.csv``: the same numbers, one line per run and metric, unrounded;
 * ``ROOT/report.tex`` (``latex=True``): a booktabs tabular of the same table;
 * ``ROOT/plots/*.png`` at 200 dpi, each with ``.pdf`` and ``.svg`` copies
@@ -25,6 +26,7 @@ from seedsweep.reports import collect
 from seedsweep.reports import plots as plots_lib
 from seedsweep.reports import render
 from seedsweep.reports import searches
+from seedsweep.reports import verdict
 from seedsweep.run import outputs
 
 REPORT_MD, REPORT_CSV, REPORT_TEX = 'report.md', 'report.csv', 'report.tex'
@@ -42,7 +44,8 @@ def write_report(root: str, latex: bool = False, plots: bool = True,
   ``root``) for the runs under ``root``.
 
   Returns ``{'rows': rows (reports.collect._row), 'skipped': [(run, reason)],
-  'files': [every path written]}``.
+  'files': [every path written], 'verdict': [the lines printed after the path: per
+  table the best row and each row against it, reports.verdict]}``.
   """
   if not os.path.isdir(root):
     raise UserError(f'--workdir={root} is not a folder; expected a folder of runs')
@@ -79,5 +82,9 @@ def write_report(root: str, latex: bool = False, plots: bool = True,
     written.append(path)
   print_fn(f'report of {collect.runs_text(len(rows))} ({len(skipped)} skipped): '
            f'{os.path.join(out, REPORT_MD)}')
-  return {'rows': rows, 'skipped': skipped, 'files': written}
+  said = [line for group, members in collect.grouped(rows)
+          for line in verdict.verdict_lines(collect.group_title(group), members)]
+  for line in said:
+    print_fn(line)
+  return {'rows': rows, 'skipped': skipped, 'files': written, 'verdict': said}
 

@@ -8,6 +8,7 @@ from typing import Dict, List, Optional, Sequence, Tuple
 
 from seedsweep.reports import collect
 from seedsweep.reports import statistics
+from seedsweep.reports import verdict
 from seedsweep.sweep import runner as sweep
 
 CSV_COLUMNS = ('source', 'dataset', 'run', 'model', 'point', 'sweep', 'index',
@@ -149,6 +150,7 @@ def render_markdown(rows: Sequence[dict], skipped: Sequence[Tuple[str, str]],
                 'the rank test cannot go below ~0.1); run more seeds before reading '
                 'one.']
     lines += aso_lines(members)
+    lines += verdict.markdown_lines(members)
     lines += run_lines(members)
     for r in members:
       lines += variance_lines(r)

@@ -11,6 +11,7 @@ import numpy as np
 from flax import traverse_util
 
 from seedsweep import data as data_lib
+from seedsweep.config import base
 from seedsweep.config import stacking
 from seedsweep.engine import optimizers
 from seedsweep.engine import state as state_lib
@@ -89,21 +90,45 @@ def member_axis(members) -> str:
   return ' x '.join(parts)
 
 
-def config_lines(config, prefix: str = '') -> List[str]:
-  """``key = value`` per leaf, in the spelling of ``--config.key=value`` overrides."""
+def config_lines(config, prefix: str = '', model: str = '') -> List[str]:
+  """``key = value  # what it is`` per leaf, in the spelling of ``--config.key=value``
+  overrides; the doc is the field's declaration (seedsweep/config/base.py), a model
+  field's the ``model`` class it goes to."""
+  pairs = _config_pairs(config, prefix)
+  width = min(max(len(text) for text, _ in pairs), 44) + 2
   lines = []
+  for text, key in pairs:
+    doc = field_doc(key, model)
+    lines.append(f'{text:<{width}}# {doc}' if doc else text)
+  return lines
+
+
+def _config_pairs(config, prefix: str):
+  """``[('key = value', key)]`` per leaf, sorted by key."""
+  pairs = []
   for key, value in sorted(config.items()):
     if hasattr(value, 'items'):
-      lines += config_lines(value, f'{prefix}{key}.')
+      pairs += _config_pairs(value, f'{prefix}{key}.')
     else:
-      lines.append(f'{prefix}{key} = {value!r}')
-  return lines
+      pairs.append((f'{prefix}{key} = {value!r}', f'{prefix}{key}'))
+  return pairs
+
+
+def field_doc(key: str, model: str = '') -> str:
+  """What config field ``key`` is, in a line: its declared doc, or for a field of
+  ``config.model`` besides ``name``, the model class it goes to ('' if neither)."""
+  if key in base.FIELDS:
+    return base.FIELDS[key].doc
+  if key.startswith('model.') and model:
+    return f'a field of the model class {model}'
+  return ''
 
 
 def format_description(info: dict, config) -> str:
   """:func:`describe`'s dict as the command prints it: the config's lines, the members, the
   model, a table of parameters per module and the memory line."""
-  lines = ['# config (override any line with --config.KEY=VALUE)', *config_lines(config),
+  lines = ['# config (override any line with --config.KEY=VALUE; docs/configuration.md)',
+           *config_lines(config, model=info['model']),
            f'# members: {info["members"]} in one program ({info["member_axis"]})',
            f'# model {info["model"]} (vocab {info["vocab_size"]}, '
            f'{info["num_classes"]} classes)']
