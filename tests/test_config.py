@@ -2,6 +2,8 @@
 declaration per field and the tables derived from it."""
 import importlib
 import json
+import os
+import re
 
 import pytest
 
@@ -211,3 +213,31 @@ def test_one_declaration_puts_a_new_field_in_every_table(monkeypatch):
     importlib.reload(stacking)
     importlib.reload(checks)
   assert (checks.NON_SEMANTIC, checks.ADDED, checks.INTS, stacking.STACKABLE) == original
+
+
+def test_every_field_and_section_has_a_doc():
+  # What --mode=describe prints beside a value and docs/configuration.md lists: a
+  # field declared without one would stand there unexplained.
+  empty = [k for k, f in base.FIELDS.items() if not f.doc.strip()]
+  assert empty == [], f'fields declared without doc= in config/base.py: {empty}'
+  assert [k for k, s in base.SECTIONS.items() if not s.doc.strip()] == []
+  assert base.BASE.doc.strip()
+
+
+def test_the_manuals_tables_list_every_field_with_its_default_and_doc():
+  rows = [line for line in fields.markdown_tables(base.BASE)
+          if line.startswith('| `')]
+  keys = [re.match(r'\| `([\w.]+)` \|', line).group(1) for line in rows]
+  assert keys == list(base.FIELDS)  # every field once, in the declarations' order
+  for line, (key, field) in zip(rows, base.FIELDS.items()):
+    _, _, default, doc, _ = re.split(r'(?<!\\)\|', line)  # cells; '\|' stays
+    assert default.strip() == f'`{fields.default_text(field)}`'
+    assert doc.strip().replace('\\', '') == field.doc.strip(), key
+  assert '| `optimizer.momentum` | `None` |' in '\n'.join(rows)
+  assert '| `l2.params` | `(\'kernel\',)` |' in '\n'.join(rows)
+  # The page generates them when the manual is built, and is in its table of contents.
+  root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+  with open(os.path.join(root, 'docs', 'configuration.md'), encoding='utf-8') as f:
+    assert '```{seedsweep-config-fields}' in f.read()
+  with open(os.path.join(root, 'docs', 'index.md'), encoding='utf-8') as f:
+    assert '\nconfiguration\n' in f.read()

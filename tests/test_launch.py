@@ -1,5 +1,6 @@
 """launch.py end to end, as a user runs it (subprocesses on the real demo data)."""
 import json
+import re
 
 import pytest
 
@@ -50,6 +51,9 @@ def test_describe_prints_a_table():
     (['--config=experiments/demo.py', '--config.trian.num_epochs=3'],
      "config has no field 'trian' (did you mean 'train'?)"),
     (['--config=experiments/nope.py'], 'experiments/nope.py'),
+    (['--config=dmo:quick'], "no packaged experiment 'dmo'; closest packaged: demo ("),
+    (['--config=demo', '--sweep=demo_lrr'],
+     "no packaged sweep 'demo_lrr'; closest packaged: demo_lr, "),
     (['--config=experiments/demo.py:quack'], "unknown argument(s) ['quack']"),
     (['--config=experiments/demo.py', '--config.optimizer.name=lamb'],
      "config.optimizer.name='lamb'"),
@@ -87,3 +91,28 @@ def test_bad_config_is_a_clear_error(tmp_path, args, expected):
   assert 'Traceback' not in proc.stderr, proc.stderr[-3000:]
 
 
+
+
+def test_list_names_what_the_package_installs_and_help_points_to_it():
+  proc = run_launch('--mode=list')
+  assert proc.returncode == 0, proc.stderr[-3000:]
+  lines = proc.stdout.splitlines()
+  headings = [line.split()[0] for line in lines if line and not line[0].isspace()]
+  assert headings[:5] == ['experiments', 'sweeps', 'searches', 'models', 'datasets']
+  assert any(line.split()[:2] == ['demo_models', 'Two'] for line in lines)
+  assert any(line.split()[:1] == ['sst/binary'] for line in lines)
+  helped = run_launch('--help')
+  assert '--mode=list' in helped.stdout and 'list' in helped.stdout.split(
+      '--mode:')[1].split('\n')[0]
+
+
+@pytest.mark.slow
+def test_describe_prints_each_fields_meaning_beside_its_value():
+  proc = run_launch('--config=demo:quick', '--mode=describe')
+  assert proc.returncode == 0, proc.stderr[-3000:]
+  lines = proc.stdout.splitlines()
+  assert any(re.fullmatch(r"train\.patience = 0 +# epochs without a better dev score "
+                          r"before a seed stops \(0 = off\)", l) for l in lines)
+  assert any(re.fullmatch(r'model\.hidden = 32 +# a field of the model class '
+                          r'RecurrentClassifier', l) for l in lines)
+  assert all('# ' in l for l in lines if re.match(r'[a-z_.]+ = ', l))
