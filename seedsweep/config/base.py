@@ -78,7 +78,7 @@ DATA = Section('``config.data``: the dataset, its vocabulary, length buckets and
     'files': Section("``config.data.files``: your own data (``config.data.name = "
                      "'files'``): TSV, CSV or JSONL paths", {
         'train': Field('', 'the training file (required)'),
-        'dev': Field('', "the dev file ('' = none, or carved by dev_holdout)"),
+        'dev': Field('', "the dev file ('' = none; data.dev_holdout may carve one)"),
         'test': Field('', "the test file ('' = no test scores)"),
         # Header names (JSON keys) of the text and label columns; '' = text/sentence
         # and label, or headerless label<TAB>text rows.
@@ -227,10 +227,11 @@ RUNTIME = Section('``config.runtime``: the CPU thread pool, the numerics, the me
     # compiling); 0 = 50 % of what this process can use on a CPU (RAM or a cgroup's
     # limit), 80 % of a GPU's memory. Members beyond it train in groups one after
     # another inside the run (seedsweep/run/groups.py); one member over it is refused.
-    'memory_budget': Field(0, 'MiB a run may hold; more members train in groups '
-                           '(0 = 50 % of RAM)', semantic=False, added=0, check=Number(
-        'MiB as a number >= 0 (0 = 50 % of the memory this process can use)',
-        lambda v: not v < 0, optional=False)),
+    'memory_budget': Field(
+        0, "MiB a run may hold; more members train in groups (0 = half the RAM, 80 % "
+        "of a GPU's)", semantic=False, added=0, check=Number(
+            'MiB as a number >= 0 (0 = 50 % of the memory this process can use)',
+            lambda v: not v < 0, optional=False)),
 })
 
 # seedsweep/run/tracking.py. TensorBoard's HParams tab always gets each finished
