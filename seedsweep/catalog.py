@@ -43,8 +43,14 @@ def packaged_files(folder: str, function: str) -> List[Tuple[str, str]]:
   for file in sorted(os.listdir(where)):
     if not file.endswith('.py') or file.startswith('_'):
       continue
-    with open(os.path.join(where, file), encoding='utf-8') as f:
-      tree = ast.parse(f.read())
+    try:
+      with open(os.path.join(where, file), encoding='utf-8') as f:
+        tree = ast.parse(f.read())
+    except (SyntaxError, UnicodeDecodeError) as e:  # a file being written: say so
+      line = getattr(e, 'lineno', None)
+      out.append((file[:-3], f'(does not parse: {type(e).__name__}'
+                  + (f' at line {line})' if line else ')')))
+      continue
     if any(isinstance(node, ast.FunctionDef) and node.name == function
            for node in tree.body):
       out.append((file[:-3], summary(ast.get_docstring(tree))))

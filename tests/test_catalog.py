@@ -64,3 +64,12 @@ def test_an_unknown_name_gets_the_closest_packaged_ones(tmp_path, monkeypatch):
     assert catalog.unknown_name(flag, value) is None, (flag, value)
   assert "packaged experiment 'dmo'" in catalog.unknown_name('--config',
                                                             'experiments/dmo.py')
+
+
+def test_a_file_that_does_not_parse_is_listed_as_such(tmp_path, monkeypatch):
+  (tmp_path / 'good.py').write_text('"""A good one. More."""\ndef sweep(arg):\n  pass\n')
+  (tmp_path / 'half.py').write_text('def sweep(arg:\n')
+  (tmp_path / 'helper.py').write_text('"""Not a sweep."""\n')
+  monkeypatch.setattr(catalog, '_folder_path', lambda folder: str(tmp_path))
+  assert catalog.packaged_files('sweeps', 'sweep') == [
+      ('good', 'A good one'), ('half', '(does not parse: SyntaxError at line 1)')]
