@@ -3,8 +3,10 @@
 Parameters under a module named ``embedding`` are counted apart (the papers quote
 sizes without embeddings).
 """
+import inspect
 import json
-from typing import Dict, List
+import re
+from typing import Dict, List, Optional
 
 import jax
 import numpy as np
@@ -39,7 +41,8 @@ def describe(config) -> dict:
   config.
 
   Returns:
-    A JSON-ready dict: ``config``, ``model``, ``members``, ``member_axis``,
+    A JSON-ready dict: ``config``, ``model``, ``model_fields`` (the model class's
+    field docs, :func:`attribute_docs`), ``members``, ``member_axis``,
     ``vocab_size``, ``num_classes``, ``vectors``, ``modules`` (one row per module, see
     :func:`parameter_rows`), ``params_total``, ``params_embeddings``,
     ``params_without_embeddings`` and ``memory_mib``."""
@@ -66,6 +69,7 @@ def describe(config) -> dict:
   return {'memory_mib': {**estimate.as_dict(len(members)), 'budget_mib': round(budget),
                          'members_within_budget': fits, 'groups': groups},
           'config': checked.as_dict, 'model': type(model).__name__,
+          'model_fields': attribute_docs(type(model)),
           'members': len(members), 'member_axis': member_axis(members),
           'vocab_size': dataset.vocab_size, 'num_classes': dataset.num_classes,
           'vectors': dataset.vectors, 'modules': rows, 'params_total': total, 'params_embeddings': embeddings,
@@ -90,16 +94,18 @@ def member_axis(members) -> str:
   return ' x '.join(parts)
 
 
-def config_lines(config, prefix: str = '', model: str = '') -> List[str]:
+def config_lines(config, prefix: str = '', model: str = '',
+                 model_docs: Optional[Dict[str, str]] = None) -> List[str]:
   """``key = value  # what it is`` per leaf, in the spelling of ``--config.key=value``
   overrides; the doc is the field's declaration (seedsweep/config/base.py), a model
-  field's the ``model`` class it goes to."""
+  field's its line in ``model_docs`` (:func:`attribute_docs` of the ``model``
+  class) or the class it goes to."""
   pairs = _config_pairs(config, prefix)
-  width = min(max(len(text) for text, _ in pairs), 44) + 2
+  width = min(max(len(text) for text, _ in pairs), 44)  # a long value pushes its doc
   lines = []
   for text, key in pairs:
-    doc = field_doc(key, model)
-    lines.append(f'{text:<{width}}# {doc}' if doc else text)
+    doc = field_doc(key, model, model_docs or {})
+    lines.append(f'{text:<{width}}  # {doc}' if doc else text)
   return lines
 
 
@@ -114,21 +120,51 @@ def _config_pairs(config, prefix: str):
   return pairs
 
 
-def field_doc(key: str, model: str = '') -> str:
+def field_doc(key: str, model: str = '', model_docs: Optional[Dict[str, str]] = None
+              ) -> str:
   """What config field ``key`` is, in a line: its declared doc, or for a field of
-  ``config.model`` besides ``name``, the model class it goes to ('' if neither)."""
+  ``config.model`` besides ``name``, its line in ``model_docs`` with the model class
+  ``model``, else that class ('' if neither)."""
   if key in base.FIELDS:
     return base.FIELDS[key].doc
+  name = key[len('model.'):]
+  if key.startswith('model.') and (model_docs or {}).get(name):
+    return f'{model_docs[name]} ({model})'
   if key.startswith('model.') and model:
     return f'a field of the model class {model}'
   return ''
+
+
+def attribute_docs(cls) -> Dict[str, str]:
+  """``{field: its text}`` from the ``Attributes:`` section of a class's
+  Google-style docstring (a model's fields, for :func:`config_lines`); {} without
+  one."""
+  docs, name, indent, inside = {}, None, None, False
+  for line in (inspect.getdoc(cls) or '').splitlines():
+    if line.strip() == 'Attributes:':
+      inside = True
+      continue
+    if not inside or not line.strip():
+      continue
+    depth = len(line) - len(line.lstrip())
+    if depth == 0:  # the next section
+      break
+    indent = depth if indent is None else indent
+    match = re.match(r'\s*(\w+)(?: \([^)]*\))?: ?(.*)', line)
+    if depth == indent and match:
+      name = match.group(1)
+      docs[name] = match.group(2).strip()
+    elif name:
+      docs[name] = f'{docs[name]} {line.strip()}'.strip()
+  return docs
 
 
 def format_description(info: dict, config) -> str:
   """:func:`describe`'s dict as the command prints it: the config's lines, the members, the
   model, a table of parameters per module and the memory line."""
   lines = ['# config (override any line with --config.KEY=VALUE; docs/configuration.md)',
-           *config_lines(config, model=info['model']),
+           *config_lines(config, model=info['model'],
+                         model_docs=info.get('model_fields')),
            f'# members: {info["members"]} in one program ({info["member_axis"]})',
            f'# model {info["model"]} (vocab {info["vocab_size"]}, '
            f'{info["num_classes"]} classes)']
