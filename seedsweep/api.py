@@ -228,12 +228,14 @@ def report(root: str, latex: bool = False, plots: bool = True, print_fn=print,
     root: a run's folder or a folder of runs (a sweep root).
     latex: also write ``report.tex``.
     plots: also write the plots.
-    print_fn: called with warnings and the report's path.
+    print_fn: called with warnings, the report's path and the verdict's lines.
     out: the folder for the report ('' = ``root``).
 
   Returns:
-    A dict: ``rows`` (one dict per run), ``skipped`` (``[(run, reason)]``) and
-    ``files`` (the paths written).
+    A dict: ``rows`` (one dict per run), ``skipped`` (``[(run, reason)]``),
+    ``files`` (the paths written) and ``verdict`` (the lines printed after the
+    path: per table the best row, each other row's tests and effect size against
+    it).
 
   Raises:
     UserError: ``root`` is not a folder or holds no readable run, or ``out`` is a
