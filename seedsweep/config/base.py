@@ -176,8 +176,7 @@ TRAIN = Section('``config.train``: epochs, batches, selection, early stopping, N
     'patience': Field(0, 'epochs without a better dev score before a seed stops '
                       '(0 = off)', check=Int(0, note=' (0 = no early stopping)')),
     'seed_parallel': Field('auto', "'vmap', 'map' or 'auto' (map on one device, else "
-                           "vmap)",
-                           check=Choice(('vmap', 'map', 'auto'))),
+                           "vmap)", check=Choice(('vmap', 'map', 'auto'))),
     'checkpoint_every': Field(1, 'epochs between checkpoints (and the last one)',
                               check=Int(1)),
     # The most train steps the host hands the device at a time (one program runs them,
