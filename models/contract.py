@@ -224,12 +224,12 @@ def traced_fields(model, params, where: str, batch, fields: Sequence[str],
   key = jax.random.key(0)
 
   def apply(names):
-    def fn(p, values):
+    def fn(p, b, values):
       clone = model.clone(**dict(zip(names, values)))
-      return clone.apply({'params': p}, batch, train=True, rngs={'dropout': key})
+      return clone.apply({'params': p}, b, train=True, rngs={'dropout': key})
     values = [jax.ShapeDtypeStruct((), jnp.float32)] * len(names)
     return _abstract(fn, where, 'called with train=True and traced '
-                     f'{", ".join(names)}', params, values, traced=True)
+                     f'{", ".join(names)}', params, batch, values, traced=True)
 
   def traceable(names) -> bool:
     try:

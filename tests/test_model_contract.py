@@ -15,7 +15,7 @@ import seedsweep
 from seedsweep import api
 from seedsweep.errors import UserError
 from seedsweep.run import describe
-from tests.conftest import REPO
+from tests.conftest import REPO, user_environment
 
 HEAD = '''
 import flax.linen as nn
@@ -278,10 +278,12 @@ def test_an_nnx_member_has_the_same_bits_alone_and_among_others(model_file, tmp_
   assert group['metrics']['test_loss'][0] != group['metrics']['test_loss'][1]
 
 
-def _command(*args, cwd, env=None):
+def _command(*args, cwd):
+  """``seedsweep ARGS`` run in ``cwd``, importing this checkout's package."""
+  path = os.pathsep.join(p for p in (REPO, os.environ.get('PYTHONPATH')) if p)
   return subprocess.run([sys.executable, '-m', 'seedsweep', *args], cwd=cwd,
                         capture_output=True, text=True, timeout=900,
-                        env={**os.environ, **(env or {})})
+                        env={**user_environment(), 'PYTHONPATH': path})
 
 
 @pytest.mark.slow
@@ -308,3 +310,5 @@ def test_the_manuals_own_models_train_predict_and_verify(example, tmp_path):
   assert len(answers) == 2, proc.stdout[-2000:]
   proc = _command('--mode=verify', f'--workdir={workdir}', cwd=folder)
   assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+  report = seedsweep.report(str(workdir), plots=False, print_fn=lambda *a, **k: None)
+  assert report['rows'][0]['model'] == f'examples/{example}.py:CNNClassifier'
