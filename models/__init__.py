@@ -1,9 +1,10 @@
 """Models, found by name: ``build_model(config.model, vocab_size=..., num_classes=...)``.
 
-To add a model: write a Flax module that maps a batch dict to a
-:class:`~seedsweep.models.output.ModelOutput` and names its word embedding
-``embedding``, then add one line to ``REGISTRY`` (name -> (class, fixed fields)); or
-keep it in your own folder and name it in the config:
+To add a model: write a Flax module (linen, or NNX for one of your own) that meets the
+model contract (:mod:`seedsweep.models.contract`: a batch dict and ``train`` in,
+logits or a :class:`~seedsweep.models.output.ModelOutput` out, the word embedding
+named ``embedding``), then add one line to ``REGISTRY`` (name -> (class, fixed
+fields)); or keep it in your own folder and name it in the config:
 ``config.model.name = 'path/to/file.py:Name'`` (or ``'package.module:Name'``).
 Config fields under ``config.model`` other than ``name`` become the module's
 dataclass fields.

@@ -135,6 +135,11 @@ class NNXMean(nnx.Module):
     return self.out(self.dropout(pooling.masked_mean(x, mask)))
 
 
+class NNXReadsTable(NNXMean):
+  def __call__(self, batch, *, train: bool):
+    return self.out(self.embedding(batch['tokens']).mean(axis=1))
+
+
 class NNXNoRngs(nnx.Module):
   def __init__(self, vocab_size: int, num_classes: int):
     self.out = nnx.Linear(4, num_classes, rngs=nnx.Rngs(0))
@@ -232,6 +237,15 @@ def test_row_updates_need_a_model_that_takes_the_batch_word_vectors(model_file,
   config.optimizer.name = 'sgd'  # 'auto' takes row-sparse table updates for SGD
   with pytest.raises(UserError, match=r"no parameter embedding/embedding .*"
                      r"config.optimizer.embedding_update='auto' \(= 'rows' for sgd\)"):
+    train(config, tmp_path / 'run')
+
+
+def test_row_updates_refuse_a_model_that_reads_its_table_itself(model_file, tmp_path):
+  config = demo_config(f'{model_file}:NNXReadsTable')
+  config.optimizer.name = 'adagrad'  # 'auto': row-sparse table updates
+  with pytest.raises(UserError, match=r"NNXReadsTable': reads its word table although "
+                     r"the step handed it batch\['word_vectors'\] .* or set "
+                     '--config.optimizer.embedding_update=dense'):
     train(config, tmp_path / 'run')
 
 
