@@ -1,6 +1,7 @@
 """A user's own Flax linen model: the CNN of examples/nnx_cnn.py, written in linen.
 
-  seedsweep --config=demo:quick,bow --config.model.name=examples/linen_cnn.py:CNNClassifier \\
+  seedsweep --config=demo:quick,bow \\
+    --config.model.name=examples/linen_cnn.py:CNNClassifier \\
     --config.seeds='(1,2)' --workdir=runs/linen_cnn
 
 The model contract (seedsweep.models.contract): fields ``vocab_size`` and

@@ -1,8 +1,10 @@
 """A user's own Flax NNX model: a CNN over word embeddings (Kim 2014's shape, small).
 
-Train it on the demo data, two seeds in one program (docs/data.md, "Your own model"):
+Train it on the demo data, two seeds in one program (docs/data.md, "An own model in
+linen and in NNX"):
 
-  seedsweep --config=demo:quick,bow --config.model.name=examples/nnx_cnn.py:CNNClassifier \\
+  seedsweep --config=demo:quick,bow \\
+    --config.model.name=examples/nnx_cnn.py:CNNClassifier \\
     --config.seeds='(1,2)' --workdir=runs/nnx_cnn
 
 The model contract (seedsweep.models.contract): ``__init__`` takes ``vocab_size``,

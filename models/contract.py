@@ -82,7 +82,8 @@ def _frames(error: BaseException):
   return frames
 
 
-def abstract_batch(num_classes: int, longer: int = 0) -> Dict[str, jax.ShapeDtypeStruct]:
+def abstract_batch(num_classes: int,
+                   longer: int = 0) -> Dict[str, jax.ShapeDtypeStruct]:
   """``{'tokens' int32 [batch, time], 'lengths' int32 [batch]}`` with batch, time and
   ``num_classes`` three different sizes, so a wrong axis shows in the shapes;
   ``longer``: that many more tokens."""

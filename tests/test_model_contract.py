@@ -164,8 +164,8 @@ class NNXBatchNorm(nnx.Module):
 def model_file(tmp_path_factory):
   folder = tmp_path_factory.mktemp('my_code')
   path = folder / 'models.py'
-  path.write_text(HEAD + ''.join(CLASS.format(name=n, body=b) for n, b in BODIES.items())
-                  + NNX)
+  classes = ''.join(CLASS.format(name=n, body=b) for n, b in BODIES.items())
+  path.write_text(HEAD + classes + NNX)
   return str(path)
 
 
@@ -189,8 +189,8 @@ def train(config, workdir):
 
 @pytest.mark.parametrize('name, message', [
     ('OneTooMany', r"returned logits \[3, 3\] for a batch of 3 sentences of 7 tokens "
-     r'\(called with train=False\); expected \[batch, num_classes\] = \[3, 2\]; its last '
-     'layer has 3 outputs, the data 2 classes'),
+     r'\(called with train=False\); expected \[batch, num_classes\] = \[3, 2\]; '
+     'its last layer has 3 outputs, the data 2 classes'),
     ('OneTooFew', r'returned logits \[3, 1\] .* expected \[batch, num_classes\] = '
      r'\[3, 2\]; its last layer has 1 outputs'),
     ('NoTrain', r'NoTrain.__call__\(self, batch\) takes no train argument; expected '
@@ -199,7 +199,8 @@ def train(config, workdir):
      'time first'),
     ('IntLogits', 'returned logits of dtype int32 .*expected a float dtype'),
     ('LengthShaped', r'ScopeParamShapeError: .* at .*models.py, line \d+, called as '
-     r'model.apply.* \(initialised on 9 tokens: no parameter may depend on the length\)'),
+     r'model.apply.* \(initialised on 9 tokens: no parameter may depend on the '
+     r'length\)'),
     ('NNXNoRngs', r'NNXNoRngs.__init__ takes no rngs; expected __init__\(self, '
      r'vocab_size: int, num_classes: int, ..., \*, rngs: nnx.Rngs\)'),
     ('NNXBatchNorm', r"keeps variables in \['BatchStat'\] besides params"),
