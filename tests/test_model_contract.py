@@ -216,6 +216,12 @@ def test_a_model_breaking_the_contract_is_one_line_before_training(
   assert not (tmp_path / 'run' / 'results.json').exists()
 
 
+def test_describe_checks_the_model_too(model_file):
+  with pytest.raises(UserError, match=r'returned logits \[3, 3\] .* expected '
+                     r'\[batch, num_classes\] = \[3, 2\]'):
+    describe.describe(demo_config(f'{model_file}:OneTooMany'))
+
+
 def test_word_vectors_need_the_table_named_embedding(model_file, tmp_path):
   vectors = tmp_path / 'vectors.txt'
   rng = np.random.default_rng(0)
