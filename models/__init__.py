@@ -1,9 +1,10 @@
 """Models, found by name: ``build_model(config.model, vocab_size=..., num_classes=...)``.
 
-To add a model: write a Flax module that maps a batch dict to a
-:class:`~seedsweep.models.output.ModelOutput` and names its word embedding
-``embedding``, then add one line to ``REGISTRY`` (name -> (class, fixed fields)); or
-keep it in your own folder and name it in the config:
+To add a model: write a Flax module (linen, or NNX for one of your own) that meets the
+model contract (:mod:`seedsweep.models.contract`: a batch dict and ``train`` in,
+logits or a :class:`~seedsweep.models.output.ModelOutput` out, the word embedding
+named ``embedding``), then add one line to ``REGISTRY`` (name -> (class, fixed
+fields)); or keep it in your own folder and name it in the config:
 ``config.model.name = 'path/to/file.py:Name'`` (or ``'package.module:Name'``).
 Config fields under ``config.model`` other than ``name`` become the module's
 dataclass fields.
@@ -24,6 +25,7 @@ from seedsweep.models import dclstm
 from seedsweep.models import dlstm
 from seedsweep.models import joint_slu
 from seedsweep.models import mtlstm
+from seedsweep.models import nnx_adapter
 from seedsweep.models import pooling
 
 REGISTRY: Dict[str, Tuple[Type[nn.Module], Dict[str, Any]]] = {
@@ -94,7 +96,8 @@ def check_field(field: dataclasses.Field, value) -> None:
 def model_class(name) -> Tuple[Type[nn.Module], Dict[str, Any]]:
   """``(class, fixed fields)`` of ``config.model.name``: a registered name, or a
   user's own module by reference (``path/to/file.py:Name``, ``package.module:Name``)
-  that takes ``vocab_size`` and ``num_classes`` as fields."""
+  that takes ``vocab_size`` and ``num_classes`` as fields (an ``nnx.Module`` class as
+  ``__init__`` arguments: models/nnx_adapter.py gives it a linen face)."""
   if not python_files.is_reference(name):
     if name not in REGISTRY:
       raise UserError(f'config.model.name={name!r} is not a registered model'
@@ -102,10 +105,12 @@ def model_class(name) -> Tuple[Type[nn.Module], Dict[str, Any]]:
                       f'{sorted(REGISTRY)} (models/__init__.py), or path/to/file.py:Name')
     return REGISTRY[name]
   cls = python_files.load_object(name, 'config.model.name')
+  if nnx_adapter.is_nnx_class(cls):  # run as a linen module (models/nnx_adapter.py)
+    cls = nnx_adapter.linen_class(cls, f'config.model.name={name!r}')
   if not (isinstance(cls, type) and issubclass(cls, nn.Module)):
     raise UserError(f'config.model.name={name!r} is {type(cls).__name__}; expected a '
-                    'flax.linen.Module class (the model contract: docs/design.md, '
-                    '"The model contract")')
+                    'flax.linen.Module or flax.nnx.Module class (the model contract: '
+                    'seedsweep.models.contract)')
   missing = {'vocab_size', 'num_classes'} - {f.name for f in dataclasses.fields(cls)}
   if missing:
     raise UserError(f'config.model.name={name!r}: {cls.__name__} has no field(s) '

@@ -18,3 +18,10 @@ class ModelOutput:
   predicted_tags: Optional[jax.Array] = None  # [batch, time] int32 (greedy decoding)
   penalty: Optional[jax.Array] = None        # () added once to the batch's loss
   attention: Optional[jax.Array] = None      # [batch, hops, time] (joint model)
+
+
+def as_output(out) -> ModelOutput:
+  """A model's answer as a :class:`ModelOutput`: a bare logits array ``[batch,
+  classes]`` becomes ``ModelOutput(logits=out)`` (the model contract,
+  seedsweep.models.contract); a ModelOutput is returned as it is."""
+  return out if isinstance(out, ModelOutput) else ModelOutput(logits=out)

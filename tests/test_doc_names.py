@@ -29,9 +29,9 @@ def _pages():
 # `flax.linen.Module`, `python -m pytest`, `jit(vmap(init))`).
 EXTERNAL = {
     'absl', 'cloudpickle', 'dill', 'flax', 'gensim', 'grad', 'io', 'jax', 'jit',
-    'jnp', 'joblib', 'lax', 'marshal', 'ml_collections', 'mlflow', 'nn', 'np', 'numpy',
-    'optax', 'optuna', 'orbax', 'os', 'pathlib', 'pickle', 'pip', 'pytest', 'scipy',
-    'shelve', 'shutil', 'sphinx', 'submitit', 'sys', 'tempfile', 'tensorboard',
+    'jnp', 'joblib', 'lax', 'marshal', 'ml_collections', 'mlflow', 'nn', 'nnx', 'np',
+    'numpy', 'optax', 'optuna', 'orbax', 'os', 'pathlib', 'pickle', 'pip', 'pytest',
+    'scipy', 'shelve', 'shutil', 'sphinx', 'submitit', 'sys', 'tempfile', 'tensorboard',
     'tensorflow', 'tensorflow_datasets', 'tf', 'tfds', 'torch', 'vmap', 'wandb', 'zlib',
 }
 

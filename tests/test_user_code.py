@@ -152,8 +152,10 @@ def test_a_bad_dataset_reference_is_one_line(user_folder, name, message):
 
 
 @pytest.mark.parametrize('name, message', [
-    ('{d}/my_model.py:NotAModel', 'expected a flax.linen.Module class'),
-    ('{d}/my_model.py:nn', 'is module; expected a flax.linen.Module class'),
+    ('{d}/my_model.py:NotAModel', 'expected a flax.linen.Module or flax.nnx.Module '
+     'class'),
+    ('{d}/my_model.py:nn', 'is module; expected a flax.linen.Module or flax.nnx.Module '
+     'class'),
 ])
 def test_a_bad_model_reference_is_one_line(user_folder, name, message):
   from seedsweep import models  # pylint: disable=g-import-not-at-top

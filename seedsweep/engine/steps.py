@@ -49,6 +49,7 @@ from seedsweep.engine import portable as portable_lib
 from seedsweep.engine import rngs
 from seedsweep.engine.state import TrainState
 from seedsweep.inputs import pipeline
+from seedsweep.models.output import as_output
 
 
 def seed_parallel(fn: Callable, mode: str, in_axes: Sequence = None) -> Callable:
@@ -227,8 +228,8 @@ class Steps:
   @staticmethod
   def _loss_fn(learner: Learner, batch, dropout_key):
     def loss_fn(p):
-      out = learner.model.apply({'params': p}, batch, train=True,
-                                rngs={'dropout': dropout_key})
+      out = as_output(learner.model.apply({'params': p}, batch, train=True,
+                                          rngs={'dropout': dropout_key}))
       data_loss = objectives.loss(out, batch)
       return data_loss + optimizers.l2_penalty(
           p, learner.l2_mask, learner.l2_coef), data_loss
@@ -356,8 +357,8 @@ class Steps:
     every split and chunk of a length shares one compilation.
     """
     def seed_sums(p, batch, hparams):
-      out = self.learner.for_member(hparams).model.apply({'params': p}, batch,
-                                                         train=False)
+      out = as_output(self.learner.for_member(hparams).model.apply(
+          {'params': p}, batch, train=False))
       per_split = [objectives.eval_sums(
           out, {**batch, 'weights': batch['weights'] * (batch['split'] == s)},
           self.tag_tables) for s in range(n_splits)]
@@ -390,8 +391,8 @@ class Steps:
     its own way; a member reads its view's), ``lengths`` ``[views, batch]``.
     """
     def seed_answer(p, batch, hparams):
-      out = self.learner.for_member(hparams).model.apply({'params': p}, batch,
-                                                         train=False)
+      out = as_output(self.learner.for_member(hparams).model.apply(
+          {'params': p}, batch, train=False))
       answer = {'probabilities': jax.nn.softmax(out.logits.astype(jnp.float32), -1)}
       if out.predicted_tags is not None:
         answer['tags'] = out.predicted_tags

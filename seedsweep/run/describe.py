@@ -20,6 +20,7 @@ from seedsweep.engine import state as state_lib
 from seedsweep.run import experiment
 from seedsweep.run import groups as groups_lib
 from seedsweep.run import memory
+from seedsweep.run import own_model
 from seedsweep.run import prepare
 
 
@@ -55,7 +56,8 @@ def describe(config) -> dict:
   total = sum(r['params'] for r in rows)
   embeddings = sum(r['params'] for r in rows if r['embedding'])
   members = experiment.select_members(config, dataset, checked.points)
-  hparams = experiment.member_hparams(checked, model, members)
+  in_python = own_model.check(checked, dataset, model)  # a user's: the model contract
+  hparams = experiment.member_hparams(checked, model, members, in_python)
   placement = experiment.place(config, len(members))
   estimate = experiment.estimate_memory(
       experiment.host_arrays(dataset),

@@ -9,6 +9,7 @@ them (one epoch, an evaluation, the selected results).
     placement = place(config, len(members))     devices, seed mapping, shardings
     schedule  = make_schedule(config, data)     length buckets, TrainPlan, EvalPlan
     model     = make_model(config, data)        built once
+    in_python = own_model.check(checked, data, model)   a user's: the model contract
     learner   = make_learner(config, data)      model, optimiser, L2 (engine.steps)
     arrays    = host_arrays(data)               what every step gathers from
     estimate  = estimate_memory(arrays, learner, schedule, placement.mode)
@@ -44,6 +45,7 @@ from seedsweep.inputs import pipeline
 from seedsweep.run import checkpoints as ckpt_lib
 from seedsweep.run import faults
 from seedsweep.run import memory
+from seedsweep.run import own_model
 from seedsweep.run import outputs
 from seedsweep.run import prepare as prepare_lib
 from seedsweep.run import provenance as provenance_lib
@@ -119,10 +121,13 @@ def select_folds(config, data: encoded.EncodedDataset) -> Tuple[int, ...]:
   return folds
 
 
-def member_hparams(checked, model, members: Members) -> Dict[str, np.ndarray]:
+def member_hparams(checked, model, members: Members,
+                   in_python: Tuple[str, ...] = ()) -> Dict[str, np.ndarray]:
   """``{config key: [members] float32}``: the hyperparameters each member's step
   reads as traced scalars (steps.Learner.for_member); ``checked``: the run's config
-  as seedsweep.run.prepare.check_config checked it (each point's config).
+  as seedsweep.run.prepare.check_config checked it (each point's config);
+  ``in_python``: model fields the model tests in Python (own_model.check), never
+  traced.
 
   The learning rate always, and the joint model's loss weights whenever the model
   has them, so a run alone and its point among others compile the same per-member
@@ -152,7 +157,7 @@ def member_hparams(checked, model, members: Members) -> Dict[str, np.ndarray]:
   active = []
   for key in stacking.STACKABLE:
     section, field = key.split('.', 1)
-    if section == 'model' and field not in model_fields:
+    if section == 'model' and (field not in model_fields or field in in_python):
       continue
     always = key in stacking.ALWAYS_TRACED
     if always or any(value(c, key) for c in configs):
@@ -358,7 +363,8 @@ def build(config) -> 'Experiment':
   placement = place(config, len(members))
   schedule = make_schedule(config, data)
   model = make_model(config, data)
-  hparams = member_hparams(checked, model, members)
+  in_python = own_model.check(checked, data, model)  # a user's: the model contract
+  hparams = member_hparams(checked, model, members, in_python)
   learner = make_learner(config, data, hparams, model)
   arrays = host_arrays(data)
   estimate = estimate_memory(arrays, learner, schedule, placement.mode)
