@@ -6,11 +6,14 @@ To add a model: write a Flax module that maps a batch dict to a
 keep it in your own folder and name it in the config:
 ``config.model.name = 'path/to/file.py:Name'`` (or ``'package.module:Name'``).
 Config fields under ``config.model`` other than ``name`` become the module's
-dataclass fields.
+dataclass fields. A model named over a config file's own (``--config.model.name``)
+keeps only the file's fields it takes (:func:`take_named_model`).
 """
 import dataclasses
+import difflib
+import inspect
 import math
-from typing import Any, Dict, Tuple, Type
+from typing import Any, Callable, Collection, Dict, List, Tuple, Type
 
 import flax.linen as nn
 
@@ -112,6 +115,50 @@ def model_class(name) -> Tuple[Type[nn.Module], Dict[str, Any]]:
                     f'{sorted(missing)}; expected vocab_size: int and num_classes: int '
                     '(the framework sets them from the data)')
   return cls, {}
+
+
+# A model's fields that the framework sets (from the data), or flax itself.
+NOT_CONFIG = ('vocab_size', 'num_classes', 'num_tags', 'parent', 'name')
+
+
+def config_fields(cls, fixed: Collection[str] = ()) -> List[str]:
+  """The fields of model class ``cls`` a config may set, in their declared order: its
+  dataclass fields (a linen module's), else its constructor's keyword parameters,
+  less :data:`NOT_CONFIG` and ``fixed`` (a registered name's fixed fields)."""
+  if dataclasses.is_dataclass(cls):
+    names = [f.name for f in dataclasses.fields(cls)]
+  else:
+    params = inspect.signature(cls.__init__).parameters.values()
+    names = [p.name for p in params if p.name != 'self' and p.kind in (
+        p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
+  return [n for n in names if n not in NOT_CONFIG and n not in fixed]
+
+
+def take_named_model(config, file_name, explicit: Collection[str],
+                     where: Callable[[str], str]) -> None:
+  """``config.model`` (in place) once ``--config.model.name`` (or
+  ``load_config(..., model__name=...)``) named another model than the config file's
+  own ``file_name``: the file's model fields the named class takes are kept, the
+  others left out (they were set for the file's model), and the class's own
+  defaults stand for the rest. A field in ``explicit`` (the dotted keys set over the
+  file) that the class does not take is refused in one line naming the field
+  (``where(key)``: how it was set), the class and the closest field it has."""
+  name = config.model.name
+  if name == file_name:  # the file's own fields were written for this very model
+    return
+  cls, fixed = model_class(name)
+  takes = config_fields(cls, fixed)
+  for key in explicit:
+    section, _, field = key.partition('.')
+    if section == 'model' and field != 'name' and field not in takes:
+      close = difflib.get_close_matches(field, takes, n=1, cutoff=0)
+      closest = f'; the closest it has is {close[0]!r}' if close else ''
+      raise UserError(f'{where(key)}: model {name!r} ({cls.__name__}) has no field '
+                      f'{field!r}{closest}; its fields are {takes}')
+  left_out = [k for k in config.model if k != 'name' and k not in takes]
+  with config.unlocked():
+    for k in left_out:
+      del config.model[k]
 
 
 def build_model(model_config, *, vocab_size: int, num_classes: int,

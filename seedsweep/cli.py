@@ -201,7 +201,9 @@ READ_RUN_MODES = ('eval', 'verify', 'predict')
 
 def flag_config(mode: str, workdir):
   """--config with its overrides; for :data:`READ_RUN_MODES` without --config, None:
-  the run reads the config.json of ``workdir`` (once, seedsweep.run.prepare)."""
+  the run reads the config.json of ``workdir`` (once, seedsweep.run.prepare).
+  ``--config.model.name`` naming another model than the file's keeps only the
+  file's model fields it takes (models.take_named_model)."""
   from seedsweep.errors import UserError  # pylint: disable=g-import-not-at-top
   try:
     config = _CONFIG.value
@@ -214,6 +216,13 @@ def flag_config(mode: str, workdir):
     return None
   if config is None:
     raise UserError('--config is required, e.g. --config=experiments/demo.py')
+  overrides = flags.FLAGS['config'].override_values
+  if 'model.name' in overrides:  # the model named here takes its own fields
+    from seedsweep import models  # pylint: disable=g-import-not-at-top
+    from seedsweep.config import base  # pylint: disable=g-import-not-at-top
+    file_model = base.load_config(flags.FLAGS['config'].config_filename).model.name
+    models.take_named_model(config, file_model, list(overrides),
+                            lambda key: f'--config.{key}={overrides[key]!r}')
   return config
 
 
