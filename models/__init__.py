@@ -121,17 +121,31 @@ def model_class(name) -> Tuple[Type[nn.Module], Dict[str, Any]]:
 NOT_CONFIG = ('vocab_size', 'num_classes', 'num_tags', 'parent', 'name')
 
 
-def config_fields(cls, fixed: Collection[str] = ()) -> List[str]:
-  """The fields of model class ``cls`` a config may set, in their declared order: its
-  dataclass fields (a linen module's), else its constructor's keyword parameters,
-  less :data:`NOT_CONFIG` and ``fixed`` (a registered name's fixed fields)."""
+NO_DEFAULT = object()  # a field the class gives no default
+
+
+def config_fields(cls, fixed: Collection[str] = ()) -> Dict[str, Any]:
+  """``{field: default}`` (:data:`NO_DEFAULT` for none) of model class ``cls`` that a
+  config may set, in their declared order: its dataclass fields (a linen module's),
+  else its constructor's keyword parameters, less :data:`NOT_CONFIG` and ``fixed``
+  (a registered name's fixed fields)."""
   if dataclasses.is_dataclass(cls):
-    names = [f.name for f in dataclasses.fields(cls)]
+    found = {f.name: (f.default if f.default is not dataclasses.MISSING else
+                      f.default_factory() if f.default_factory is not dataclasses.MISSING
+                      else NO_DEFAULT) for f in dataclasses.fields(cls)}
   else:
     params = inspect.signature(cls.__init__).parameters.values()
-    names = [p.name for p in params if p.name != 'self' and p.kind in (
-        p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
-  return [n for n in names if n not in NOT_CONFIG and n not in fixed]
+    found = {p.name: NO_DEFAULT if p.default is p.empty else p.default for p in params
+             if p.name != 'self' and p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)}
+  return {n: d for n, d in found.items() if n not in NOT_CONFIG and n not in fixed}
+
+
+def _plain(value) -> bool:
+  """A value a config holds as it is (and config.json writes): a number, a string, a
+  bool, None, or a tuple of those."""
+  if isinstance(value, tuple):
+    return all(_plain(v) for v in value)
+  return value is None or isinstance(value, (bool, int, float, str))
 
 
 def take_named_model(config, file_name, explicit: Collection[str],
@@ -140,9 +154,10 @@ def take_named_model(config, file_name, explicit: Collection[str],
   ``load_config(..., model__name=...)``) named another model than the config file's
   own ``file_name``: the file's model fields the named class takes are kept, the
   others left out (they were set for the file's model), and the class's own
-  defaults stand for the rest. A field in ``explicit`` (the dotted keys set over the
-  file) that the class does not take is refused in one line naming the field
-  (``where(key)``: how it was set), the class and the closest field it has."""
+  defaults fill the rest (those a config can hold: numbers, strings, tuples), so
+  they are recorded and can be set. A field in ``explicit`` (the dotted keys set
+  over the file) that the class does not take is refused in one line naming the
+  field (``where(key)``: how it was set), the class and the closest field it has."""
   name = config.model.name
   if name == file_name:  # the file's own fields were written for this very model
     return
@@ -151,14 +166,17 @@ def take_named_model(config, file_name, explicit: Collection[str],
   for key in explicit:
     section, _, field = key.partition('.')
     if section == 'model' and field != 'name' and field not in takes:
-      close = difflib.get_close_matches(field, takes, n=1, cutoff=0)
+      close = difflib.get_close_matches(field, list(takes), n=1, cutoff=0)
       closest = f'; the closest it has is {close[0]!r}' if close else ''
       raise UserError(f'{where(key)}: model {name!r} ({cls.__name__}) has no field '
-                      f'{field!r}{closest}; its fields are {takes}')
+                      f'{field!r}{closest}; its fields are {list(takes)}')
   left_out = [k for k in config.model if k != 'name' and k not in takes]
   with config.unlocked():
     for k in left_out:
       del config.model[k]
+    for k, default in takes.items():
+      if k not in config.model and default is not NO_DEFAULT and _plain(default):
+        config.model[k] = default
 
 
 def build_model(model_config, *, vocab_size: int, num_classes: int,

@@ -33,8 +33,9 @@ def load_config(spec: str, **overrides):
     **overrides: fields to set, by dotted key spelled with ``__``
       (``train__num_epochs=3`` is ``--config.train.num_epochs=3``).
       ``model__name='my_code/cnn.py:CNN'`` names another model than the file's: of
-      the file's model fields, it keeps those the class takes (its own defaults
-      stand for the rest); one set here that it does not take is refused.
+      the file's model fields, it keeps those the class takes, and its own defaults
+      fill the rest (each can be set here too); one set here that it does not take
+      is refused.
 
   Returns:
     The ``ml_collections.ConfigDict``.
@@ -45,15 +46,16 @@ def load_config(spec: str, **overrides):
       no field of the model it names).
   """
   config = base.load_config(packaged_path(spec, 'experiments'))
-  file_model = config.model.name
   def where(key):
     return f'load_config({spec!r}, {key.replace(".", "__")}=...)'
-  dotted = [key.replace('__', '.') for key in overrides]
-  for key, value in zip(dotted, overrides.values()):
-    keys.set_value(config, key, value, where(key))
-  if 'model.name' in dotted:  # the model named here takes its own fields
+  dotted = {key.replace('__', '.'): value for key, value in overrides.items()}
+  if 'model.name' in dotted:  # the model named here takes its own fields, first
     from seedsweep import models  # pylint: disable=g-import-not-at-top
-    models.take_named_model(config, file_model, dotted, where)
+    file_model = config.model.name
+    keys.set_value(config, 'model.name', dotted['model.name'], where('model.name'))
+    models.take_named_model(config, file_model, list(dotted), where)
+  for key, value in dotted.items():
+    keys.set_value(config, key, value, where(key))
   return config
 
 

@@ -71,14 +71,16 @@ def test_a_model_named_over_a_packaged_config_takes_its_own_fields(project,
   monkeypatch.chdir(project)
   config = seedsweep.load_config('demo:quick', model__name=MODEL)
   # The demo's embed_dim and dropout the class has are kept; its Bi-LSTM's hidden and
-  # pooling are left out; the class's defaults stand for the rest.
-  assert dict(config.model) == {'name': MODEL, 'embed_dim': 32, 'dropout': 0.2}
+  # pooling are left out; the class's defaults fill the rest.
+  assert dict(config.model) == {'name': MODEL, 'embed_dim': 32, 'dropout': 0.2,
+                                'filters': 16, 'width': 3}
   model = models.build_model(config.model, vocab_size=10, num_classes=2)
   assert (model.filters, model.width, model.dropout) == (16, 3, 0.2)
-  mine = seedsweep.load_config('demo:quick', model__name=MODEL, model__dropout=0.3)
-  assert mine.model.dropout == 0.3
+  mine = seedsweep.load_config('demo:quick', model__filters=8, model__name=MODEL,
+                               model__dropout=0.3)  # its own fields can be set
+  assert (mine.model.filters, mine.model.dropout) == (8, 0.3)
   bow = seedsweep.load_config('demo:quick', model__name='bow')  # a registered one too
-  assert sorted(bow.model) == ['dropout', 'embed_dim', 'name']
+  assert 'hidden' not in bow.model and bow.model.embed_dim == 32
 
 
 def test_a_field_set_explicitly_that_the_model_lacks_is_refused_in_one_line(
@@ -92,6 +94,9 @@ def test_a_field_set_explicitly_that_the_model_lacks_is_refused_in_one_line(
                             f"'{MODEL}' (CNNClassifier) has no field 'hidden'; the "
                             'closest it has is ')
   assert "its fields are ['embed_dim', 'filters', 'width', 'dropout']" in message
+  with pytest.raises(UserError, match="has no field 'filterz'; the closest it has is "
+                     "'filters'"):
+    seedsweep.load_config('demo:quick', model__name=MODEL, model__filterz=8)
 
 
 def test_a_config_file_naming_its_model_keeps_every_field_it_sets(project,
@@ -116,16 +121,22 @@ def test_a_config_file_naming_its_model_keeps_every_field_it_sets(project,
 @pytest.mark.slow
 def test_the_command_names_a_model_over_a_packaged_config(project):
   described = _command('--config=demo:quick', f'--config.model.name={MODEL}',
-                       '--mode=describe', cwd=project)
+                       '--config.model.filters', '8', '--mode=describe', cwd=project)
   assert described.returncode == 0, described.stderr[-3000:]
   assert "model.name = 'my_code/cnn.py:CNNClassifier'" in described.stdout
-  assert 'model.hidden' not in described.stdout and 'Conv_0' in described.stdout
-  refused = _command('--config=demo:quick', f'--config.model.name={MODEL}',
-                     '--config.model.hidden=64', '--mode=describe', cwd=project)
-  assert refused.returncode != 0
-  assert _error_line(refused).startswith(
-      f"error: --config.model.hidden=64: model '{MODEL}' (CNNClassifier) has no "
-      "field 'hidden'; the closest it has is ")
+  assert 'model.hidden' not in described.stdout
+  assert 'model.filters = 8' in described.stdout  # its own field, from the command
+  assert 'model.width = 3' in described.stdout  # its own default
+  assert 'kernel (3, 32, 8)' in described.stdout
+  for flag, closest in (('--config.model.hidden=64', ''),
+                        ('--config.model.filterz=8', "'filters'")):
+    refused = _command('--config=demo:quick', f'--config.model.name={MODEL}', flag,
+                       '--mode=describe', cwd=project)
+    assert refused.returncode != 0
+    field = flag.split('.')[-1].split('=')[0]
+    assert _error_line(refused).startswith(
+        f"error: {flag}: model '{MODEL}' (CNNClassifier) has no field {field!r}; "
+        f'the closest it has is {closest}')
 
 
 @pytest.mark.slow
@@ -136,7 +147,7 @@ def test_load_config_and_train_a_model_named_over_a_packaged_config(project,
       'demo:quick', model__name=MODEL, seeds=(1,), train__num_epochs=1))
   results = seedsweep.train(config, str(project / 'run'), print_fn=lambda *a: None)
   assert results['provenance']['config']['model'] == {
-      'name': MODEL, 'embed_dim': 32, 'dropout': 0.2}
+      'name': MODEL, 'embed_dim': 32, 'dropout': 0.2, 'filters': 16, 'width': 3}
   assert set(results['provenance']['user_code']) == {MODEL}
 
 
@@ -152,7 +163,7 @@ def test_the_manuals_own_model_trains_and_its_edited_file_is_named(project):
   assert trained.returncode == 0, trained.stderr[-3000:]
   results = json.loads((workdir / 'results.json').read_text())
   assert results['provenance']['config']['model'] == {
-      'name': MODEL, 'embed_dim': 32, 'dropout': 0.3}
+      'name': MODEL, 'embed_dim': 32, 'dropout': 0.3, 'filters': 16, 'width': 3}
   assert set(results['provenance']['user_code']) == {MODEL}
 
   source = project / 'my_code' / 'cnn.py'
