@@ -7,13 +7,14 @@ keep it in your own folder and name it in the config:
 ``config.model.name = 'path/to/file.py:Name'`` (or ``'package.module:Name'``).
 Config fields under ``config.model`` other than ``name`` become the module's
 dataclass fields. A model named over a config file's own (``--config.model.name``)
-keeps only the file's fields it takes (:func:`take_named_model`).
+keeps only the file's fields it takes, and adds its own defaults
+(:func:`take_named_model`).
 """
 import dataclasses
 import difflib
 import inspect
 import math
-from typing import Any, Callable, Collection, Dict, List, Tuple, Type
+from typing import Any, Callable, Collection, Dict, Tuple, Type
 
 import flax.linen as nn
 
