@@ -4,6 +4,7 @@ part of a run's identity (an edited model file refused on resume and re-evaluati
 warned about by predict, named by verify: provenance.input_changes). The model and the
 command are docs/data.md's own, read from the page, so the manual's example runs as
 written."""
+import collections
 import json
 import os
 import re
@@ -193,3 +194,51 @@ def test_the_manuals_own_model_trains_and_its_edited_file_is_named(project):
   assert resumed.returncode != 0
   assert _error_line(resumed).startswith(f'error: {workdir}: cannot resume: ')
   assert 'file my_code/cnn.py: ' in _error_line(resumed)
+
+
+def test_a_runs_files_are_compared_like_its_data():
+  """provenance.input_changes names an edited model file as it names a data file; a
+  module reference (no file) and a record made before files were recorded pass."""
+  from seedsweep.run import provenance  # pylint: disable=g-import-not-at-top
+  data = {'checksums': {'train': 'a' * 64}}
+  recorded = {'data': data, 'user_code': {MODEL: 'b' * 64, 'pkg.mod:read': 'module'}}
+  assert provenance.input_changes(recorded, recorded) == []
+  edited = {'data': data, 'user_code': {MODEL: 'c' * 64, 'pkg.mod:read': 'module'}}
+  assert provenance.input_changes(recorded, edited) == [
+      'file my_code/cnn.py: bbbbbbbbbbbb... -> cccccccccccc...']
+  assert provenance.input_changes({'data': data}, edited) == []
+
+
+def test_the_digest_recorded_is_of_the_bytes_the_process_ran(project):
+  """A file edited after this process loaded it still runs as loaded (its module is
+  kept): its recorded sha256 is that of the bytes that ran, not of the file now."""
+  import hashlib  # pylint: disable=g-import-not-at-top
+  from seedsweep.config import python_files  # pylint: disable=g-import-not-at-top
+  source = project / 'my_code' / 'cnn.py'
+  ran = hashlib.sha256(source.read_bytes()).hexdigest()
+  ref = f'{source}:CNNClassifier'
+  python_files.load_object(ref, 'config.model.name')
+  source.write_text(source.read_text().replace('nn.relu(', 'nn.tanh('))
+  assert python_files.reference_digest(ref) == ran
+
+
+@pytest.mark.slow
+def test_a_stop_signals_checkpoint_records_the_model_file(project, monkeypatch):
+  """The mid-epoch checkpoint a stop signal leaves records the user's files too, so
+  a resume from it is checked against them."""
+  from seedsweep.errors import Stopped  # pylint: disable=g-import-not-at-top
+  from seedsweep.run import checkpoints  # pylint: disable=g-import-not-at-top
+  from seedsweep.run import faults  # pylint: disable=g-import-not-at-top
+  monkeypatch.chdir(project)
+  config = conftest.tiny_shapes(seedsweep.load_config(
+      'demo:quick', model__name=MODEL, seeds=(1,), train__num_epochs=1))
+  monkeypatch.setattr(faults, '_reached', collections.Counter())  # count from 0
+  monkeypatch.setenv(faults.ENV, 'step:1@TERM')
+  with pytest.raises(Stopped):
+    seedsweep.train(config, 'run', print_fn=lambda *a: None)
+  stopped = checkpoints.existing('run', checkpoints.INTERRUPTED, read_only=True)
+  try:
+    meta = stopped.meta(stopped.steps()[-1])
+  finally:
+    stopped.close()
+  assert list(meta['user_code']) == [MODEL]
