@@ -141,6 +141,13 @@ def config_fields(cls, fixed: Collection[str] = ()) -> Dict[str, Any]:
   return {n: d for n, d in found.items() if n not in NOT_CONFIG and n not in fixed}
 
 
+def closest(field: str, fields: Collection[str]) -> str:
+  """``"; the closest it has is 'x'"``: the field of ``fields`` nearest in spelling to
+  ``field`` (one a model lacks), or '' without any."""
+  close = difflib.get_close_matches(field, sorted(fields), n=1, cutoff=0)
+  return f'; the closest it has is {close[0]!r}' if close else ''
+
+
 def _plain(value) -> bool:
   """A value a config holds as it is (and config.json writes): a number, a string, a
   bool, None, or a tuple of those."""
@@ -167,10 +174,8 @@ def take_named_model(config, file_name, explicit: Collection[str],
   for key in explicit:
     section, _, field = key.partition('.')
     if section == 'model' and field != 'name' and field not in takes:
-      close = difflib.get_close_matches(field, list(takes), n=1, cutoff=0)
-      closest = f'; the closest it has is {close[0]!r}' if close else ''
       raise UserError(f'{where(key)}: model {name!r} ({cls.__name__}) has no field '
-                      f'{field!r}{closest}; its fields are {list(takes)}')
+                      f'{field!r}{closest(field, takes)}; its fields are {list(takes)}')
   left_out = [k for k in config.model if k != 'name' and k not in takes]
   with config.unlocked():
     for k in left_out:
@@ -194,9 +199,12 @@ def build_model(model_config, *, vocab_size: int, num_classes: int,
                            'name'} - set(fixed)
   unknown = sorted(set(fields) - allowed)
   if unknown:
+    named = (' (named by --config.model.name or load_config(..., model__name=...), '
+             "a model keeps only the config's fields it takes)"
+             if python_files.is_reference(name) else '')
     raise UserError(f'config.model has field(s) {unknown} that model {name!r} '
-                    f'({cls.__name__}) does not take'
-                    f'{keys.did_you_mean(unknown[0], allowed)}; it takes {sorted(allowed)}')
+                    f'({cls.__name__}) does not take{closest(unknown[0], allowed)}; '
+                    f'it takes {sorted(allowed)}{named}')
   for field in dataclasses.fields(cls):
     if field.name in fields:
       check_field(field, fields[field.name])

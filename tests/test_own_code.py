@@ -115,7 +115,7 @@ def test_a_config_file_naming_its_model_keeps_every_field_it_sets(project,
     assert config.model.hidden == 3  # written for this very model: not dropped
     with pytest.raises(UserError, match=r"config.model has field\(s\) \['hidden'\] "
                        r"that model 'my_code/cnn.py:CNNClassifier' \(CNNClassifier\) "
-                       'does not take'):
+                       "does not take; the closest it has is '"):
       models.build_model(config.model, vocab_size=10, num_classes=2)
 
 
