@@ -7,11 +7,15 @@ named ``embedding``), then add one line to ``REGISTRY`` (name -> (class, fixed
 fields)); or keep it in your own folder and name it in the config:
 ``config.model.name = 'path/to/file.py:Name'`` (or ``'package.module:Name'``).
 Config fields under ``config.model`` other than ``name`` become the module's
-dataclass fields.
+dataclass fields. A model named over a config file's own (``--config.model.name``)
+keeps only the file's fields it takes, and adds its own defaults
+(:func:`take_named_model`).
 """
 import dataclasses
+import difflib
+import inspect
 import math
-from typing import Any, Dict, Tuple, Type
+from typing import Any, Callable, Collection, Dict, Tuple, Type
 
 import flax.linen as nn
 
@@ -119,6 +123,73 @@ def model_class(name) -> Tuple[Type[nn.Module], Dict[str, Any]]:
   return cls, {}
 
 
+# A model's fields that the framework sets (from the data), or flax itself.
+NOT_CONFIG = ('vocab_size', 'num_classes', 'num_tags', 'parent', 'name')
+
+
+NO_DEFAULT = object()  # a field the class gives no default
+
+
+def config_fields(cls, fixed: Collection[str] = ()) -> Dict[str, Any]:
+  """``{field: default}`` (:data:`NO_DEFAULT` for none) of model class ``cls`` that a
+  config may set, in their declared order: its dataclass fields (a linen module's),
+  else its constructor's keyword parameters, less :data:`NOT_CONFIG` and ``fixed``
+  (a registered name's fixed fields)."""
+  if dataclasses.is_dataclass(cls):
+    found = {f.name: (f.default if f.default is not dataclasses.MISSING else
+                      f.default_factory() if f.default_factory is not dataclasses.MISSING
+                      else NO_DEFAULT) for f in dataclasses.fields(cls)}
+  else:
+    params = inspect.signature(cls.__init__).parameters.values()
+    found = {p.name: NO_DEFAULT if p.default is p.empty else p.default for p in params
+             if p.name != 'self' and p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)}
+  return {n: d for n, d in found.items() if n not in NOT_CONFIG and n not in fixed}
+
+
+def closest(field: str, fields: Collection[str]) -> str:
+  """``"; the closest it has is 'x'"``: the field of ``fields`` nearest in spelling to
+  ``field`` (one a model lacks), or '' without any."""
+  close = difflib.get_close_matches(field, sorted(fields), n=1, cutoff=0)
+  return f'; the closest it has is {close[0]!r}' if close else ''
+
+
+def _plain(value) -> bool:
+  """A value a config holds as it is (and config.json writes): a number, a string, a
+  bool, None, or a tuple of those."""
+  if isinstance(value, tuple):
+    return all(_plain(v) for v in value)
+  return value is None or isinstance(value, (bool, int, float, str))
+
+
+def take_named_model(config, file_name, explicit: Collection[str],
+                     where: Callable[[str], str]) -> None:
+  """``config.model`` (in place) once ``--config.model.name`` (or
+  ``load_config(..., model__name=...)``) named another model than the config file's
+  own ``file_name``: the file's model fields the named class takes are kept, the
+  others left out (they were set for the file's model), and the class's own
+  defaults fill the rest (those a config can hold: numbers, strings, tuples), so
+  they are recorded and can be set. A field in ``explicit`` (the dotted keys set
+  over the file) that the class does not take is refused in one line naming the
+  field (``where(key)``: how it was set), the class and the closest field it has."""
+  name = config.model.name
+  if name == file_name:  # the file's own fields were written for this very model
+    return
+  cls, fixed = model_class(name)
+  takes = config_fields(cls, fixed)
+  for key in explicit:
+    section, _, field = key.partition('.')
+    if section == 'model' and field != 'name' and field not in takes:
+      raise UserError(f'{where(key)}: model {name!r} ({cls.__name__}) has no field '
+                      f'{field!r}{closest(field, takes)}; its fields are {list(takes)}')
+  left_out = [k for k in config.model if k != 'name' and k not in takes]
+  with config.unlocked():
+    for k in left_out:
+      del config.model[k]
+    for k, default in takes.items():
+      if k not in config.model and default is not NO_DEFAULT and _plain(default):
+        config.model[k] = default
+
+
 def build_model(model_config, *, vocab_size: int, num_classes: int,
                 num_tags: int = 0) -> nn.Module:
   """Instantiates ``config.model`` (a ConfigDict or dict with a ``name`` key).
@@ -133,9 +204,12 @@ def build_model(model_config, *, vocab_size: int, num_classes: int,
                            'name'} - set(fixed)
   unknown = sorted(set(fields) - allowed)
   if unknown:
+    named = (' (named by --config.model.name or load_config(..., model__name=...), '
+             "a model keeps only the config's fields it takes)"
+             if python_files.is_reference(name) else '')
     raise UserError(f'config.model has field(s) {unknown} that model {name!r} '
-                    f'({cls.__name__}) does not take'
-                    f'{keys.did_you_mean(unknown[0], allowed)}; it takes {sorted(allowed)}')
+                    f'({cls.__name__}) does not take{closest(unknown[0], allowed)}; '
+                    f'it takes {sorted(allowed)}{named}')
   for field in dataclasses.fields(cls):
     if field.name in fields:
       check_field(field, fields[field.name])

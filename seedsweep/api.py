@@ -32,18 +32,30 @@ def load_config(spec: str, **overrides):
       ``'experiments/demo.py:quick'``.
     **overrides: fields to set, by dotted key spelled with ``__``
       (``train__num_epochs=3`` is ``--config.train.num_epochs=3``).
+      ``model__name='my_code/cnn.py:CNN'`` names another model than the file's: of
+      the file's model fields, it keeps those the class takes, and its own defaults
+      fill the rest (each can be set here too); one set here that it does not take
+      is refused.
 
   Returns:
     The ``ml_collections.ConfigDict``.
 
   Raises:
     UserError: the file is missing or fails, ``get_config`` returns no ConfigDict,
-      or an override names no field or does not fit it.
+      or an override names no field or does not fit it (or, with ``model__name``,
+      no field of the model it names).
   """
   config = base.load_config(packaged_path(spec, 'experiments'))
-  for key, value in overrides.items():
-    keys.set_value(config, key.replace('__', '.'), value,
-                   f'load_config({spec!r}, {key}=...)')
+  def where(key):
+    return f'load_config({spec!r}, {key.replace(".", "__")}=...)'
+  dotted = {key.replace('__', '.'): value for key, value in overrides.items()}
+  if 'model.name' in dotted:  # the model named here takes its own fields, first
+    from seedsweep import models  # pylint: disable=g-import-not-at-top
+    file_model = config.model.name
+    keys.set_value(config, 'model.name', dotted['model.name'], where('model.name'))
+    models.take_named_model(config, file_model, list(dotted), where)
+  for key, value in dotted.items():
+    keys.set_value(config, key, value, where(key))
   return config
 
 

@@ -213,7 +213,9 @@ READ_RUN_MODES = ('eval', 'verify', 'predict')
 
 def flag_config(mode: str, workdir):
   """--config with its overrides; for :data:`READ_RUN_MODES` without --config, None:
-  the run reads the config.json of ``workdir`` (once, seedsweep.run.prepare)."""
+  the run reads the config.json of ``workdir`` (once, seedsweep.run.prepare).
+  ``--config.model.name`` naming another model than the file's keeps only the
+  file's model fields it takes (models.take_named_model)."""
   from seedsweep.errors import UserError  # pylint: disable=g-import-not-at-top
   try:
     config = _CONFIG.value
@@ -226,7 +228,68 @@ def flag_config(mode: str, workdir):
     return None
   if config is None:
     raise UserError('--config is required, e.g. --config=experiments/demo.py')
+  overrides = flags.FLAGS['config'].override_values
+  if 'model.name' in overrides:  # the model named here takes its own fields
+    from seedsweep import models  # pylint: disable=g-import-not-at-top
+    from seedsweep.config import base  # pylint: disable=g-import-not-at-top
+    from seedsweep.config import keys  # pylint: disable=g-import-not-at-top
+    file_model = base.load_config(flags.FLAGS['config'].config_filename).model.name
+    texts = {**{k: repr(v) for k, v in overrides.items()},
+             **{f'model.{k}': v for k, v in HELD_MODEL_FIELDS.items()}}
+    models.take_named_model(config, file_model, list(texts),
+                            lambda key: f'--config.{key}={texts[key]}')
+    for field, text in HELD_MODEL_FIELDS.items():
+      keys.set_value(config, f'model.{field}', _literal(text),
+                     f'--config.model.{field}={text}')
   return config
+
+
+# The --config.model.<field>=TEXT flags of fields the config file lacks, given with
+# --config.model.name: held back from config_flags (which knows the file's fields
+# only) by parse_flags, set (or refused) by flag_config as the named model's fields.
+HELD_MODEL_FIELDS = {}
+
+
+def _literal(text: str):
+  """A flag's text as a Python value (``8``, ``0.5``, ``(3, 4)``, ``True``), else as
+  the string it is."""
+  import ast  # pylint: disable=g-import-not-at-top
+  try:
+    return ast.literal_eval(text)
+  except (ValueError, SyntaxError):
+    return text
+
+
+def hold_model_fields(argv):
+  """``(argv, {field: TEXT})``: with ``--config.model.name``, ``argv`` without the
+  ``--config.model.<field>`` flags (``=TEXT`` or the next word) of fields the config
+  file does not have, for flag_config to set as fields of the model named, or refuse
+  naming its fields; unchanged when the file or the model does not load (the usual
+  errors then say so)."""
+  values = dict(a.split('=', 1) for a in argv if a.startswith(
+      ('--config=', '--config.model.name=')))
+  if len(values) < 2:
+    return argv, {}
+  from seedsweep import models  # pylint: disable=g-import-not-at-top
+  from seedsweep.config import base  # pylint: disable=g-import-not-at-top
+  from seedsweep.errors import UserError  # pylint: disable=g-import-not-at-top
+  try:
+    file_model = base.load_config(values['--config']).model
+    models.model_class(values['--config.model.name'])
+  except UserError:
+    return argv, {}
+  out, held, i = [], {}, 0
+  while i < len(argv):
+    flag, eq, text = argv[i].partition('=')
+    field = flag[len('--config.model.'):] if flag.startswith('--config.model.') else ''
+    if not field or field in file_model:
+      out.append(argv[i])
+    elif eq:
+      held[field] = text
+    elif i + 1 < len(argv):
+      held[field], i = argv[i + 1], i + 1
+    i += 1
+  return out, held
 
 
 def predict(config, workdir: str) -> None:
@@ -327,7 +390,13 @@ def parse_flags(argv):
   check_seed_flags(argv)
   argv = packaged_files(argv)
   check_packaged_names(argv)
+  argv, held = hold_model_fields(argv)
+  HELD_MODEL_FIELDS.clear()
+  HELD_MODEL_FIELDS.update(held)
+  command_line = sys.argv
   try:
+    if held:  # config_flags reads its overrides from sys.argv
+      sys.argv = argv
     return flags.FLAGS(argv)
   except Exception as e:  # pylint: disable=broad-except
     explained = explain_config_error(argv)
@@ -340,6 +409,8 @@ def parse_flags(argv):
         message = f'{lines[0]}\n  {lines[-1]}'
       sys.exit(f'error: {message}\nPass --helpshort to see the flags.')
     sys.exit(f'error: {type(e).__name__}: {message}')
+  finally:
+    sys.argv = command_line
 
 
 def run(command=None) -> None:

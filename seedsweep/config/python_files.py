@@ -89,8 +89,10 @@ def load_object(ref: str, field: str) -> Any:
     name = '_seedsweep_user_' + hashlib.sha256(path.encode()).hexdigest()[:16]
     module = sys.modules.get(name)
     if module is None:
+      digest = _file_digest(path)  # the bytes about to run (read again by the loader)
       module = _exec_file(path, name, where)
       sys.modules[name] = module  # classes keep their identity (pickling, jit caches)
+      _RAN[path] = digest
   else:
     try:
       module = importlib.import_module(target)
@@ -103,10 +105,23 @@ def load_object(ref: str, field: str) -> Any:
   return getattr(module, attr)
 
 
-def reference_digest(ref: str) -> Optional[str]:
-  """The sha256 of a ``file.py:Name`` reference's file (None for a module)."""
-  path = reference_file(ref)
-  if path is None or not os.path.isfile(path):
-    return None
+# {absolute path: sha256 of the bytes this process ran} of each user file loaded: a
+# file edited after it was loaded still runs as loaded here (its module is kept).
+_RAN = {}
+
+
+def _file_digest(path: str) -> str:
+  """The sha256 of the file ``path``."""
   with open(path, 'rb') as f:
     return hashlib.sha256(f.read()).hexdigest()
+
+
+def reference_digest(ref: str) -> Optional[str]:
+  """The sha256 of a ``file.py:Name`` reference's file (None for a module): of the
+  bytes this process ran when it has loaded it, else of the file now."""
+  path = reference_file(ref)
+  if path in _RAN:
+    return _RAN[path]
+  if path is None or not os.path.isfile(path):
+    return None
+  return _file_digest(path)

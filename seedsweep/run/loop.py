@@ -285,6 +285,7 @@ def _save_interrupted(exp, folder: str, interrupted, done, epoch: int, wall: flo
                    {'state': exp.saved(done.state), 'loss_sum': exp.real(done.loss_sum)},
                    {'epoch': epoch, 'position': done.position, 'elapsed': wall,
                     'data': exp.provenance['data'],
+                    'user_code': exp.provenance['user_code'],
                     'machines': exp.provenance['machines']})
   return interrupted
 

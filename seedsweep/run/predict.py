@@ -53,18 +53,24 @@ def predict(config, workdir: str, texts: Sequence[str], print_fn=print) -> dict:
   token_lists = vocab_lib.tokenize_texts(texts, config.data.lowercase,
                                          config.data.max_length)
   chunks = encode(exp, token_lists)
-  answered, epochs = [], []
+  answered, epochs, changed = [], [], None
   for part, folder in groups_lib.parts(exp, workdir):  # a split run: group by group
     ckpts = ckpt_lib.Checkpoints(folder, read_only=True)
     try:
       newest = ckpts.latest_epoch()
+      if changed is None:  # an edited model file, said once (the groups share it)
+        changed = workdir_lib.warn_changed_inputs(workdir, ckpts.meta(newest), exp,
+                                                  'predicting', print_fn)
       state, _ = part.restore(ckpts, newest)
     finally:
       ckpts.close()
     answered.append(run_members(part, part.selected_params(state), chunks))
     epochs.append(part.selected_epochs(state, newest))
   per_member = {k: np.concatenate([a[k] for a in answered]) for k in answered[0]}
-  return answers(exp, token_lists, per_member, np.concatenate(epochs), latest)
+  out = answers(exp, token_lists, per_member, np.concatenate(epochs), latest)
+  if changed:
+    out['changed_inputs'] = changed
+  return out
 
 
 def check_texts(texts) -> List[str]:
@@ -157,6 +163,10 @@ def answers(exp, token_lists, per_member, epochs, checkpoint: int) -> dict:
      # a tagging model (the joint model) also:
      'tokens': [[token per word] per text], 'tags': [[ensemble tag per token]],
      'per_seed_tags': [[[tag per token] per text] per member]}
+
+  :func:`predict` adds ``'changed_inputs'``: what the run's files (the user's model
+  or reader, the data) changed since its checkpoint was trained, when they did (it
+  warns and answers with the files as they are now).
   """
   names = list(exp.data.label_names)
   probs = per_member['probabilities']  # [members, texts, classes]

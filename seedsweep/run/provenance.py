@@ -238,22 +238,31 @@ def user_code(config) -> Dict[str, str]:
           for ref in refs if python_files.is_reference(ref)}
 
 
-def input_digests(data: Optional[dict]) -> Dict[str, str]:
+def input_digests(data: Optional[dict],
+                  code: Optional[Dict[str, str]] = None) -> Dict[str, str]:
   """The sha256 of each input a run read, by what it is ('vectors', 'data train',
-  ...), from the ``data`` part of its provenance; {} without one."""
+  'file my_code/cnn.py', ...), from the ``data`` and ``user_code`` parts of its
+  provenance; {} without them. A module reference (no file) has none."""
   data = data or {}
   digests = {f'data {split}': digest
              for split, digest in sorted((data.get('checksums') or {}).items())}
   vectors = (data.get('vectors') or {}).get('sha256')
   if vectors:
     digests['vectors'] = vectors
+  for ref, digest in sorted((code or {}).items()):
+    if digest != 'module':
+      digests[f'file {ref.rpartition(":")[0]}'] = digest
   return digests
 
 
 def input_changes(recorded: Optional[dict], current: Optional[dict]) -> List[str]:
-  """``'what: recorded -> current'`` (sha256 prefixes) for each input of a run's
-  ``data`` provenance that ``recorded`` names and whose bytes differ now."""
-  before, now = input_digests(recorded), input_digests(current)
+  """``'what: recorded -> current'`` (sha256 prefixes) for each input that the
+  provenance (or checkpoint record) ``recorded`` names, its data and its user code,
+  whose bytes differ in ``current`` (this build's provenance)."""
+  def digests(record):
+    record = record or {}
+    return input_digests(record.get('data'), record.get('user_code'))
+  before, now = digests(recorded), digests(current)
   def short(digest):
     return f'{digest[:12]}...' if digest else '(none)'
   return [f'{k}: {short(v)} -> {short(now.get(k))}'

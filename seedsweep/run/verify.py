@@ -7,8 +7,10 @@ rebuilds every member's initial state from its seed, trains the first ``epochs``
 epochs again, each as training ran it (seedsweep.run.epoch.run_epoch), and compares
 each of those numbers exactly; it also checks that every
 kept checkpoint still holds the parameters its epoch recorded, and that a checkpoint
-of a re-run epoch equals the re-run state leaf for leaf. It writes nothing: a running
-workdir can be verified while it trains.
+of a re-run epoch equals the re-run state leaf for leaf, and that the files the run
+read (its data, word vectors, the user's model and reader files) hold the bytes it
+recorded: an edited file is named among the differences. It writes nothing: a
+running workdir can be verified while it trains.
 """
 import contextlib
 import os
@@ -173,6 +175,10 @@ def verify(config, workdir: str, epochs: int = 1, print_fn=print) -> dict:
       kept += len(checkpoint_epochs)
     finally:
       ckpts.close()
+  # The files the run was trained on (the user's model and reader, the data) first:
+  # an edited one is a difference even where the bits happen to agree.
+  differences = [f'{change} (changed since the run was trained)' for change in
+                 provenance_lib.input_changes(recorded, exp.provenance)] + differences
   record = recorded.get('determinism')
   changes = (provenance_lib.record_differences(
       record, current, provenance_lib.reproducing(record) + ('program',))

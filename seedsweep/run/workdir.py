@@ -125,16 +125,30 @@ def record_program(exp, state, meta: Optional[dict] = None) -> None:
 
 def check_same_inputs(workdir: str, meta: dict, exp, doing: str = 'resume') -> None:
   """Refuses to resume (or re-evaluate) a run whose checkpoint (its ``meta``) was
-  trained on other input bytes (word vectors, dataset splits) than this build reads:
-  that would mix two inputs in one seed's numbers, or record inputs the parameters
-  were not trained on. A checkpoint that recorded none passes."""
-  changed = provenance_lib.input_changes(meta.get('data'), exp.provenance['data'])
+  trained on other input bytes (word vectors, dataset splits, the user's model or
+  reader file) than this build reads: that would mix two inputs or two models in one
+  seed's numbers, or record inputs the parameters were not trained on. A checkpoint
+  that recorded none passes."""
+  changed = provenance_lib.input_changes(meta, exp.provenance)
   if changed:
     raise UserError(
         f'{workdir}: cannot {doing}: its checkpoint was trained on other input bytes '
-        f'than {describe_inputs(exp.provenance["data"])} hold now ('
+        f'than {describe_inputs(exp.provenance)} hold now ('
         + '; '.join(changed) + '); put back the files it started with, or use '
         'another --workdir')
+
+
+def warn_changed_inputs(workdir: str, meta: Optional[dict], exp, doing: str,
+                        print_fn) -> list:
+  """What :func:`check_same_inputs` would refuse, said in one warning line through
+  ``print_fn`` for a mode that writes nothing of the run (predict), which goes on
+  with the files as they are now; returns the changes."""
+  changed = provenance_lib.input_changes(meta, exp.provenance)
+  if changed:
+    print_fn(f'warning: {workdir}: {doing} with files other than its checkpoint was '
+             f'trained on (' + '; '.join(changed) + '): the parameters were trained '
+             'with the old bytes, the answers use the new ones')
+  return changed
 
 
 def check_saved_inputs(workdir: str, exp, ckpts, interrupted=None,
@@ -158,11 +172,16 @@ def check_saved_inputs(workdir: str, exp, ckpts, interrupted=None,
   return frozenset([where])
 
 
-def describe_inputs(data: dict) -> str:
-  """The inputs of a run's ``data`` provenance, in words: 'dataset subj and
-  vectors FILE'."""
+def describe_inputs(provenance: dict) -> str:
+  """The inputs of a run's provenance, in words: 'dataset subj and vectors FILE',
+  'dataset demo and file my_code/cnn.py'."""
+  data = provenance.get('data') or {}
   vectors = (data.get('vectors') or {}).get('path')
-  return f'dataset {data.get("name")}' + (f' and vectors {vectors}' if vectors else '')
+  code = [ref.rpartition(':')[0] for ref, digest in
+          (provenance.get('user_code') or {}).items() if digest != 'module']
+  return ' and '.join([f'dataset {data.get("name")}']
+                      + ([f'vectors {vectors}'] if vectors else [])
+                      + [f'file {path}' for path in dict.fromkeys(code)])
 
 
 @dataclasses.dataclass(frozen=True)
