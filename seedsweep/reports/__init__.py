@@ -59,9 +59,10 @@ def write_report(root: str, latex: bool = False, plots: bool = True,
   out = out or root
   files.refuse_file(out, '--output', 'a folder for the report')
   os.makedirs(out, exist_ok=True)
+  sections = [section for section, _ in collect.grouped(rows)]
   for group, members in collect.grouped(rows):
     for w in collect.record_warnings(members) + collect.input_warnings(members):
-      print_fn(f'warning: {collect.group_title(group)}: {w}')
+      print_fn(f'warning: {collect.group_title(group, sections)}: {w}')
   written, links = [], {}
   if plots:
     for plot in plots_lib.write_plots(rows, out, print_fn):

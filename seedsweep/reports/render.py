@@ -8,13 +8,14 @@ from typing import Dict, List, Optional, Sequence, Tuple
 
 from seedsweep.reports import collect
 from seedsweep.reports import statistics
+from seedsweep.run import outputs
 from seedsweep.sweep import runner as sweep
 
 CSV_COLUMNS = ('source', 'dataset', 'run', 'model', 'point', 'sweep', 'index',
                'metric', 'n', 'mean', 'std', 'ci95_low', 'ci95_high', 'min', 'max',
                'best_dev_test', 'paper', 'diff', 'p_value', 'p_holm', 'p_rank',
                'aso_eps_min', 'aso_power', 'mdd', 'epochs_completed', 'wall_time',
-               'embeddings', 'hardware')
+               'embeddings', 'hardware', 'finished', 'test_data')
 MD_COLUMNS = ('run', 'model', 'point', 'metric', 'mean ± std', '95 % CI', 'min', 'max',
               'n', 'best-dev test', 'paper', 'diff', 'p (Welch)', 'p (Holm)',
               'p (rank)', 'ASO ε', 'MDD')
@@ -52,10 +53,17 @@ def mean_spread(entry: dict, plus_minus: str) -> str:
   return f'{fmt(entry["mean"])} {plus_minus} {fmt(entry["std"])}'
 
 
+def run_cell(row: dict) -> str:
+  """A row's run as every table names it: an unfinished run says so."""
+  return f'{row["run"]} ({row["unfinished"]})' if row['unfinished'] else row['run']
+
+
 def _table_cells(row: dict, metric: str, entry: dict) -> List[str]:
   spread = mean_spread(entry, '±')
+  if not entry['n'] and collect.test_key(row) == collect.NO_TEST:
+    spread = collect.NO_TEST
   ci = entry.get('ci95')
-  return [row['run'], row['model'], row['point'], metric, spread,
+  return [run_cell(row), row['model'], row['point'], metric, spread,
           f'[{fmt(ci[0])}, {fmt(ci[1])}]' if ci else '', fmt(entry['min']),
           fmt(entry['max']), str(entry['n']), fmt(entry['best_dev_test']),
           fmt(entry['paper']), fmt(entry['diff'], '+.2f'), fmt_p(entry['p_value']),
@@ -117,8 +125,12 @@ def render_markdown(rows: Sequence[dict], skipped: Sequence[Tuple[str, str]],
   searches' sections (``search_lines``, Markdown), then the skipped runs."""
   links = links or {}
   lines = ['# Report', '',
-           f'{collect.runs_text(len(rows))}. Over seeds: mean ± sample std (ddof=1), '
-           '*95 % CI* of the mean (bootstrap BCa, 3 seeds or more), min, max, n. '
+           f'{collect.runs_text(len(rows))}. A table holds the rows of one paper '
+           'source and dataset tested on the same examples (the sha256 of their '
+           'test data): only those are tested against each other. Over seeds: mean ± '
+           f'sample std (ddof=1), *95 % CI* of the mean ({statistics.CI_METHOD}; '
+           'the same interval in report.csv, the plots and the terminal), min, max, '
+           'n. '
            '*best-dev test*: the value of the seed with the best dev score; '
            '*diff*: mean - paper; *p (Welch)*: Welch\'s t-test against the best '
            'row of the table on the same metric (*ref*), *p (Holm)* the same adjusted '
@@ -128,11 +140,15 @@ def render_markdown(rows: Sequence[dict], skipped: Sequence[Tuple[str, str]],
            'recommends: the best row is almost stochastically better; the note under '
            'a table gives each verdict and its power); *MDD*: the smallest difference '
            'of means a t-test on this many seeds '
-           'with this spread detects with power 0.8 (alpha 0.05).', '']
+           'with this spread detects with power 0.8 (alpha 0.05). A run stopped '
+           'before its last epoch, and not by early stopping, is marked '
+           '*unfinished* and is never the reference.', '']
+  sections = [section for section, _ in collect.grouped(rows)]
   for group, members in collect.grouped(rows):
     keep = [c != 'point' or _points_add_to_names(members) for c in MD_COLUMNS]
     columns = [c for c, k in zip(MD_COLUMNS, keep) if k]
-    lines += [f'## {_md_cell(collect.group_title(group))}', '',
+    lines += [f'## {_md_cell(collect.group_title(group, sections))}', '',
+              f'Tested on: {_md_cell(collect.test_text(members[0]))}.', '',
               '| ' + ' | '.join(columns) + ' |',
               '|' + '|'.join(' ---: ' if c in MD_NUMBER_COLUMNS else ' --- '
                              for c in columns) + '|']
@@ -148,6 +164,7 @@ def render_markdown(rows: Sequence[dict], skipped: Sequence[Tuple[str, str]],
                 f'fewer than {statistics.FEW_SEEDS} seeds a p-value says little (and '
                 'the rank test cannot go below ~0.1); run more seeds before reading '
                 'one.']
+    lines += verdict_lines(members)
     lines += aso_lines(members)
     lines += run_lines(members)
     for r in members:
@@ -171,6 +188,46 @@ def render_markdown(rows: Sequence[dict], skipped: Sequence[Tuple[str, str]],
     lines += [f'- {_md_cell(name)}: {_md_cell(reason)}' for name, reason in skipped]
     lines.append('')
   return '\n'.join(lines)
+
+
+def verdict_text(found: dict) -> str:
+  """One line of a section's verdict (collect.verdict): the reference row and how
+  each other row compares with it."""
+  parts = []
+  for o in found['others']:
+    if o['effect'] is None:
+      continue
+    d = f', Cohen\'s d {o["cohens_d"]:.2f}' if o['cohens_d'] is not None else ''
+    holm_p = o['p_holm']
+    tests = (f'p (Holm) {fmt_p(holm_p)}' if isinstance(holm_p, float) else 'no test') + (
+        f', ASO ε {o["aso"]:.2f}' if isinstance(o['aso'], float) else '')
+    said = 'better' if o['better'] else 'not shown better'
+    parts.append(f'{said} than {o["run"]}{" (unfinished)" if o["unfinished"] else ""} '
+                 f'by {o["effect"]:+.2f}{d} ({tests})')
+  head = (f'{found["metric"]}: {found["best"]} is the best row ({found["mean"]:.2f}, '
+          f'{outputs.seeds_text(found["n"])})')
+  return head + (': ' + '; '.join(parts) if parts else '') + '.'
+
+
+def verdict_lines(members: Sequence[dict]) -> List[str]:
+  """The section's verdict per metric (collect.verdict), or why it has none."""
+  out = []
+  for metric in dict.fromkeys(m for r in members for m in r['metrics']):
+    found = collect.verdict(members, metric)
+    if found is not None and found['others']:
+      out.append(verdict_text(found))
+  if not out and len(members) > 1:
+    key = collect.test_key(members[0])
+    if key == collect.NO_TEST:
+      return ['', '**No verdict:** these runs have no test split, so no test compares '
+              'them (their dev scores chose their epochs).']
+    if all(r['unfinished'] for r in members):
+      return ['', '**No verdict:** every run of this table is unfinished; none is '
+              'the reference.']
+    return []
+  return ['', '**Verdict** (the best finished row against each other row; effect: '
+          'the difference of means in its favour): ' + ' '.join(
+              _md_cell(v) for v in out)] if out else []
 
 
 def wall_text(seconds) -> str:
@@ -202,9 +259,12 @@ def run_lines(members: Sequence[dict]) -> List[str]:
     if r['path'] in seen:
       continue
     seen.add(r['path'])
+    epochs = _csv_number(r['epochs_completed'])
+    if r['unfinished'] and not r['parts']:
+      epochs = f'{epochs} of {r["num_epochs"]}, unfinished'
     lines.append('| ' + ' | '.join(_md_cell(c) for c in (
         collect.run_folder(r['run'], r['stack_point']), r['embeddings'],
-        _csv_number(r['epochs_completed']), r['hardware'], r.get('bits', ''),
+        epochs, r['hardware'], r.get('bits', ''),
         wall_text(r['wall_time']))) + ' |')
   return (['', '| run | embeddings | epochs | hardware | bits verify on | wall |',
            '| --- | --- | ---: | --- | --- | ---: |'] + lines)
@@ -257,7 +317,8 @@ def render_csv(rows: Sequence[dict]) -> str:
                           'min', 'max', 'best_dev_test', 'paper', 'diff', 'p_value',
                           'p_holm', 'p_rank', 'aso', 'aso_power', 'mdd')]
                       + [_csv_number(r['epochs_completed']),
-                         _csv_number(r['wall_time']), r['embeddings'], r['hardware']])
+                         _csv_number(r['wall_time']), r['embeddings'], r['hardware'],
+                         'no' if r['unfinished'] else 'yes', collect.test_key(r)])
   return buffer.getvalue()
 
 
@@ -280,15 +341,18 @@ def render_latex(rows: Sequence[dict]) -> str:
   lines = ['% Written by seedsweep/reports/render.py; needs \\usepackage{booktabs}.',
            r'\begin{tabular}{' + 'l' * (len(header) - 5) + 'r' * 5 + '}', r'\toprule',
            ' & '.join(header) + r' \\', r'\midrule']
+  sections = [section for section, _ in collect.grouped(rows)]
   for position, (group, members) in enumerate(collect.grouped(rows)):
     if position:
       lines.append(r'\midrule')
     lines.append(rf'\multicolumn{{{len(header)}}}{{l}}{{\textit{{'
-                 rf'{latex_escape(collect.group_title(group))}}}}} \\')
+                 rf'{latex_escape(collect.group_title(group, sections))}}}}} \\')
     for r in members:
       for metric, e in r['metrics'].items():
         spread = mean_spread(e, r'$\pm$')
-        cells = [latex_escape(r['run'])] + [latex_escape(r['point'])] * keep_point + [
+        if not e['n'] and collect.test_key(r) == collect.NO_TEST:
+          spread = collect.NO_TEST
+        cells = [latex_escape(run_cell(r))] + [latex_escape(r['point'])] * keep_point + [
                  latex_escape(metric), spread, fmt(e['best_dev_test']),
                  fmt(e['paper']), fmt(e['diff'], '+.2f'),
                  latex_escape(fmt_p(e['p_value'])).replace('<', '$<$')]
