@@ -717,3 +717,41 @@ def test_aso_against_the_best_row_is_bonferroni_corrected_for_the_rows_compared(
     assert want[0] != statistics.aso(values['best'], values[row['run']])[0]
   assert 'confidence 1 - 0.05/2, Bonferroni for the 2 rows compared' in '\n'.join(
       render.aso_lines(rows))
+
+
+def test_an_unfinished_run_is_never_the_reference_and_says_so(tmp_path):
+  """The best mean of a run stopped at epoch 2 of 3 (and not early-stopped): marked in
+  each table, tested against the best finished row, never its reference."""
+  make_run(tmp_path, 'a_stopped', {'test_accuracy': [95.0, 96.0, 97.0]})
+  make_run(tmp_path, 'b_done', {'test_accuracy': [90.0, 91.0, 92.0]})
+  make_run(tmp_path, 'c_early', {'test_accuracy': [88.0, 89.0, 89.5],
+                                 'dev_accuracy': [88.0, 89.0, 89.5],
+                                 'best_epoch': [1, 1, 1]})
+  for name, patience in (('a_stopped', 0), ('c_early', 1)):
+    path = os.path.join(tmp_path, name, outputs.RESULTS)
+    results = json.load(open(path))
+    results['epochs_completed'] = 2  # of 3; c_early: every seed stopped after epoch 1
+    outputs.write_json(path, results)
+    config_path = os.path.join(tmp_path, name, outputs.CONFIG)
+    config = json.load(open(config_path))
+    config['train']['patience'] = patience
+    outputs.write_json(config_path, config)
+  written = reports.write_report(str(tmp_path), latex=True, plots=False, print_fn=quiet)
+  by_run = {r['run']: r for r in written['rows']}
+  assert by_run['a_stopped']['unfinished'] == 'unfinished: 2 of 3 epochs'
+  assert by_run['c_early']['unfinished'] == ''  # early-stopped: finished
+  assert by_run['b_done']['metrics']['test_accuracy']['p_value'] == 'ref'
+  assert isinstance(by_run['a_stopped']['metrics']['test_accuracy']['p_value'], float)
+  md = (tmp_path / reports.REPORT_MD).read_text()
+  assert '| a_stopped (unfinished: 2 of 3 epochs) | bilstm |' in md
+  assert 'b_done is the best row' in md
+  assert 'not recorded (a run made before data records)' in md  # fake runs: no record
+  only = tmp_path / 'only'
+  make_run(only, 'stopped', {'test_accuracy': [95.0, 96.0]})
+  make_run(only, 'stopped_too', {'test_accuracy': [90.0, 91.0]})
+  for name in ('stopped', 'stopped_too'):
+    path = os.path.join(only, name, outputs.RESULTS)
+    outputs.write_json(path, {**json.load(open(path)), 'epochs_completed': 1})
+  written = reports.write_report(str(only), plots=False, print_fn=quiet)
+  assert all(r['metrics']['test_accuracy']['p_value'] is None for r in written['rows'])
+  assert 'every run of this table is unfinished' in (only / reports.REPORT_MD).read_text()
