@@ -108,8 +108,8 @@ def summarize(values: Sequence[float]) -> Dict[str, float]:
 # Student's t, right for the few seeds a run has (a bootstrap percentile or BCa
 # interval of 3 seeds spans little more than their min to max).
 CI_LEVEL = 0.95
-CI_METHOD = ("Student's t interval of the mean over the seeds (n - 1 degrees of "
-             'freedom, the sample std)')
+CI_METHOD = ("Student's t interval over the seeds, with n - 1 degrees of freedom and "
+             'the sample std')
 
 
 def mean_interval(values: Sequence[float], level: float = CI_LEVEL
