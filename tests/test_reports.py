@@ -755,3 +755,40 @@ def test_an_unfinished_run_is_never_the_reference_and_says_so(tmp_path):
   written = reports.write_report(str(only), plots=False, print_fn=quiet)
   assert all(r['metrics']['test_accuracy']['p_value'] is None for r in written['rows'])
   assert 'every run of this table is unfinished' in (only / reports.REPORT_MD).read_text()
+
+
+def _tested_on(run_dir, test_digest):
+  """Gives the run in ``run_dir`` a data record whose test split has ``test_digest``."""
+  path = os.path.join(run_dir, outputs.RESULTS)
+  results = json.load(open(path))
+  results['provenance'] = {'data': {'checksums': {'train': 'ab' * 32,
+                                                  'test': test_digest},
+                                    'sizes': {'train': 100, 'test': 20}}}
+  outputs.write_json(path, results)
+
+
+def test_rows_on_other_test_data_stand_in_sections_of_their_own(tmp_path):
+  """Two runs of one dataset on different test files: two sections, no test between
+  them; seed parts tested on different examples are not merged."""
+  for name, digest, values in (('a', 'cd' * 32, [80.0, 81.0, 82.0]),
+                               ('b', 'ef' * 32, [70.0, 71.0, 72.0]),
+                               ('c', 'cd' * 32, [75.0, 76.0, 77.0])):
+    _tested_on(make_run(tmp_path, name, {'test_accuracy': values}), digest)
+  result = reports.write_report(str(tmp_path), plots=False, print_fn=quiet)
+  by_run = {r['run']: r['metrics']['test_accuracy'] for r in result['rows']}
+  assert by_run['a']['p_value'] == 'ref' and isinstance(by_run['c']['p_value'], float)
+  assert by_run['b']['p_value'] is None  # alone with its test data
+  md = (tmp_path / reports.REPORT_MD).read_text()
+  assert '## demo (no paper source), test cdcdcdcdcdcd' in md
+  assert '## demo (no paper source), test efefefefefef' in md
+  assert 'Tested on: the test split, 20 examples (sha256 efefefefefef).' in md
+  table = list(csv.DictReader(io.StringIO((tmp_path / reports.REPORT_CSV).read_text())))
+  assert [l['test_data'] for l in table] == ['cd' * 32, 'cd' * 32, 'ef' * 32]
+  parts = tmp_path / 'parts'
+  _tested_on(make_run(parts, 'w2v/seeds_1-3', {'test_accuracy': [85.0, 86.0, 87.0]}),
+             'cd' * 32)
+  _tested_on(make_run(parts, 'w2v/seeds_4-5', {'test_accuracy': [84.0, 88.0]},
+                      seeds=[4, 5]), 'ef' * 32)
+  rows, skipped = collect.collect(str(parts), print_fn=quiet)
+  assert rows == [] and skipped[0][0] == 'w2v'
+  assert 'its seed parts were tested on different examples' in skipped[0][1]

@@ -502,6 +502,11 @@ def collect(root: str,
   for r in rows:
     r['group'] = (r['source'], r['dataset'])
     r['section'] = (r['source'], r['dataset'], test_key(r))
+  # A section's rows together, sections in the order of their first row.
+  first = {}
+  for i, r in enumerate(rows):
+    first.setdefault(r['section'], i)
+  rows = sorted(rows, key=lambda r: first[r['section']])
   _set_p_values(rows)
   return rows, skipped
 
