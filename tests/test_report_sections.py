@@ -221,10 +221,11 @@ def test_the_test_identity_of_cross_validated_runs_names_the_folds_tested():
                  'protocol': {'folds': {'num_folds': 10, 'seed': 0, 'stratified': True,
                                         'sizes': [107] * 5 + [106] * 5}}}
   every = provenance.test_identity(data_record, list(range(10)) * 2)
-  assert every['examples'] == 1065 and every['what'] == 'folds all of 10-fold cross-validation'
+  assert every['examples'] == 1065 and every['what'] == 'every fold of 10-fold cross-validation'
   assert provenance.test_identity(data_record, ()) == every  # () = every fold
   first = provenance.test_identity(data_record, [0, 0])
   assert first['sha256'] != every['sha256'] and first['examples'] == 107
+  assert first['what'] == 'fold 0 of 10-fold cross-validation'
   other_data = {**data_record, 'checksums': {'train': 'cd' * 32}}
   assert provenance.test_identity(other_data, [0])['sha256'] != first['sha256']
   assert provenance.test_identity({}, [0]) is None

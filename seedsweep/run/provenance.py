@@ -274,9 +274,9 @@ def test_identity(data: Optional[dict], folds: Sequence[int] = ()) -> Optional[d
     return {'sha256': hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest(),
             'examples': (sum(sizes[f] for f in tested)
                          if all(f < len(sizes) for f in tested) else None),
-            'what': (f'fold{"s" if len(tested) > 1 else ""} '
-                     f'{",".join(map(str, tested)) if len(tested) < k else "all"} '
-                     f'of {k}-fold cross-validation')}
+            'what': (f'every fold of {k}-fold cross-validation' if len(tested) == k
+                     else f'fold{"s" if len(tested) > 1 else ""} '
+                     f'{", ".join(map(str, tested))} of {k}-fold cross-validation')}
   if 'test' not in checksums:
     return {'sha256': None, 'examples': 0, 'what': 'no test split'}
   return {'sha256': checksums['test'], 'examples': (data.get('sizes') or {}).get('test'),
