@@ -6,8 +6,9 @@ with figures beside them (:mod:`~seedsweep.reports.plots`).
 :func:`write_report` writes, next to the runs (or into ``out``, e.g. a ``results/``
 folder kept under version control while the runs and their checkpoints stay elsewhere):
 
-* ``ROOT/report.md``: one table per (paper source, dataset) group, a line per run and
-  reported metric, links to the plots, a section per search (the point chosen on
+* ``ROOT/report.md``: one table per section (the runs of a paper source and dataset
+  tested on the same examples), a line per run and reported metric, its verdict,
+  links to the plots, a section per search (the point chosen on
   dev, its test scores over its seeds, the parameter importances: ``searches``), and
   the runs that were skipped;
 * ``ROOT/report.csv``: the same numbers, one line per run and metric, unrounded;

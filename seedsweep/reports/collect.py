@@ -10,7 +10,8 @@ re-evaluated from that checkpoint first (:func:`ensure_results`).
 
 Seeds trained apart (folders named ``seeds_*``, :func:`merge_parts`) form one row
 with their parent; a stacked run gives one row per point. ``p_value``: Welch's
-t-test of each row against its group's best row (:func:`_set_p_values`).
+t-test of each row against the best finished row of its section, the rows tested on
+the same examples (:func:`_set_p_values`; :func:`verdict` sums it up).
 """
 import json
 import os
@@ -536,9 +537,9 @@ def test_text(row: dict) -> str:
   return f'{test["what"]}{count} (sha256 {test["sha256"][:12]})'
 
 
-def comparable(entries_rows: Sequence[dict]) -> List[dict]:
-  """The rows of a section that may be the reference: finished ones."""
-  return [r for r in entries_rows if not r['unfinished']]
+def comparable(rows: Sequence[dict]) -> List[dict]:
+  """Those of ``rows`` that may be a section's reference: the finished ones."""
+  return [r for r in rows if not r['unfinished']]
 
 
 def _relative_message(message: str, root: str) -> str:
