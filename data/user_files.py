@@ -18,7 +18,7 @@ import dataclasses
 import json
 import os
 import re
-from typing import Dict, List, Optional, Sequence, Tuple
+from typing import Dict, List, NamedTuple, Optional, Sequence, Tuple
 
 import tensorflow_datasets as tfds
 
@@ -224,6 +224,148 @@ def read_file(path: str, columns: Columns = Columns()) -> List[tfds_base.Example
   if not examples:
     raise UserError(f'{path}: no examples; expected one example per line')
   return examples
+
+
+# ------------------------------------------------- texts to predict (--mode=predict)
+
+
+class InputRow(NamedTuple):
+  """One row of a file to predict: its line in the file (where the row starts),
+  its text (tokens joined by single spaces; '' for an empty row) and its gold label
+  (None without one)."""
+  line: int
+  text: str
+  label: Optional[str]
+
+
+def _input_row(text, label, where: str, line: int) -> InputRow:
+  """A row to predict, checked as training checks its examples but allowed to be
+  empty (it keeps its place) and to have no label."""
+  if text is None:
+    text = ''
+  if not isinstance(text, str):
+    raise UserError(f'{where}: text {text!r}; expected a string')
+  if label is not None and (not isinstance(label, (str, int)) or isinstance(label, bool)):
+    raise UserError(f'{where}: label {label!r}; expected a string')
+  label = str(label).strip() if label is not None and str(label).strip() else None
+  return InputRow(line, ' '.join(t for t in text.split(' ') if t), label)
+
+
+def _input_header(fields: Sequence[str], columns: Columns,
+                  where: str) -> Optional[Tuple[int, Optional[int]]]:
+  """``(text, label)`` indices when ``fields`` is a header row (naming the text
+  column; the label column optional), else None (headerless rows)."""
+  text = _find(fields, columns.text_names())
+  label = _find(fields, columns.label_names())
+  if text is not None:
+    return text, label
+  if columns.text or (columns.named and label is not None):
+    raise UserError(f'{where}: the header {list(fields)} has no text column '
+                    f'{"/".join(repr(n) for n in columns.text_names())}; expected a '
+                    'header naming it (config.data.files.text_column)')
+  return None
+
+
+def _delimited_inputs(path: str, columns: Columns) -> List[InputRow]:
+  """The rows of a TSV or CSV file to predict, one per row (a blank row included),
+  by training's column rules: a header naming the text (and label) column, else
+  ``label<SEP>text[<SEP>tags]`` rows, and a row of one field is a text alone."""
+  fmt = file_format(path)
+  delimiter = DELIMITERS[os.path.splitext(path)[1].lower()]
+  quoting = csv.QUOTE_NONE if fmt == 'tsv' else csv.QUOTE_MINIMAL
+  sep = 'TAB' if delimiter == '\t' else ','
+  rows, header = [], None
+  with open(path, encoding='utf-8', newline='') as f:
+    reader = csv.reader(f, delimiter=delimiter, quoting=quoting, strict=True)
+    try:
+      line = 1
+      for fields in reader:
+        where = f'{path}:{line}'
+        blank = not any(x.strip() for x in fields)
+        if header is None and not blank:  # the first row with text: a header?
+          found = _input_header(fields, columns, where)
+          header = found or ()
+          if found:
+            line = reader.line_num + 1
+            continue
+        if blank:
+          rows.append(InputRow(line, '', None))
+        elif header:
+          text, label = header
+          rows.append(_input_row(fields[text] if text < len(fields) else '',
+                                 fields[label] if label is not None and label < len(
+                                     fields) else None, where, line))
+        elif len(fields) == 1:
+          rows.append(_input_row(fields[0], None, where, line))
+        elif len(fields) in (2, 3):
+          rows.append(_input_row(fields[1], fields[0], where, line))
+        else:
+          raise UserError(f'{where}: {len(fields)} {sep}-separated fields; expected '
+                          f'a text, label<{sep}>text, or a header row naming the '
+                          'text column')
+        line = reader.line_num + 1  # a quoted field may span lines
+    except csv.Error as e:
+      raise UserError(f'{path}:{reader.line_num}: {e}; expected {fmt.upper()} '
+                      'rows') from None
+  return rows
+
+
+def _jsonl_inputs(path: str, columns: Columns) -> List[InputRow]:
+  """The lines of a JSONL file to predict, one row each (a blank line included):
+  objects with the text key (``text``, or config.data.files.text_column) and,
+  optionally, the label key."""
+  text_key, label_key = columns.text or 'text', columns.label or 'label'
+  rows = []
+  with open(path, encoding='utf-8') as f:
+    for number, line in enumerate(f, 1):
+      where = f'{path}:{number}'
+      if not line.strip():
+        rows.append(InputRow(number, '', None))
+        continue
+      try:
+        obj = json.loads(line)
+      except json.JSONDecodeError as e:
+        raise UserError(f'{where}: not valid JSON ({e.msg}); expected one object '
+                        'per line') from None
+      if not isinstance(obj, dict) or text_key not in obj:
+        raise UserError(f'{where}: expected an object with "{text_key}" (and '
+                        f'optionally "{label_key}"), got {line.strip()[:80]!r}')
+      rows.append(_input_row(obj[text_key], obj.get(label_key), where, number))
+  return rows
+
+
+def _text_inputs(path: str) -> List[InputRow]:
+  """A plain text file: one text per line, a blank line an empty row."""
+  with open(path, encoding='utf-8', newline='') as f:
+    lines = f.read().splitlines()
+  return [_input_row(line, None, f'{path}:{n}', n) for n, line in enumerate(lines, 1)]
+
+
+def read_inputs(path: str, columns: Columns = Columns()) -> List[InputRow]:
+  """The rows of a file of texts to predict, in file order, one per row: TSV, CSV
+  (``.tsv``, ``.txt``, ``.csv``) and JSONL (``.jsonl``, ``.json``) by the column
+  rules training reads them with (:func:`read_file`), a label optional; any other
+  file one text per line. An empty row is kept (text ''), so answers line up with
+  the input."""
+  ext = os.path.splitext(path)[1].lower()
+  if ext == PARQUET:
+    raise UserError(f'{path}: predict reads TSV, CSV, JSONL or text files; expected '
+                    'one of those (write the Parquet table as JSONL)')
+  if not os.path.isfile(path):
+    raise UserError(f'--input={path}: file not found')
+  try:
+    if ext in JSONL_EXTENSIONS:
+      rows = _jsonl_inputs(path, columns)
+    elif ext in DELIMITERS:
+      rows = _delimited_inputs(path, columns)
+    else:
+      rows = _text_inputs(path)
+  except UnicodeDecodeError as e:
+    raise UserError(f'{path}: not UTF-8 text (byte {e.start}: {e.reason}); expected '
+                    'a UTF-8 file') from None
+  if not any(r.text for r in rows):
+    raise UserError(f'--input={path}: no text in it; expected one text per row')
+  return rows
 
 
 _NUMBER = re.compile(r'^[-+]?(\d+([.,]\d*)?|[.,]\d+)([eE][-+]?\d+)?$')

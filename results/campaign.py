@@ -549,7 +549,8 @@ def _p_text(line: dict) -> str:
 
 
 def _ci_text(line: dict) -> str:
-  """The bootstrap CI, or nothing where the report has none (under 3 seeds)."""
+  """The report's 95 % CI of the mean (Student's t), or nothing where it has none
+  (one seed)."""
   if not _number(line['ci95_low']):
     return ''
   return f'[{_number(line["ci95_low"])}, {_number(line["ci95_high"])}]'

@@ -13,7 +13,7 @@ to change). The progress bar is ``tqdm.auto``'s: a widget in a notebook.
 """
 import importlib
 import os
-from typing import Sequence
+from typing import Optional, Sequence
 
 from seedsweep.config import base
 from seedsweep.config import checks as config_checks
@@ -98,7 +98,8 @@ def train(config, workdir: str, print_fn=print) -> dict:
   Args:
     config: the experiment's ConfigDict (:func:`load_config`).
     workdir: the run's folder: a new one, or one holding a run of this config.
-    print_fn: called with each line of progress and the final table.
+    print_fn: called with every line of text (epochs, early stop, warnings, the
+      final table); the progress bar (``config.train.progress``) goes to stderr.
 
   Returns:
     The results dict, also written to ``workdir/results.json``.
@@ -154,13 +155,20 @@ def evaluate(workdir: str, print_fn=print, config=None) -> dict:
   return loop.evaluate(config, workdir, print_fn)  # reads, checks and pins it once
 
 
-def predict(workdir: str, texts: Sequence[str], print_fn=print) -> dict:
+def predict(workdir: str, texts: Optional[Sequence[str]] = None, print_fn=print,
+            input_file: str = '') -> dict:
   """Labels new texts with every member of a trained run, as ``--mode=predict`` does.
 
   Args:
     workdir: a trained run's folder (its newest checkpoint predicts).
     texts: the texts, split on spaces as the dataset's were.
-    print_fn: called with a line saying what predicts.
+    print_fn: called with a line saying what predicts (and, for ``input_file`` with
+      gold labels, the accuracy).
+    input_file: instead of ``texts``, a file read as ``--mode=predict`` reads
+      ``--input`` (TSV, CSV, JSONL by training's column rules, else one text a line):
+      the result then also has ``'rows'``, one record per input row in input order
+      (``line``, ``text``, ``label``, ``gold`` where the row has one; an empty row's
+      ``label`` None), and ``'gold'`` (the accuracy on the labelled rows).
 
   Returns:
     Every member's label for each text and the members' ensemble (the class of the
@@ -172,11 +180,17 @@ def predict(workdir: str, texts: Sequence[str], print_fn=print) -> dict:
     (seedsweep/run/predict.py:answers has every field, tags for the joint model).
 
   Raises:
-    UserError: ``workdir`` holds no trained run, or ``texts`` is a string or holds an
-      empty text.
+    UserError: ``workdir`` holds no trained run, ``texts`` is a string or holds an
+      empty text, both or neither of ``texts`` and ``input_file`` are given, or the
+      file cannot be read.
   """
   from seedsweep.run import predict as predict_lib  # pylint: disable=g-import-not-at-top
+  if (texts is None) == (not input_file):
+    raise UserError('seedsweep.predict: give texts or input_file=PATH, one of them')
   runtime.enable_compilation_cache()
+  if input_file:  # the run's own config and columns
+    rows, result = predict_lib.predict_file(None, workdir, input_file, print_fn)
+    return {**result, 'rows': predict_lib.row_records(rows, result)}
   return predict_lib.predict(None, workdir, texts, print_fn)  # the run's own config
 
 

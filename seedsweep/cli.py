@@ -12,9 +12,10 @@ epochs and compares them bit for bit with what W recorded; exit status 1 if not;
 ``--statistical``: trains the seeds again and compares the scores as distributions),
 ``describe`` (config, each field with its meaning, and parameter table; ``--json`` for
 JSON), ``report`` (the tables and plots of every run under W, and the verdict of its
-tests against the best row), ``list`` (what the package installs), ``commands`` (one command line per sweep
-point), ``predict`` (the run in W labels the texts of ``--input``: TSV, text or
-JSONL; JSONL out to ``--output``, ``-`` for stdout; seedsweep/run/predict.py). Override any config field with
+tests against the best row), ``list`` (what the package installs), ``commands`` (one
+command line per sweep point), ``predict`` (the run in W labels the rows of
+``--input``: TSV, CSV, JSONL or text; JSONL out to ``--output``, ``-`` for stdout;
+seedsweep/run/predict.py). Override any config field with
 ``--config.a.b=value`` and select a config variant with ``--config=file.py:arg``.
 
 Sweeps: ``--sweep=sweeps/X.py[:arg]`` trains every point in ``W/<point name>``;
@@ -79,8 +80,9 @@ _MARGIN = flags.DEFINE_float(
     'margin', None, 'verify --statistical: the equivalence margin in points of the '
     "metric (default: the smallest the seed counts resolve from the record's spread).")
 _INPUT = flags.DEFINE_string(
-    'input', None, 'predict: the texts, one per line (TSV: the first field, or the '
-    '`text`/`sentence` column a header row names) or JSONL with a "text" field.')
+    'input', None, 'predict: the texts: TSV, CSV or JSONL read as training reads them '
+    '(a header naming the text and, optionally, label column, or label<TAB>text '
+    'rows), else one text per line; one answer per row, in order.')
 _OUTPUT = flags.DEFINE_string(
     'output', '-', 'predict: where the JSONL answers go (- : stdout). report: the '
     'folder report.md, report.csv and plots/ go to (- : --workdir).')
@@ -298,12 +300,11 @@ def predict(config, workdir: str) -> None:
   from seedsweep.errors import UserError  # pylint: disable=g-import-not-at-top
   from seedsweep.run import predict as predict_lib  # pylint: disable=g-import-not-at-top
   if not _INPUT.value:
-    raise UserError('--mode=predict needs --input=FILE (one text per line, or JSONL '
-                    'with a "text" field)')
-  texts = predict_lib.read_texts(_INPUT.value)
-  result = predict_lib.predict(config, workdir, texts,
-                               print_fn=lambda *a: print(*a, file=sys.stderr))
-  predict_lib.write_jsonl(_OUTPUT.value, texts, result)
+    raise UserError('--mode=predict needs --input=FILE (TSV, CSV or JSONL read as '
+                    'training reads them, or one text per line)')
+  rows, result = predict_lib.predict_file(
+      config, workdir, _INPUT.value, print_fn=lambda *a: print(*a, file=sys.stderr))
+  predict_lib.write_jsonl(_OUTPUT.value, rows, result)
 
 
 def explain_config_error(argv) -> Optional[str]:

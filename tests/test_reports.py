@@ -36,6 +36,7 @@ def make_run(root, name, metrics, seeds=None, folds=None, source='', value=None,
   config = base.get_base_config()
   config.seeds = tuple(dict.fromkeys(seeds))
   config.data.name, config.model.name = dataset, model
+  config.train.num_epochs = 3  # trained to its end: epochs_completed below
   base.set_paper(config, source, value, metric)
   config.paper.other = other or {}
   outputs.write_json(os.path.join(run_dir, outputs.CONFIG),
@@ -290,10 +291,10 @@ def test_report_files_are_deterministic_and_formatted(tmp_path):
   # The sweep points' folders are named by their overrides: no `point` column.
   assert ('| run | model | metric | mean ± std | 95 % CI | min | max | n | best-dev test '
           '| paper | diff | p (Welch) | p (Holm) | p (rank) | ASO ε | MDD |') in text
-  assert '| base | bilstm | test_accuracy | 89.87 ± 1.69 | [88.12, 91.00] | 88.12 | ' \
+  assert '| base | bilstm | test_accuracy | 89.87 ± 1.69 | [85.67, 94.08] | 88.12 | ' \
          '91.50 | 3 | 90.00 | 90.00 | -0.13 | ref | ref | ref | ref | 5.20 |' in text
   # Four rows against the best: Welch's p times 4 (the smallest, Holm's first step).
-  assert '| 81.17 ± 1.26 | [80.00, 82.50] | 80.00 | 82.50 | 3 | 82.50 | 90.00 | ' \
+  assert '| 81.17 ± 1.26 | [78.04, 84.29] | 80.00 | 82.50 | 3 | 82.50 | 90.00 | ' \
          '-8.83 | <0.01 | 0.01 | 0.10 | 0.00 | 3.86 |' in text  # ASO: base wins at every quantile
   assert 'with fewer than 5 seeds a p-value says little' in text
   assert '| sweep/hidden=64,dropout=0.2 | bilstm | test_accuracy |' in text
@@ -390,7 +391,12 @@ def test_the_mean_ci_is_students_t_over_seeds():
   low, high = statistics.mean_ci([1.0, 2.0, 3.0])
   assert (low + high) / 2 == pytest.approx(2.0)
   assert high - 2.0 == pytest.approx(4.302653 * 1.0 / np.sqrt(3), rel=1e-6)
-  assert statistics.mean_ci([5.0]) == (5.0, 5.0)
+  assert statistics.mean_ci([5.0]) is None  # one seed: no interval
+  assert statistics.mean_ci([3.0, 3.0, 3.0]) == (3.0, 3.0)
+  # Three seeds: the t interval reaches well past their min and max, where a
+  # bootstrap percentile interval stays inside them (the issue's [51.60, 56.13]).
+  low, high = statistics.mean_ci([51.6, 54.0, 56.13])
+  assert low < 49 and high > 59
 
 
 def test_curve_stats_average_folds_then_seeds():
@@ -597,21 +603,6 @@ def test_minimum_detectable_difference_matches_power_tables():
   assert statistics.min_detectable_difference(1.0, 1) is None
 
 
-def test_bootstrap_ci_is_scipys_bca_and_the_same_every_time():
-  from scipy import stats as scipy_stats  # pylint: disable=g-import-not-at-top
-  values = [85.1, 86.3, 84.0, 87.2, 85.9, 86.8, 83.9, 85.5, 86.0, 84.7]
-  low, high = statistics.bootstrap_ci(values)
-  reference = scipy_stats.bootstrap((np.asarray(values),), np.mean, method='BCa',
-                                    n_resamples=9999, rng=np.random.default_rng(0))
-  assert (low, high) == pytest.approx(tuple(reference.confidence_interval))
-  assert low < np.mean(values) < high and min(values) < low and high < max(values)
-  t_low, t_high = statistics.mean_ci(values)  # the t interval: about as wide
-  assert (high - low) == pytest.approx(t_high - t_low, rel=0.35)
-  assert statistics.bootstrap_ci(values) == (low, high)
-  assert statistics.bootstrap_ci([1.0, 2.0]) is None
-  assert statistics.bootstrap_ci([3.0, 3.0, 3.0]) == (3.0, 3.0)
-
-
 def test_rank_test_is_mann_whitney():
   a, b = [1.0, 2.0, 3.0, 4.0, 5.0], [6.0, 7.0, 8.0, 9.0, 10.0]
   assert statistics.rank_p(a, b) == pytest.approx(0.00794, abs=1e-4)  # exact, 2/252
@@ -716,8 +707,9 @@ def test_aso_against_the_best_row_is_bonferroni_corrected_for_the_rows_compared(
   from seedsweep.reports import statistics  # pylint: disable=g-import-not-at-top
   values = {'best': [90.0, 91.0, 92.0, 93.0, 91.5], 'b': [89.0, 90.5, 91.0, 92.5, 90.0],
             'c': [88.0, 89.5, 90.5, 91.0, 89.0]}
-  rows = [{'run': name, 'group': 'g', 'metrics': {'test_accuracy': {
-      'n': 5, 'mean': sum(v) / 5, 'values': v}}} for name, v in values.items()]
+  rows = [{'run': name, 'section': ('', 'g', 'sha'), 'unfinished': '',
+           'metrics': {'test_accuracy': {'n': 5, 'mean': sum(v) / 5, 'values': v}}}
+          for name, v in values.items()]
   collect._set_p_values(rows)  # pylint: disable=protected-access
   for row in rows[1:]:
     want = statistics.aso(values['best'], values[row['run']], statistics.ASO_ALPHA / 2)
@@ -725,3 +717,78 @@ def test_aso_against_the_best_row_is_bonferroni_corrected_for_the_rows_compared(
     assert want[0] != statistics.aso(values['best'], values[row['run']])[0]
   assert 'confidence 1 - 0.05/2, Bonferroni for the 2 rows compared' in '\n'.join(
       render.aso_lines(rows))
+
+
+def test_an_unfinished_run_is_never_the_reference_and_says_so(tmp_path):
+  """The best mean of a run stopped at epoch 2 of 3 (and not early-stopped): marked in
+  each table, tested against the best finished row, never its reference."""
+  make_run(tmp_path, 'a_stopped', {'test_accuracy': [95.0, 96.0, 97.0]})
+  make_run(tmp_path, 'b_done', {'test_accuracy': [90.0, 91.0, 92.0]})
+  make_run(tmp_path, 'c_early', {'test_accuracy': [88.0, 89.0, 89.5],
+                                 'dev_accuracy': [88.0, 89.0, 89.5],
+                                 'best_epoch': [1, 1, 1]})
+  for name, patience in (('a_stopped', 0), ('c_early', 1)):
+    path = os.path.join(tmp_path, name, outputs.RESULTS)
+    results = json.load(open(path))
+    results['epochs_completed'] = 2  # of 3; c_early: every seed stopped after epoch 1
+    outputs.write_json(path, results)
+    config_path = os.path.join(tmp_path, name, outputs.CONFIG)
+    config = json.load(open(config_path))
+    config['train']['patience'] = patience
+    outputs.write_json(config_path, config)
+  written = reports.write_report(str(tmp_path), latex=True, plots=False, print_fn=quiet)
+  by_run = {r['run']: r for r in written['rows']}
+  assert by_run['a_stopped']['unfinished'] == 'unfinished: 2 of 3 epochs'
+  assert by_run['c_early']['unfinished'] == ''  # early-stopped: finished
+  assert by_run['b_done']['metrics']['test_accuracy']['p_value'] == 'ref'
+  assert isinstance(by_run['a_stopped']['metrics']['test_accuracy']['p_value'], float)
+  md = (tmp_path / reports.REPORT_MD).read_text()
+  assert '| a_stopped (unfinished: 2 of 3 epochs) | bilstm |' in md
+  assert 'b_done is the best row' in md
+  assert 'not recorded (a run made before data records)' in md  # fake runs: no record
+  only = tmp_path / 'only'
+  make_run(only, 'stopped', {'test_accuracy': [95.0, 96.0]})
+  make_run(only, 'stopped_too', {'test_accuracy': [90.0, 91.0]})
+  for name in ('stopped', 'stopped_too'):
+    path = os.path.join(only, name, outputs.RESULTS)
+    outputs.write_json(path, {**json.load(open(path)), 'epochs_completed': 1})
+  written = reports.write_report(str(only), plots=False, print_fn=quiet)
+  assert all(r['metrics']['test_accuracy']['p_value'] is None for r in written['rows'])
+  assert 'every run of this table is unfinished' in (only / reports.REPORT_MD).read_text()
+
+
+def _tested_on(run_dir, test_digest):
+  """Gives the run in ``run_dir`` a data record whose test split has ``test_digest``."""
+  path = os.path.join(run_dir, outputs.RESULTS)
+  results = json.load(open(path))
+  results['provenance'] = {'data': {'checksums': {'train': 'ab' * 32,
+                                                  'test': test_digest},
+                                    'sizes': {'train': 100, 'test': 20}}}
+  outputs.write_json(path, results)
+
+
+def test_rows_on_other_test_data_stand_in_sections_of_their_own(tmp_path):
+  """Two runs of one dataset on different test files: two sections, no test between
+  them; seed parts tested on different examples are not merged."""
+  for name, digest, values in (('a', 'cd' * 32, [80.0, 81.0, 82.0]),
+                               ('b', 'ef' * 32, [70.0, 71.0, 72.0]),
+                               ('c', 'cd' * 32, [75.0, 76.0, 77.0])):
+    _tested_on(make_run(tmp_path, name, {'test_accuracy': values}), digest)
+  result = reports.write_report(str(tmp_path), plots=False, print_fn=quiet)
+  by_run = {r['run']: r['metrics']['test_accuracy'] for r in result['rows']}
+  assert by_run['a']['p_value'] == 'ref' and isinstance(by_run['c']['p_value'], float)
+  assert by_run['b']['p_value'] is None  # alone with its test data
+  md = (tmp_path / reports.REPORT_MD).read_text()
+  assert '## demo (no paper source), test cdcdcdcdcdcd' in md
+  assert '## demo (no paper source), test efefefefefef' in md
+  assert 'Tested on: the test split, 20 examples (sha256 efefefefefef).' in md
+  table = list(csv.DictReader(io.StringIO((tmp_path / reports.REPORT_CSV).read_text())))
+  assert [l['test_data'] for l in table] == ['cd' * 32, 'cd' * 32, 'ef' * 32]
+  parts = tmp_path / 'parts'
+  _tested_on(make_run(parts, 'w2v/seeds_1-3', {'test_accuracy': [85.0, 86.0, 87.0]}),
+             'cd' * 32)
+  _tested_on(make_run(parts, 'w2v/seeds_4-5', {'test_accuracy': [84.0, 88.0]},
+                      seeds=[4, 5]), 'ef' * 32)
+  rows, skipped = collect.collect(str(parts), print_fn=quiet)
+  assert rows == [] and skipped[0][0] == 'w2v'
+  assert 'its seed parts were tested on different examples' in skipped[0][1]

@@ -289,3 +289,30 @@ def test_a_workdir_that_is_a_file_is_refused_in_one_line(tmp_path):
                                       r'folder'):
     loop.train(small_config(), str(path), print_fn=lambda *_: None)
   assert path.read_text() == 'mine'
+
+
+@pytest.mark.slow
+def test_every_line_goes_through_print_fn_and_the_bar_only_to_stderr(tmp_path, capsys):
+  """Epoch lines, the early stop and the final table reach print_fn, never stdout;
+  without train.progress nothing else is written, with it the bar goes to stderr."""
+  config = small_config(seeds=(1, 2), epochs=6)
+  config.data.num_buckets = 2
+  config.optimizer.learning_rate = 1e-30  # dev never beats epoch 1: early stop
+  config.train.patience = 2
+  lines = []
+  loop.train(config, str(tmp_path / 'quiet'), print_fn=lines.append)
+  out, err = capsys.readouterr()
+  assert out == ''
+  assert 'epoch' not in err and 'step' not in err
+  said = '\n'.join(lines)
+  assert [l.split()[1] for l in said.splitlines() if l.startswith('epoch ')] == [
+      '1/6', '2/6', '3/6']
+  assert 'early stop after epoch 3' in said
+  config.train.progress = True
+  config.train.num_epochs = 1
+  lines = []
+  loop.train(config, str(tmp_path / 'bar'), print_fn=lines.append)
+  out, err = capsys.readouterr()
+  assert out == ''
+  assert 'step' in err  # the bar, on stderr
+  assert any(l.startswith('epoch 1/1') for l in lines)

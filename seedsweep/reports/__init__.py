@@ -6,11 +6,12 @@ with figures beside them (:mod:`~seedsweep.reports.plots`).
 :func:`write_report` writes, next to the runs (or into ``out``, e.g. a ``results/``
 folder kept under version control while the runs and their checkpoints stay elsewhere):
 
-* ``ROOT/report.md``: one table per (paper source, dataset) group, a line per run and
-  reported metric, the verdict (the best row, each row's tests and effect size
-  against it, also printed: :mod:`~seedsweep.reports.verdict`), links to the plots,
-  a section per search (the point chosen on dev, its test scores over its seeds, the
-  parameter importances: ``searches``), and the runs that were skipped;
+* ``ROOT/report.md``: one table per section (the runs of a paper source and dataset
+  tested on the same examples), a line per run and reported metric, the verdict (the
+  best finished row, each row's tests and effect size against it, also printed:
+  :mod:`~seedsweep.reports.verdict`), links to the plots, a section per search (the
+  point chosen on dev, its test scores over its seeds, the parameter importances:
+  ``searches``), and the runs that were skipped;
 * ``ROOT/report.csv``: the same numbers, one line per run and metric, unrounded;
 * ``ROOT/report.tex`` (``latex=True``): a booktabs tabular of the same table;
 * ``ROOT/plots/*.png`` at 200 dpi, each with ``.pdf`` and ``.svg`` copies
@@ -62,9 +63,10 @@ def write_report(root: str, latex: bool = False, plots: bool = True,
   out = out or root
   files.refuse_file(out, '--output', 'a folder for the report')
   os.makedirs(out, exist_ok=True)
+  sections = [section for section, _ in collect.grouped(rows)]
   for group, members in collect.grouped(rows):
     for w in collect.record_warnings(members) + collect.input_warnings(members):
-      print_fn(f'warning: {collect.group_title(group)}: {w}')
+      print_fn(f'warning: {collect.group_title(group, sections)}: {w}')
   written, links = [], {}
   if plots:
     for plot in plots_lib.write_plots(rows, out, print_fn):

@@ -10,7 +10,8 @@ re-evaluated from that checkpoint first (:func:`ensure_results`).
 
 Seeds trained apart (folders named ``seeds_*``, :func:`merge_parts`) form one row
 with their parent; a stacked run gives one row per point. ``p_value``: Welch's
-t-test of each row against its group's best row (:func:`_set_p_values`).
+t-test of each row against the best finished row of its section, the rows tested on
+the same examples (:func:`_set_p_values`; seedsweep/reports/verdict.py sums it up).
 """
 import json
 import os
@@ -257,6 +258,34 @@ def bits_text(determinism: Optional[dict], machines: Sequence[dict] = ()) -> str
   return ' + '.join(dict.fromkeys(one(r) for r in records))
 
 
+def tested_on(results: dict) -> Optional[dict]:
+  """The examples a run was tested on (provenance.test_identity: ``{'sha256',
+  'examples', 'what'}``, sha256 None without a test split), as recorded or, for a
+  run made before the record, from its data checksums; None without a data record."""
+  provenance = results.get('provenance') or {}
+  data = provenance.get('data') or {}
+  if data.get('test'):
+    return dict(data['test'])
+  folds = results.get('folds') or provenance.get('folds') or ()
+  return provenance_lib.test_identity(data, folds)
+
+
+def unfinished_reason(results: dict, config: dict) -> str:
+  """'' for a run trained to its end (``finished``, ``num_epochs`` reached, or every
+  member early-stopped), else ``'unfinished: 30 of 40 epochs'``."""
+  train = config.get('train') or {}
+  done, total = results.get('epochs_completed'), train.get('num_epochs')
+  if results.get('finished') or not isinstance(done, int) or not isinstance(total, int):
+    return ''
+  if done >= total:
+    return ''
+  patience = train.get('patience') or 0
+  best = (results.get('metrics') or {}).get('best_epoch') or []
+  if patience and best and all(done - b >= patience for b in best):
+    return ''  # every member stopped early: finished
+  return f'unfinished: {done} of {total} epochs'
+
+
 def _row(run_dir: str, name: str, config: dict, results: dict, point: dict,
          stack_point: str = '') -> dict:
   """The row of one run, or of one point of a stacked run (``stack_point``)."""
@@ -264,11 +293,17 @@ def _row(run_dir: str, name: str, config: dict, results: dict, point: dict,
   metric = paper.get('metric') or DEFAULT_METRIC
   seeds, values = seed_values(results)
   others = paper.get('other') or {}
+  test = tested_on(results)
   metrics = {}
   for key, number in [(metric, paper.get('value'))] + list(others.items()):
     if key not in metrics:
       metrics[key] = statistics.metric_entry(values.get(key) or [], number,
                                              statistics.best_dev_value(values, key))
+  if test is not None and test['sha256'] is None:  # its dev numbers instead
+    for key in list(metrics):
+      dev = statistics.dev_metric(key)
+      if not metrics[key]['n'] and values.get(dev) and dev not in metrics:
+        metrics[dev] = statistics.metric_entry(values[dev], None, None)
   sweep = point.get('sweep') or ''
   determinism = (results.get('provenance') or {}).get('determinism')
   return {
@@ -284,6 +319,9 @@ def _row(run_dir: str, name: str, config: dict, results: dict, point: dict,
       'overrides': dict(point.get('overrides') or {}), 'point': '',
       'metric': metric, 'seeds': seeds, 'values': values, 'metrics': metrics,
       'epochs_completed': results.get('epochs_completed'),
+      'num_epochs': ((config.get('train') or {}).get('num_epochs')),
+      'unfinished': unfinished_reason(results, config),
+      'test': test,
       'wall_time': results.get('wall_time'), 'selection': results.get('selection'),
       'determinism': determinism, 'inputs': provenance_lib.input_digests(
           (results.get('provenance') or {}).get('data')),
@@ -329,6 +367,11 @@ def part_mismatch(parts: Sequence[dict]) -> Optional[str]:
         return (f'seed {seed} is in two of its seed parts ({seen[seed]}, '
                 f'{part["run"]}); expected each seed in one part')
       seen[seed] = part['run']
+  tests = {p['run']: test_key(p) for p in parts}
+  if len(set(tests.values())) > 1:
+    return ('its seed parts were tested on different examples ('
+            + ', '.join(f'{run}: {key}' for run, key in tests.items())
+            + '); expected the same test data in every part')
   if any(p['variance'] is not None for p in parts):
     return ('its seed parts have a factorial seed design, whose variance by source '
             'needs every member in one run; expected plain seeds')
@@ -354,6 +397,8 @@ def merge_parts(name: str, parts: Sequence[dict], root: str) -> dict:
   return {**first, 'run': name, 'path': path,
           'seeds': sorted(seeds), 'values': values, 'metrics': metrics,
           'epochs_completed': max(epochs) if epochs else None,
+          'unfinished': '; '.join(f'{p["run"]} {p["unfinished"]}' for p in parts
+                                  if p['unfinished']),
           'wall_time': sum(walls) if walls else None,
           'hardware': ' + '.join(dict.fromkeys(p['hardware'] for p in parts if
                                                p['hardware'])),
@@ -457,8 +502,44 @@ def collect(root: str,
                                      order_key(r)))
   for r in rows:
     r['group'] = (r['source'], r['dataset'])
+    r['section'] = (r['source'], r['dataset'], test_key(r))
+  # A section's rows together, sections in the order of their first row.
+  first = {}
+  for i, r in enumerate(rows):
+    first.setdefault(r['section'], i)
+  rows = sorted(rows, key=lambda r: first[r['section']])
   _set_p_values(rows)
   return rows, skipped
+
+
+UNRECORDED = 'not recorded'  # the test key of a run without a data record
+NO_TEST = 'no test split'
+
+
+def test_key(row: dict) -> str:
+  """What a row was tested on, as one string: its test examples' sha256,
+  :data:`NO_TEST`, or :data:`UNRECORDED` (a run made before data records)."""
+  test = row.get('test')
+  if test is None:
+    return UNRECORDED
+  return test['sha256'] or NO_TEST
+
+
+def test_text(row: dict) -> str:
+  """'the test split, 2,000 examples (sha256 1a2b3c4d5e6f)': what a row was tested on."""
+  test = row.get('test')
+  if test is None:
+    return ('not recorded (a run made before data records): rows share this table '
+            'by dataset name only')
+  if test['sha256'] is None:
+    return NO_TEST
+  count = f', {test["examples"]:,} examples' if test.get('examples') else ''
+  return f'{test["what"]}{count} (sha256 {test["sha256"][:12]})'
+
+
+def comparable(rows: Sequence[dict]) -> List[dict]:
+  """Those of ``rows`` that may be a section's reference: the finished ones."""
+  return [r for r in rows if not r['unfinished']]
 
 
 def _relative_message(message: str, root: str) -> str:
@@ -482,20 +563,25 @@ def _set_points(rows: List[dict]) -> None:
 
 def _set_p_values(rows: List[dict]) -> None:
   """Sets each metric entry's tests (Welch's ``p_value``, ``p_holm``, ``p_rank``,
-  ``aso``) against the best row of its group ('ref' on the best row itself)."""
-  groups = {}
-  for r in rows:
-    groups.setdefault(r['group'], []).append(r)
-  for members in groups.values():
+  ``aso``) against the best finished row of its section ('ref' on that row itself).
+  A section is the rows tested on the same examples (:func:`test_key`); rows without
+  a test split are not tested against each other, nor is a section without a
+  finished row."""
+  for section, members in grouped(rows):
+    if section[2] == NO_TEST:
+      continue
     names = dict.fromkeys(m for r in members for m in r['metrics'])
     for metric in names:
-      entries = [r['metrics'][metric] for r in members
-                 if metric in r['metrics'] and r['metrics'][metric]['n']]
-      if len(entries) < 2:
+      with_values = [r for r in members
+                     if metric in r['metrics'] and r['metrics'][metric]['n']]
+      candidates = comparable(with_values)
+      if len(with_values) < 2 or not candidates:
         continue
-      best = entries[statistics.best_index([e['mean'] for e in entries],
-                                statistics.lower_is_better(metric))]
-      others = [e for e in entries if e is not best]
+      best = candidates[statistics.best_index(
+          [r['metrics'][metric]['mean'] for r in candidates],
+          statistics.lower_is_better(metric))]['metrics'][metric]
+      others = [r['metrics'][metric] for r in with_values
+                if r['metrics'][metric] is not best]
       sign = -1.0 if statistics.lower_is_better(metric) else 1.0  # larger = better
       # Several rows against the best: ASO's confidence Bonferroni-corrected for
       # their number (Dror et al., 2019; deep-significance's multi_aso does the same).
@@ -506,6 +592,8 @@ def _set_p_values(rows: List[dict]) -> None:
         e['aso'], e['aso_power'] = statistics.aso(
             [sign * v for v in best['values']], [sign * v for v in e['values']], alpha
         ) or (None, None)
+        e['effect'] = sign * (best['mean'] - e['mean'])
+        e['cohens_d'] = statistics.cohens_d(best['values'], e['values'], sign)
       # One family per table and metric: every row against the best one.
       for e, adjusted in zip(others, statistics.holm([e['p_value'] for e in others])):
         e['p_holm'] = adjusted
@@ -523,16 +611,30 @@ def sweep_label(sweep_key: Tuple[str, str]) -> str:
   return f'sweep {sweep}' + (f' (in {folder})' if folder else '')
 
 
-def group_title(group: Tuple[str, str]) -> str:
-  """A (paper source, dataset) group's heading: ``'source: dataset'``."""
-  source, dataset = group
-  return f'{source}: {dataset}' if source else f'{dataset} (no paper source)'
+def group_title(group: Tuple[str, ...], others: Sequence[Tuple[str, ...]] = ()) -> str:
+  """A section's heading: ``'source: dataset'``, and what its rows were tested on
+  when another section of ``others`` has the same source and dataset, or it has no
+  test split."""
+  source, dataset = group[:2]
+  title = f'{source}: {dataset}' if source else f'{dataset} (no paper source)'
+  if len(group) < 3:
+    return title
+  key = group[2]
+  shared = sum(o[:2] == group[:2] for o in others) > 1
+  if key == NO_TEST:
+    return f'{title}, no test split'
+  if shared:
+    return f'{title}, {"test data " + key if key == UNRECORDED else "test " + key[:12]}'
+  return title
 
 
-def grouped(rows: Sequence[dict]) -> List[Tuple[Tuple[str, str], List[dict]]]:
-  """``[(group, rows)]`` in the rows' order."""
+def grouped(rows: Sequence[dict]
+            ) -> List[Tuple[Tuple[str, str, str], List[dict]]]:
+  """``[(section, rows)]`` in the rows' order: a section is the rows of one paper
+  source and dataset tested on the same examples (source, dataset, test_key)."""
   out = {}
   for r in rows:
-    out.setdefault(r['group'], []).append(r)
+    out.setdefault(r.get('section') or (r['source'], r['dataset'], test_key(r)),
+                   []).append(r)
   return list(out.items())
 

@@ -256,8 +256,7 @@ def sweep_plot(points: Sequence[SweepPoint], metric: str, path: str,
     # (shifted after drawing, so that the axes' limits still fit the data).
     shift = 7 * (i - (len(lines) - 1) / 2)
     xs = [p.overrides[x_key] for p in members]
-    cis = [statistics.mean_ci(p.values) if len(p.values) > 1 else (p.mean, p.mean)
-           for p in members]
+    cis = [statistics.mean_ci(p.values) or (p.mean, p.mean) for p in members]
     means = [p.mean for p in members]
     bars = ax.errorbar(xs, means, yerr=[[m - lo for m, (lo, _) in zip(means, cis)],
                                         [hi - m for m, (_, hi) in zip(means, cis)]],

@@ -15,7 +15,7 @@ CSV_COLUMNS = ('source', 'dataset', 'run', 'model', 'point', 'sweep', 'index',
                'metric', 'n', 'mean', 'std', 'ci95_low', 'ci95_high', 'min', 'max',
                'best_dev_test', 'paper', 'diff', 'p_value', 'p_holm', 'p_rank',
                'aso_eps_min', 'aso_power', 'mdd', 'epochs_completed', 'wall_time',
-               'embeddings', 'hardware')
+               'embeddings', 'hardware', 'finished', 'test_data')
 MD_COLUMNS = ('run', 'model', 'point', 'metric', 'mean ± std', '95 % CI', 'min', 'max',
               'n', 'best-dev test', 'paper', 'diff', 'p (Welch)', 'p (Holm)',
               'p (rank)', 'ASO ε', 'MDD')
@@ -53,10 +53,17 @@ def mean_spread(entry: dict, plus_minus: str) -> str:
   return f'{fmt(entry["mean"])} {plus_minus} {fmt(entry["std"])}'
 
 
+def run_cell(row: dict) -> str:
+  """A row's run as every table names it: an unfinished run says so."""
+  return f'{row["run"]} ({row["unfinished"]})' if row['unfinished'] else row['run']
+
+
 def _table_cells(row: dict, metric: str, entry: dict) -> List[str]:
   spread = mean_spread(entry, '±')
+  if not entry['n'] and collect.test_key(row) == collect.NO_TEST:
+    spread = collect.NO_TEST
   ci = entry.get('ci95')
-  return [row['run'], row['model'], row['point'], metric, spread,
+  return [run_cell(row), row['model'], row['point'], metric, spread,
           f'[{fmt(ci[0])}, {fmt(ci[1])}]' if ci else '', fmt(entry['min']),
           fmt(entry['max']), str(entry['n']), fmt(entry['best_dev_test']),
           fmt(entry['paper']), fmt(entry['diff'], '+.2f'), fmt_p(entry['p_value']),
@@ -118,8 +125,12 @@ def render_markdown(rows: Sequence[dict], skipped: Sequence[Tuple[str, str]],
   searches' sections (``search_lines``, Markdown), then the skipped runs."""
   links = links or {}
   lines = ['# Report', '',
-           f'{collect.runs_text(len(rows))}. Over seeds: mean ± sample std (ddof=1), '
-           '*95 % CI* of the mean (bootstrap BCa, 3 seeds or more), min, max, n. '
+           f'{collect.runs_text(len(rows))}. A table holds the rows of one paper '
+           'source and dataset tested on the same examples (the sha256 of their '
+           'test data): only those are tested against each other. Over seeds: mean ± '
+           f'sample std (ddof=1), *95 % CI* of the mean ({statistics.CI_METHOD}; '
+           'the same interval in report.csv, the plots and the terminal), min, max, '
+           'n. '
            '*best-dev test*: the value of the seed with the best dev score; '
            '*diff*: mean - paper; *p (Welch)*: Welch\'s t-test against the best '
            'row of the table on the same metric (*ref*), *p (Holm)* the same adjusted '
@@ -129,11 +140,15 @@ def render_markdown(rows: Sequence[dict], skipped: Sequence[Tuple[str, str]],
            'recommends: the best row is almost stochastically better; the note under '
            'a table gives each verdict and its power); *MDD*: the smallest difference '
            'of means a t-test on this many seeds '
-           'with this spread detects with power 0.8 (alpha 0.05).', '']
+           'with this spread detects with power 0.8 (alpha 0.05). A run stopped '
+           'before its last epoch, and not by early stopping, is marked '
+           '*unfinished* and is never the reference.', '']
+  sections = [section for section, _ in collect.grouped(rows)]
   for group, members in collect.grouped(rows):
     keep = [c != 'point' or _points_add_to_names(members) for c in MD_COLUMNS]
     columns = [c for c, k in zip(MD_COLUMNS, keep) if k]
-    lines += [f'## {_md_cell(collect.group_title(group))}', '',
+    lines += [f'## {_md_cell(collect.group_title(group, sections))}', '',
+              f'Tested on: {_md_cell(collect.test_text(members[0]))}.', '',
               '| ' + ' | '.join(columns) + ' |',
               '|' + '|'.join(' ---: ' if c in MD_NUMBER_COLUMNS else ' --- '
                              for c in columns) + '|']
@@ -150,7 +165,7 @@ def render_markdown(rows: Sequence[dict], skipped: Sequence[Tuple[str, str]],
                 'the rank test cannot go below ~0.1); run more seeds before reading '
                 'one.']
     lines += aso_lines(members)
-    lines += verdict.markdown_lines(members)
+    lines += verdict.markdown_lines(members) or no_verdict_lines(members)
     lines += run_lines(members)
     for r in members:
       lines += variance_lines(r)
@@ -173,6 +188,20 @@ def render_markdown(rows: Sequence[dict], skipped: Sequence[Tuple[str, str]],
     lines += [f'- {_md_cell(name)}: {_md_cell(reason)}' for name, reason in skipped]
     lines.append('')
   return '\n'.join(lines)
+
+
+def no_verdict_lines(members: Sequence[dict]) -> List[str]:
+  """Why a table of several rows has no verdict: no test split, or every run
+  unfinished (none is the reference); [] otherwise."""
+  if len(members) < 2:
+    return []
+  if collect.test_key(members[0]) == collect.NO_TEST:
+    return ['', '**No verdict:** these runs have no test split, so no test compares '
+            'them (their dev scores chose their epochs).']
+  if all(r['unfinished'] for r in members):
+    return ['', '**No verdict:** every run of this table is unfinished; none is the '
+            'reference.']
+  return []
 
 
 def wall_text(seconds) -> str:
@@ -204,9 +233,12 @@ def run_lines(members: Sequence[dict]) -> List[str]:
     if r['path'] in seen:
       continue
     seen.add(r['path'])
+    epochs = _csv_number(r['epochs_completed'])
+    if r['unfinished'] and not r['parts']:
+      epochs = f'{epochs} of {r["num_epochs"]}, unfinished'
     lines.append('| ' + ' | '.join(_md_cell(c) for c in (
         collect.run_folder(r['run'], r['stack_point']), r['embeddings'],
-        _csv_number(r['epochs_completed']), r['hardware'], r.get('bits', ''),
+        epochs, r['hardware'], r.get('bits', ''),
         wall_text(r['wall_time']))) + ' |')
   return (['', '| run | embeddings | epochs | hardware | bits verify on | wall |',
            '| --- | --- | ---: | --- | --- | ---: |'] + lines)
@@ -259,7 +291,8 @@ def render_csv(rows: Sequence[dict]) -> str:
                           'min', 'max', 'best_dev_test', 'paper', 'diff', 'p_value',
                           'p_holm', 'p_rank', 'aso', 'aso_power', 'mdd')]
                       + [_csv_number(r['epochs_completed']),
-                         _csv_number(r['wall_time']), r['embeddings'], r['hardware']])
+                         _csv_number(r['wall_time']), r['embeddings'], r['hardware'],
+                         'no' if r['unfinished'] else 'yes', collect.test_key(r)])
   return buffer.getvalue()
 
 
@@ -282,15 +315,18 @@ def render_latex(rows: Sequence[dict]) -> str:
   lines = ['% Written by seedsweep/reports/render.py; needs \\usepackage{booktabs}.',
            r'\begin{tabular}{' + 'l' * (len(header) - 5) + 'r' * 5 + '}', r'\toprule',
            ' & '.join(header) + r' \\', r'\midrule']
+  sections = [section for section, _ in collect.grouped(rows)]
   for position, (group, members) in enumerate(collect.grouped(rows)):
     if position:
       lines.append(r'\midrule')
     lines.append(rf'\multicolumn{{{len(header)}}}{{l}}{{\textit{{'
-                 rf'{latex_escape(collect.group_title(group))}}}}} \\')
+                 rf'{latex_escape(collect.group_title(group, sections))}}}}} \\')
     for r in members:
       for metric, e in r['metrics'].items():
         spread = mean_spread(e, r'$\pm$')
-        cells = [latex_escape(r['run'])] + [latex_escape(r['point'])] * keep_point + [
+        if not e['n'] and collect.test_key(r) == collect.NO_TEST:
+          spread = collect.NO_TEST
+        cells = [latex_escape(run_cell(r))] + [latex_escape(r['point'])] * keep_point + [
                  latex_escape(metric), spread, fmt(e['best_dev_test']),
                  fmt(e['paper']), fmt(e['diff'], '+.2f'),
                  latex_escape(fmt_p(e['p_value'])).replace('<', '$<$')]

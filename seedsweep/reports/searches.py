@@ -61,8 +61,10 @@ def lines(folder: str, info: dict, rows: Sequence[dict]) -> List[str]:
   row = chosen_row(folder, info, rows)
   if row is not None:
     entry = row['metrics'][row['metric']]
+    ci = entry.get('ci95')
+    ci_text = f'95 % CI [{ci[0]:.2f}, {ci[1]:.2f}], ' if ci else ''
     out.append(f'Its test scores: {row["metric"]} {entry["mean"]:.2f} ± '
-               f'{entry["std"]:.2f} (mean ± std over {entry["n"]} seeds; min '
+               f'{entry["std"]:.2f} (mean ± std over {entry["n"]} seeds; {ci_text}min '
                f'{entry["min"]:.2f}, max {entry["max"]:.2f}).')
   importance = info.get('importance') or {}
   if importance:

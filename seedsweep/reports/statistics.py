@@ -1,5 +1,5 @@
 """The numbers of a report: per-metric summaries of the seeds' values, the best-dev
-seed's value, confidence intervals of a mean (Student's t; bootstrap BCa), tests
+seed's value, the confidence interval of a mean (Student's t: outputs.mean_interval), tests
 between rows (Welch's t, Mann-Whitney's rank test) with Holm's adjustment, the
 minimum detectable difference for the seeds at hand, and the expected maximum over
 sweep points (Dodge et al., 2019; unbiased, with a bootstrap band: Tang et al.,
@@ -44,6 +44,20 @@ def welch_p(a: Sequence[float], b: Sequence[float]) -> Optional[float]:
   with np.errstate(all='ignore'), warnings.catch_warnings():
     warnings.simplefilter('ignore', RuntimeWarning)
     return float(stats.ttest_ind(a, b, equal_var=False).pvalue)
+
+
+def cohens_d(a: Sequence[float], b: Sequence[float], sign: float = 1.0
+             ) -> Optional[float]:
+  """Cohen's d of ``a`` over ``b``: ``sign * (mean a - mean b)`` over the pooled
+  sample std; None when a side has < 2 values or both are constant."""
+  a, b = np.asarray(a, np.float64), np.asarray(b, np.float64)
+  if len(a) < 2 or len(b) < 2:
+    return None
+  pooled = ((len(a) - 1) * a.var(ddof=1) + (len(b) - 1) * b.var(ddof=1)) / (
+      len(a) + len(b) - 2)
+  if pooled == 0:
+    return None
+  return float(sign * (a.mean() - b.mean()) / np.sqrt(pooled))
 
 
 def tost_p(a: Sequence[float], b: Sequence[float], margin: float) -> Optional[float]:
@@ -95,17 +109,9 @@ def resolvable_margin(std: float, n: int, m: int, power: float = 0.8,
                                1e-12, high, xtol=1e-10))
 
 
-def mean_ci(values: Sequence[float], level: float = 0.95) -> Tuple[float, float]:
-  """The ``level`` confidence interval of the mean of ``values`` (Student's t over
-  the seeds, sample std); ``(mean, mean)`` for fewer than two values."""
-  from scipy import stats  # pylint: disable=g-import-not-at-top
-  values = np.asarray(values, np.float64)
-  mean = float(values.mean()) if len(values) else float('nan')
-  if len(values) < 2:
-    return mean, mean
-  half = float(stats.t.ppf(0.5 + level / 2, len(values) - 1)
-               * values.std(ddof=1) / np.sqrt(len(values)))
-  return mean - half, mean + half
+# The report's one interval of a mean (table, CSV, plots; the terminal's too).
+mean_ci = outputs.mean_interval
+CI_METHOD = outputs.CI_METHOD
 
 
 def metric_entry(values: Sequence[float], paper, best_dev_test) -> dict:
@@ -119,34 +125,16 @@ def metric_entry(values: Sequence[float], paper, best_dev_test) -> dict:
       paper, bool) else None
   entry.update(paper=number,
                diff=None if number is None or not values else entry['mean'] - number,
-               best_dev_test=best_dev_test, ci95=bootstrap_ci(values),
+               best_dev_test=best_dev_test, ci95=mean_ci(values),
                mdd=min_detectable_difference(entry['std'], len(values)),
-               p_value=None, p_holm=None, p_rank=None, aso=None)
+               p_value=None, p_holm=None, p_rank=None, aso=None, effect=None,
+               cohens_d=None)
   return entry
 
 
 
-BOOTSTRAP_RESAMPLES = 9999
-BOOTSTRAP_SEED = 0  # fixed: the same runs give the same report bytes
+BOOTSTRAP_SEED = 0  # fixed: the same runs give the same report bytes (ASO, bands)
 FEW_SEEDS = 5       # fewer seeds than this: p-values are flagged as not meaningful
-
-
-def bootstrap_ci(values: Sequence[float], level: float = 0.95
-                 ) -> Optional[Tuple[float, float]]:
-  """The BCa bootstrap ``level`` interval of the mean of ``values``
-  (``scipy.stats.bootstrap``, 9999 resamples, a fixed seed); None for fewer than 3
-  values, ``(v, v)`` when they are all ``v``."""
-  from scipy import stats  # pylint: disable=g-import-not-at-top
-  values = np.asarray(values, np.float64)
-  if len(values) < 3:
-    return None
-  if np.all(values == values[0]):
-    return float(values[0]), float(values[0])
-  result = stats.bootstrap((values,), np.mean, confidence_level=level, method='BCa',
-                           n_resamples=BOOTSTRAP_RESAMPLES,
-                           rng=np.random.default_rng(BOOTSTRAP_SEED))
-  low, high = result.confidence_interval
-  return float(low), float(high)
 
 
 def rank_p(a: Sequence[float], b: Sequence[float]) -> Optional[float]:

@@ -2,7 +2,6 @@
 metric, the best row (the ``ref`` of its tests, seedsweep/reports/collect.py) and
 what each test says of the rows against it, with the effect size (the difference of
 means and Cohen's d) and whether the seeds resolve it (the MDD); docs/compare.md."""
-import math
 from typing import List, Optional, Sequence
 
 from seedsweep.reports import statistics
@@ -11,21 +10,12 @@ SHOWN = 3       # rows against the best named each (the closest first); the rest
 ALPHA = 0.05    # the level p (Holm) and p (rank) are read at
 
 
-def cohens_d(a: dict, b: dict) -> Optional[float]:
-  """(mean a - mean b) / pooled sample std of two metric entries (None if they have
-  fewer than 3 seeds together or no spread)."""
-  n, m = a['n'], b['n']
-  if n + m < 3 or a['std'] is None or b['std'] is None:
-    return None
-  pooled = math.sqrt(((n - 1) * a['std'] ** 2 + (m - 1) * b['std'] ** 2) / (n + m - 2))
-  return (a['mean'] - b['mean']) / pooled if pooled > 0 else None
-
-
 def row_label(row: dict) -> str:
   """A row as the verdict names it: its run, with its sweep point where the run's
-  name does not already say it."""
+  name does not already say it, and whether it is unfinished."""
   point = row['point']
-  return row['run'] + (f' [{point}]' if point and point not in row['run'] else '')
+  return (row['run'] + (f' [{point}]' if point and point not in row['run'] else '')
+          + (' (unfinished)' if row.get('unfinished') else ''))
 
 
 def _number(value, spec: str = '.2f') -> str:
@@ -61,12 +51,13 @@ def reading(best: dict, entry: dict) -> str:
 
 
 def comparison(best: dict, row: dict, entry: dict) -> str:
-  """One row against the best: the difference, Cohen's d, the tests, the reading."""
-  d = cohens_d(best, entry)
+  """One row against the best: the difference in the best row's favour and Cohen's
+  d (both as seedsweep/reports/collect.py computes them, lower-is-better metrics
+  turned), the tests, the reading."""
   return (f'against {row_label(row)} {_number(entry["mean"])} ± '
           f'{_number(entry["std"])} ({entry["n"]} seeds): difference '
-          f'{best["mean"] - entry["mean"]:+.2f}, Cohen\'s d '
-          f'{_number(d)}, p (Welch) {_p(entry.get("p_value"))}, p (Holm) '
+          f'{_number(entry.get("effect"), "+.2f")}, Cohen\'s d '
+          f'{_number(entry.get("cohens_d"))}, p (Welch) {_p(entry.get("p_value"))}, p (Holm) '
           f'{_p(entry.get("p_holm"))}, p (rank) {_p(entry.get("p_rank"))}, ASO ε '
           f'{_number(entry.get("aso"))}: {reading(best, entry)}')
 

@@ -716,17 +716,21 @@ class Experiment:
   @functools.cached_property
   def provenance(self) -> dict:
     """What produced this run's numbers (computed once: it asks git)."""
+    data = {'name': self.data.name, 'checksums': self.data.checksums,
+            'raw_files': self.data.raw_checksums,
+            'protocol': self.data.protocol,
+            'vocab_size': self.data.vocab_size,
+            'classes': list(self.data.label_names),
+            'sizes': self.data.sizes(), 'vectors': self.data.vectors}
+    # The examples the run is tested on, named by content: a report compares rows
+    # only when this is the same (reports/collect.py).
+    data['test'] = provenance_lib.test_identity(data, self.members.folds)
     return {'config': self.checked.as_dict,
             # The seeds the members run (a factorial design's init seeds, not
             # config.seeds, which it does not read).
             'seeds': [int(s) for s in dict.fromkeys(self.members.seeds.tolist())],
             'folds': [int(f) for f in self.members.folds],
-            'data': {'name': self.data.name, 'checksums': self.data.checksums,
-                     'raw_files': self.data.raw_checksums,
-                     'protocol': self.data.protocol,
-                     'vocab_size': self.data.vocab_size,
-                     'classes': list(self.data.label_names),
-                     'sizes': self.data.sizes(), 'vectors': self.data.vectors},
+            'data': data,
             'versions': provenance_lib.library_versions(),
             'user_code': provenance_lib.user_code(self.config),
             'git_commit': provenance_lib.git_commit(),

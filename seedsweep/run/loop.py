@@ -16,6 +16,7 @@ What other modes read of a workdir is in :mod:`seedsweep.run.workdir`.
 import contextlib
 import functools
 import os
+import sys
 import time
 
 import jax
@@ -138,9 +139,13 @@ def _train_members(exp, folder: str, workdir: str, timer, print_fn) -> dict:
                             folder, workdir, checked, print_fn)  # or a fresh state
     write_rows = cleanup.enter_context(_logs(exp, folder, workdir, resume.epoch))
     from tqdm.auto import tqdm  # pylint: disable=g-import-not-at-top
+    # The bar goes to stderr, and only when asked for; every line of text goes
+    # through print_fn (a caller that silences it gets nothing on stdout).
     bar = cleanup.enter_context(tqdm(
         total=num_epochs * steps, initial=resume.epoch * steps + resume.position,
-        unit='step', disable=not exp.config.train.progress, dynamic_ncols=True))
+        unit='step', disable=not exp.config.train.progress, dynamic_ncols=True,
+        file=sys.stderr))
+    say = bar_safe(bar, print_fn)
     clock = functools.partial(_wall_time, resume.elapsed, time.perf_counter())
     first = num_epochs + 1 if exp.all_stopped(state, resume.epoch) else resume.epoch + 1
     ahead = exp.compile_ahead(state.params) if first <= num_epochs else None
@@ -166,11 +171,11 @@ def _train_members(exp, folder: str, workdir: str, timer, print_fn) -> dict:
         evaluated[epoch] = done.evals
         write_rows(done.rows)
         epoch_lib.check_finite(exp.config, exp.members, done.rows, epoch)
-        _show_epoch(bar, exp, epoch, done.rows, began)
+        _show_epoch(bar, say, exp, epoch, done.rows, began)
         completed = epoch
         early = exp.all_stopped(state, epoch)
         if early:
-          bar.write(f'early stop after epoch {epoch}: every member has gone '
+          say(f'early stop after epoch {epoch}: every member has gone '
                     f'{exp.config.train.patience} epochs without a better dev score')
         if (epoch % exp.config.train.checkpoint_every == 0 or epoch == num_epochs
             or early or stop):
@@ -267,12 +272,24 @@ def progress_without_compilation(bar):
   return on_step
 
 
-def _show_epoch(bar, exp, epoch: int, rows, began: float) -> None:
-  """The epoch's speed on the progress bar and its summary line under it."""
+def bar_safe(bar, print_fn):
+  """``say(line)``: ``print_fn(line)`` with ``bar`` (when shown) cleared first and
+  drawn again after, so a line never lands inside the bar."""
+  def say(line: str) -> None:
+    if bar.disable:
+      print_fn(line)
+      return
+    with bar.external_write_mode():
+      print_fn(line)
+  return say
+
+
+def _show_epoch(bar, say, exp, epoch: int, rows, began: float) -> None:
+  """The epoch's speed on the progress bar and its summary line through ``say``."""
   examples = exp.data.sizes()['train'] * len(exp.members)
   rate = examples / (time.perf_counter() - began)
   bar.set_postfix_str(f'{rate:,.0f} ex/s (all seeds)')
-  bar.write(epoch_lib.summary(epoch, exp.config.train.num_epochs, rows))
+  say(epoch_lib.summary(epoch, exp.config.train.num_epochs, rows))
 
 
 def _save_interrupted(exp, folder: str, interrupted, done, epoch: int, wall: float):

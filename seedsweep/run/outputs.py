@@ -17,7 +17,7 @@ each point's own results object, as a run of that point alone would write it, in
 """
 import json
 import os
-from typing import Dict, List, Sequence
+from typing import Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -101,6 +101,31 @@ def summarize(values: Sequence[float]) -> Dict[str, float]:
   v = np.asarray(values, np.float64)
   return {'mean': float(v.mean()), 'std': float(v.std(ddof=1)) if len(v) > 1 else 0.0,
           'min': float(v.min()), 'max': float(v.max())}
+
+
+# The one 95 % interval of a mean over seeds, wherever a number is shown (the report's
+# table, CSV and plots, the final table on the terminal, a search's 'lcb' score):
+# Student's t, right for the few seeds a run has (a bootstrap percentile or BCa
+# interval of 3 seeds spans little more than their min to max).
+CI_LEVEL = 0.95
+CI_METHOD = ("Student's t interval over the seeds, with n - 1 degrees of freedom and "
+             'the sample std')
+
+
+def mean_interval(values: Sequence[float], level: float = CI_LEVEL
+                  ) -> Optional[Tuple[float, float]]:
+  """The two-sided ``level`` confidence interval of the mean of ``values`` [n]
+  (:data:`CI_METHOD`, ``scipy.stats.t``); None for fewer than 2 values, ``(v, v)``
+  when they are all ``v``."""
+  from scipy import stats  # pylint: disable=g-import-not-at-top
+  v = np.asarray(values, np.float64)
+  if len(v) < 2:
+    return None
+  mean, std = float(v.mean()), float(v.std(ddof=1))
+  if std == 0:
+    return mean, mean
+  low, high = stats.t.interval(level, len(v) - 1, loc=mean, scale=std / np.sqrt(len(v)))
+  return float(low), float(high)
 
 
 def build_results(seeds, metrics: Dict[str, Sequence[float]], folds=None,
@@ -216,10 +241,14 @@ def format_table(results: dict) -> str:
   else:
     what = seeds_text(len(results['seeds']))
   width = max([16] + [len(n) for n in results['summary']])
-  lines = [f'{"metric":<{width}} {"mean ± std":>18} {"min":>8} {"max":>8}   ({what})']
+  per_seed = results.get('cv_metrics') or results.get('metrics') or {}
+  lines = [f'{"metric":<{width}} {"mean ± std":>18} {"95 % CI":>17} {"min":>8} '
+           f'{"max":>8}   ({what})']
   for name, s in results['summary'].items():
+    ci = mean_interval(per_seed.get(name) or [])
+    ci_text = f'[{ci[0]:.2f}, {ci[1]:.2f}]' if ci else ''
     lines.append(f'{name:<{width}} {s["mean"]:>9.2f} ± {s["std"]:<6.2f} '
-                 f'{s["min"]:>8.2f} {s["max"]:>8.2f}')
+                 f'{ci_text:>17} {s["min"]:>8.2f} {s["max"]:>8.2f}')
   lines += nonfinite_lines(results)
   paper = results.get('paper') or {}
   value = paper.get('value')

@@ -11,15 +11,16 @@ The ensemble label of a text is the class of the highest mean probability over t
 members; a tagging model's ensemble tag of a token is the tag most members chose
 (ties: the first in the dataset's tag order).
 
-``--mode=predict --input=FILE --output=FILE`` reads texts from a TSV / text file or
-JSONL (:func:`read_texts`) and writes one JSON object per text (:func:`write_jsonl`).
+``--mode=predict --input=FILE --output=FILE`` reads the rows of a TSV, CSV or JSONL
+file by the column rules training reads them with, or a text file one text a line
+(:func:`read_inputs`), and writes one JSON object per input row, in input order, an
+empty row's answer empty (:func:`write_jsonl`); rows with a gold label get it beside
+the answer, and an accuracy line is printed (:func:`predict_file`).
 """
-import csv
-import io
 import json
 import os
 import sys
-from typing import Dict, List, Sequence
+from typing import Dict, List, Optional, Sequence
 
 import numpy as np
 
@@ -33,9 +34,6 @@ from seedsweep.run import groups as groups_lib
 from seedsweep.run import outputs
 from seedsweep.run import prepare
 from seedsweep.run import workdir as workdir_lib
-
-TEXT_COLUMNS = ('text', 'sentence')  # a first row naming one of these is a header
-
 
 def predict(config, workdir: str, texts: Sequence[str], print_fn=print) -> dict:
   """The run's answers for ``texts``; see :func:`answers` for the dict. ``config``:
@@ -198,49 +196,76 @@ def answers(exp, token_lists, per_member, epochs, checkpoint: int) -> dict:
 # ------------------------------------------------------------------ the files
 
 
-def read_texts(path: str) -> List[str]:
-  """Texts to predict from ``path``: JSONL (``.jsonl``: a ``"text"`` field per line)
-  or a text / TSV file (one text per line, its first tab-separated field; a first
-  row naming a ``text`` or ``sentence`` column is a header, and that column is
-  read). Blank lines are skipped."""
+def columns_of(config, workdir: str):
+  """The text and label columns (config.data.files) the run was trained with: of
+  ``config``, or (None) of the config ``workdir`` stored."""
+  from seedsweep.data import user_files  # pylint: disable=g-import-not-at-top
+  if config is None:
+    stored = outputs.read_json(workdir_lib.config_path(workdir)) if os.path.isfile(
+        workdir_lib.config_path(workdir)) else {}
+    files_config = ((stored.get('data') or {}).get('files') or {})
+  else:
+    files_config = config.data.files
+  return user_files.Columns(text=str(files_config.get('text_column') or ''),
+                            label=str(files_config.get('label_column') or ''))
+
+
+def read_inputs(path: str, columns=None):
+  """The rows of ``path`` to predict (seedsweep.data.user_files.read_inputs: TSV,
+  CSV and JSONL by training's column rules, a label optional; other files one text
+  a line), an empty row kept in its place."""
+  from seedsweep.data import user_files  # pylint: disable=g-import-not-at-top
   files.refuse_folder(path, '--input', 'a file of texts')
-  if not os.path.isfile(path):
-    raise UserError(f'--input={path}: file not found')
-  try:
-    with open(path, encoding='utf-8') as f:
-      content = f.read()
-  except UnicodeDecodeError as e:
-    raise UserError(f'--input={path}: not UTF-8 text ({e.reason} at byte '
-                    f'{e.start})') from e
-  lines = [(n, line) for n, line in enumerate(content.splitlines(), 1) if line.strip()]
-  if not lines:
-    raise UserError(f'--input={path}: no text in it; expected one text per line')
-  if path.endswith('.jsonl'):
-    return [_jsonl_text(path, n, line) for n, line in lines]
-  rows = list(csv.reader(io.StringIO('\n'.join(line for _, line in lines)),
-                         delimiter='\t', quoting=csv.QUOTE_NONE))
-  header = [c.strip().lower() for c in rows[0]]
-  column = next((header.index(c) for c in TEXT_COLUMNS if c in header), None)
-  if column is None:
-    return [row[0] for row in rows]
-  texts = []
-  for (n, _), row in zip(lines[1:], rows[1:]):
-    if len(row) <= column:
-      raise UserError(f'{path}:{n}: {len(row)} fields; the header names column '
-                      f'{column + 1} ({rows[0][column]!r}) as the text')
-    texts.append(row[column])
-  return texts
+  return user_files.read_inputs(path, columns or user_files.Columns())
 
 
-def _jsonl_text(path: str, n: int, line: str) -> str:
-  try:
-    record = json.loads(line)
-  except ValueError as e:
-    raise UserError(f'{path}:{n}: not valid JSON ({e})') from e
-  if not isinstance(record, dict) or not isinstance(record.get('text'), str):
-    raise UserError(f'{path}:{n}: expected an object with a "text" string, got '
-                    f'{line[:80]!r}')
-  return record['text']
+def read_texts(path: str) -> List[str]:
+  """The non-empty texts of ``path`` (:func:`read_inputs`), in file order."""
+  return [row.text for row in read_inputs(path) if row.text]
+
+
+def predict_file(config, workdir: str, path: str, print_fn=print):
+  """``(rows, result)``: the rows of ``path`` (:func:`read_inputs`, with the run's
+  own columns) and the run's answers for their texts (:func:`predict`, empty rows
+  left out); where rows have gold labels, ``result['gold']`` (:func:`gold_scores`)
+  and an accuracy line through ``print_fn``."""
+  rows = read_inputs(path, columns_of(config, workdir))
+  result = predict(config, workdir, [r.text for r in rows if r.text], print_fn)
+  scores = gold_scores(rows, result)
+  if scores is not None:
+    result['gold'] = scores
+    print_fn(accuracy_line(scores))
+  return rows, result
+
+
+def gold_scores(rows, result: dict) -> Optional[dict]:
+  """The ensemble's and each seed's accuracy (%) on the rows with a gold label and
+  a text (None without any): ``{'rows', 'accuracy', 'per_seed': [per member],
+  'unknown': [gold labels that are not among the run's classes]}``."""
+  answered = [r for r in rows if r.text]
+  scored = [(i, r.label) for i, r in enumerate(answered) if r.label is not None]
+  if not scored:
+    return None
+  def accuracy(labels):
+    return 100.0 * sum(labels[i] == gold for i, gold in scored) / len(scored)
+  classes = set(result['classes'])
+  return {'rows': len(scored), 'accuracy': accuracy(result['labels']),
+          'per_seed': [accuracy(labels) for labels in result['per_seed']],
+          'unknown': sorted({gold for _, gold in scored if gold not in classes})}
+
+
+def accuracy_line(scores: dict) -> str:
+  """'accuracy on the 40 rows with a gold label: 87.50 (the seeds' ensemble); each
+  seed 86.00 ± 1.20'."""
+  seeds = scores['per_seed']
+  spread = outputs.summarize(seeds)
+  each = (f'; each seed {spread["mean"]:.2f} ± {spread["std"]:.2f}' if len(seeds) > 1
+          else '')
+  unknown = scores['unknown']
+  note = (f' ({len(unknown)} gold label(s) not among the run\'s classes, counted '
+          f'wrong: {", ".join(repr(u) for u in unknown[:5])})' if unknown else '')
+  return (f'accuracy on the {scores["rows"]} rows with a gold label: '
+          f'{scores["accuracy"]:.2f} (the seeds\' ensemble){each}{note}')
 
 
 def jsonl_records(texts: Sequence[str], result: dict) -> List[dict]:
@@ -266,10 +291,27 @@ def jsonl_records(texts: Sequence[str], result: dict) -> List[dict]:
   return records
 
 
-def write_jsonl(path: str, texts: Sequence[str], result: dict) -> None:
-  """The records of :func:`jsonl_records`, one JSON object a line; ``-`` is stdout."""
-  lines = ''.join(json.dumps(r, ensure_ascii=False) + '\n'
-                  for r in jsonl_records(texts, result))
+def row_records(rows, result: dict) -> List[dict]:
+  """One record per input row, in input order: its ``line`` in the file, then the
+  record of :func:`jsonl_records` (with the row's ``gold`` label where it has one);
+  an empty row ``{'line', 'text': '', 'label': None}``."""
+  answered = iter(jsonl_records([r.text for r in rows if r.text], result))
+  out = []
+  for row in rows:
+    record = {'line': row.line, **(next(answered) if row.text else
+                                   {'text': '', 'label': None})}
+    if row.label is not None:
+      record['gold'] = row.label
+    out.append(record)
+  return out
+
+
+def write_jsonl(path: str, texts: Sequence, result: dict) -> None:
+  """The records of :func:`jsonl_records` (of :func:`row_records` for the rows of
+  :func:`read_inputs`), one JSON object a line; ``-`` is stdout."""
+  records = (row_records(texts, result) if texts and not isinstance(texts[0], str)
+             else jsonl_records(texts, result))
+  lines = ''.join(json.dumps(r, ensure_ascii=False) + '\n' for r in records)
   if path == '-':
     sys.stdout.write(lines)
     return

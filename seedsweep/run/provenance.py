@@ -1,6 +1,7 @@
 """What produced a result: library versions, git commit, devices."""
 import hashlib
 import importlib.metadata
+import json
 import os
 import platform
 import re
@@ -253,6 +254,38 @@ def input_digests(data: Optional[dict],
     if digest != 'module':
       digests[f'file {ref.rpartition(":")[0]}'] = digest
   return digests
+
+
+def test_identity(data: Optional[dict], folds: Sequence[int] = ()) -> Optional[dict]:
+  """What identifies the examples a run is tested on, from the ``data`` part of its
+  provenance: ``{'sha256', 'examples', 'what'}``; None without a data record.
+
+  A dataset's own test split: the sha256 of its examples (``checksums['test']``:
+  ``label<TAB>text`` lines in file order, inputs/pool.py). A cross-validated one
+  (``folds``: the folds run, () = all): the sha256 of the pooled splits' checksums,
+  the fold protocol and the folds tested. No test split: ``sha256`` None. Two runs
+  with one sha256 were tested on the same examples.
+  """
+  if not data or not data.get('checksums'):
+    return None
+  checksums, protocol = data['checksums'], data.get('protocol') or {}
+  cv = protocol.get('folds')
+  if cv:
+    k = int(cv.get('num_folds', 0))
+    tested = sorted({int(f) for f in folds}) or list(range(k))
+    key = {'pooled': sorted(checksums.items()), 'num_folds': k, 'seed': cv.get('seed'),
+           'stratified': cv.get('stratified'), 'tested': tested}
+    sizes = cv.get('sizes') or []
+    return {'sha256': hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest(),
+            'examples': (sum(sizes[f] for f in tested)
+                         if all(f < len(sizes) for f in tested) else None),
+            'what': (f'every fold of {k}-fold cross-validation' if len(tested) == k
+                     else f'fold{"s" if len(tested) > 1 else ""} '
+                     f'{", ".join(map(str, tested))} of {k}-fold cross-validation')}
+  if 'test' not in checksums:
+    return {'sha256': None, 'examples': 0, 'what': 'no test split'}
+  return {'sha256': checksums['test'], 'examples': (data.get('sizes') or {}).get('test'),
+          'what': 'the test split'}
 
 
 def input_changes(recorded: Optional[dict], current: Optional[dict]) -> List[str]:

@@ -17,12 +17,10 @@ search file and the scores told (``--sweep_shard=i/n`` adds workers, valid but n
 reproducible).
 """
 import json
-import math
 import os
 from typing import Dict, List, Sequence
 
 import numpy as np
-from scipy import stats
 
 from seedsweep.config import checks as config_checks
 from seedsweep.config import keys
@@ -88,9 +86,10 @@ def score(values: Sequence[float], how: str, lower_better: bool):
   mean = float(values.mean())
   if how == 'mean' or values.size < 2:
     return mean
-  half = float(stats.t.ppf(0.95, values.size - 1) * values.std(ddof=1)
-               / math.sqrt(values.size))
-  return mean + half if lower_better else mean - half
+  # The one-sided 95 % end is an end of the two-sided 90 % interval, the same t
+  # interval a report shows (outputs.mean_interval).
+  low, high = outputs.mean_interval(values, level=0.90)
+  return high if lower_better else low
 
 
 def round_size(config, search: space_lib.Search, seeds: int) -> int:

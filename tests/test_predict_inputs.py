@@ -1,0 +1,133 @@
+"""predict reads what training reads (issue 78, item 6): CSV, TSV and JSONL with
+their header and columns, one answer per input row in input order (an empty row an
+empty answer), the gold label beside each answer and an accuracy line; on a real
+run of the demo."""
+import csv
+import json
+import os
+
+import pytest
+
+import seedsweep
+from seedsweep import data
+from seedsweep.data import user_files
+from seedsweep.errors import UserError
+from seedsweep.run import loop
+from seedsweep.run import predict
+from tests.conftest import run_launch
+from tests.conftest import small_config
+
+ROWS = 30
+
+
+@pytest.fixture(scope='module')
+def run(tmp_path_factory):
+  """A trained run of the demo (2 seeds, 2 epochs) and the first test examples."""
+  folder = tmp_path_factory.mktemp('predict')
+  config = small_config(seeds=(1, 2), epochs=2)
+  workdir = str(folder / 'run')
+  loop.train(config, workdir, print_fn=lambda *_: None)
+  texts, labels = data.read_split(config.data, 'test')
+  return workdir, texts[:ROWS], labels[:ROWS], folder
+
+
+def _said():
+  lines = []
+  return lines, lines.append
+
+
+@pytest.mark.slow
+def test_a_csv_with_a_header_gets_one_answer_per_row_in_order_with_its_gold(run):
+  workdir, texts, labels, folder = run
+  path = folder / 'texts.csv'
+  with open(path, 'w', encoding='utf-8', newline='') as f:
+    writer = csv.writer(f)
+    writer.writerow(['label', 'text'])
+    for i, (text, label) in enumerate(zip(texts, labels)):
+      writer.writerow([label, text])
+      if i == 9:
+        f.write('\n')  # a blank row
+      if i == 19:
+        writer.writerow([label, ''])  # a labelled row without text
+  direct = predict.predict(None, workdir, texts, print_fn=lambda *_: None)
+  lines, say = _said()
+  result = seedsweep.predict(workdir, print_fn=say, input_file=str(path))
+  rows = result['rows']
+  assert len(rows) == ROWS + 2
+  answered = [r for r in rows if r['text']]
+  assert [r['text'] for r in answered] == texts  # the header is no text, no label in one
+  assert [r['label'] for r in answered] == direct['labels']
+  assert [r['gold'] for r in answered] == labels
+  assert rows[10] == {'line': 12, 'text': '', 'label': None}
+  assert rows[21]['label'] is None and rows[21]['gold'] == labels[19]
+  assert [r['line'] for r in rows[:3]] == [2, 3, 4]
+  ensemble = 100 * sum(p == y for p, y in zip(direct['labels'], labels)) / ROWS
+  assert result['gold']['accuracy'] == pytest.approx(ensemble)
+  assert result['gold']['rows'] == ROWS
+  assert any(l.startswith(f'accuracy on the {ROWS} rows with a gold label: '
+                          f'{ensemble:.2f}') for l in lines)
+
+
+@pytest.mark.slow
+def test_tsv_jsonl_and_text_files_keep_their_rows_in_place(run):
+  workdir, texts, labels, folder = run
+  direct = predict.predict(None, workdir, texts[:6], print_fn=lambda *_: None)
+  (folder / 'plain.txt').write_text('\n'.join(texts[:3]) + '\n\n' + '\n'.join(texts[3:6])
+                                    + '\n', encoding='utf-8')
+  (folder / 'rows.tsv').write_text(''.join(f'{l}\t{t}\n' for t, l in zip(
+      texts[:6], labels[:6])), encoding='utf-8')
+  (folder / 'rows.jsonl').write_text(''.join(
+      json.dumps({'text': t, 'label': l}) + '\n' + ('\n' if i == 2 else '')
+      for i, (t, l) in enumerate(zip(texts[:6], labels[:6]))), encoding='utf-8')
+  for name, blank in (('plain', 3), ('rows', None), ('rows', 3)):
+    path = folder / (name + ('.txt' if name == 'plain' else '.tsv' if blank is None
+                             else '.jsonl'))
+    rows, result = predict.predict_file(None, workdir, str(path), lambda *_: None)
+    records = predict.row_records(rows, result)
+    labelled = [r for r in records if r['text']]
+    assert [r['label'] for r in labelled] == direct['labels'], path
+    assert len(records) == 6 + (blank is not None)
+    if blank is not None:
+      assert records[blank]['text'] == '' and records[blank]['label'] is None
+      assert records[blank]['line'] == blank + 1
+    assert ('gold' in result) == (name == 'rows')
+
+
+@pytest.mark.slow
+def test_the_command_writes_one_line_per_input_row_and_the_accuracy(run):
+  workdir, texts, labels, folder = run
+  path = folder / 'command.tsv'
+  path.write_text('sentence\tlabel\n' + ''.join(
+      f'{t}\t{l}\n' + ('\n' if i == 4 else '') for i, (t, l) in enumerate(
+          zip(texts[:10], labels[:10]))), encoding='utf-8')
+  out = run_launch('--mode=predict', f'--workdir={workdir}', f'--input={path}',
+                   '--output=-')
+  assert out.returncode == 0, out.stderr[-3000:]
+  records = [json.loads(l) for l in out.stdout.splitlines()]
+  assert len(records) == 11 and records[5] == {'line': 7, 'text': '', 'label': None}
+  assert [r['gold'] for r in records if r['text']] == labels[:10]
+  assert 'accuracy on the 10 rows with a gold label: ' in out.stderr
+
+
+def test_input_files_are_read_by_the_training_column_rules(tmp_path):
+  path = tmp_path / 'named.csv'
+  path.write_text('id,review,stars\n1,a fine film,5\n2,,1\n', encoding='utf-8')
+  rows = user_files.read_inputs(str(path), user_files.Columns('review', 'stars'))
+  assert rows == [user_files.InputRow(2, 'a fine film', '5'),
+                  user_files.InputRow(3, '', '1')]
+  with pytest.raises(UserError, match=r"named.csv:1: the header .* has no text column "
+                     r"'review'"):
+    path.write_text('id,text\n1,a film\n', encoding='utf-8')
+    user_files.read_inputs(str(path), user_files.Columns('review', ''))
+  bad = tmp_path / 'bad.jsonl'
+  bad.write_text('{"text": "fine"}\n{"sentence": "no text key"}\n', encoding='utf-8')
+  with pytest.raises(UserError, match=r'bad.jsonl:2: expected an object with "text"'):
+    user_files.read_inputs(str(bad))
+  empty = tmp_path / 'empty.txt'
+  empty.write_text('\n\n', encoding='utf-8')
+  with pytest.raises(UserError, match='no text in it'):
+    user_files.read_inputs(str(empty))
+  wide = tmp_path / 'wide.tsv'
+  wide.write_text('a\tb\tc\td\n', encoding='utf-8')
+  with pytest.raises(UserError, match=r'wide.tsv:1: 4 TAB-separated fields'):
+    user_files.read_inputs(str(wide))
