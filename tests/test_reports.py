@@ -535,6 +535,23 @@ def test_seed_parts_that_read_different_vectors_are_named_in_a_warning(tmp_path)
   assert not any('data train' in m for m in messages)
 
 
+def test_seed_parts_trained_with_different_model_files_are_named_in_a_warning(tmp_path):
+  """A user's model file edited between two seed parts: one row, and the report
+  names the file and each part's bytes, as it does for vectors."""
+  for name, digest, seeds in (('own/seeds_1-2', 'c0de' * 16, [1, 2]),
+                              ('own/seeds_3-4', 'beef' * 16, [3, 4])):
+    make_run(tmp_path, name, {'test_accuracy': [85.0, 86.0]}, seeds=seeds)
+    path = tmp_path / name / outputs.RESULTS
+    results = json.loads(path.read_text())
+    results['provenance'] = {'data': {'checksums': {'train': 'ab' * 32}},
+                             'user_code': {'my_code/cnn.py:CNN': digest}}
+    path.write_text(json.dumps(results))
+  reports.write_report(str(tmp_path), plots=False, print_fn=quiet)
+  assert ('- own: its seed parts read different file my_code/cnn.py files: '
+          'own/seeds_1-2 sha256 c0dec0dec0de, own/seeds_3-4 sha256 beefbeefbeef'
+          ) in (tmp_path / reports.REPORT_MD).read_text()
+
+
 @pytest.mark.parametrize('second, reason', [
     (dict(seeds=[3, 4]), r'seed 3 is in two of its seed parts \(w2v/seeds_1-3, '
                          r'w2v/seeds_3-4\)'),

@@ -323,8 +323,11 @@ def _row(run_dir: str, name: str, config: dict, results: dict, point: dict,
       'unfinished': unfinished_reason(results, config),
       'test': test,
       'wall_time': results.get('wall_time'), 'selection': results.get('selection'),
+      # Data, vectors and the user's code files: seed parts that read other bytes
+      # of any of them are warned about (input_warnings).
       'determinism': determinism, 'inputs': provenance_lib.input_digests(
-          (results.get('provenance') or {}).get('data')),
+          (results.get('provenance') or {}).get('data'),
+          (results.get('provenance') or {}).get('user_code')),
       'embeddings': embeddings_text(config),
       'hardware': hardware_text(determinism),
       'bits': bits_text(determinism, (results.get('provenance') or {}).get('machines')
