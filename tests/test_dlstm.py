@@ -8,6 +8,7 @@ import pytest
 from seedsweep import models
 from seedsweep.errors import UserError
 from seedsweep.models import dlstm
+from tests.conftest import in_tier
 from tests.conftest import assert_logits_ignore_padding
 from tests.test_dclstm import count_without_embeddings
 
@@ -97,13 +98,13 @@ def small(**kw):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize('cell', dlstm.CELLS)
+@pytest.mark.parametrize('cell', in_tier(dlstm.CELLS, 'own'))
 def test_logits_do_not_depend_on_padding(cell):
   assert_logits_ignore_padding(small(cell=cell))
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize('peephole', dlstm.PEEPHOLES)
+@pytest.mark.parametrize('peephole', in_tier(dlstm.PEEPHOLES, 'full'))
 def test_the_gradient_reaches_every_parameter(peephole):
   model = small(peephole=peephole)
   batch = {'tokens': jnp.asarray([[3, 4, 5, 6], [7, 8, 0, 0]]),
