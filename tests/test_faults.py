@@ -121,7 +121,8 @@ def test_a_run_killed_and_stopped_ends_like_an_uninterrupted_one(
       assert 'Traceback' not in proc.stderr
   done = launch(workdir)
   assert done.returncode == 0, done.stderr[-3000:]
-  assert 'nothing to do' in done.stdout  # the kill after 'finished' left it complete
+  if chain[-1][0] == 'finished':  # the kill after 'finished' left it complete
+    assert 'nothing to do' in done.stdout
   assert final(workdir) == final(straight)
   assert not os.path.exists(os.path.join(workdir, ckpt_lib.INTERRUPTED))
   assert sorted(os.listdir(workdir)) == sorted(os.listdir(straight))  # nothing half
