@@ -6,8 +6,9 @@ Tiers: `python -m pytest` (the README's command) runs every test but those marke
 duplicate of a behaviour the README tier already checks (another model family, mode,
 golden, parameter): ``@pytest.mark.full``, or ``in_tier(values, kept)`` for a
 parametrisation. Every test file keeps a test in the README tier, and every module is
-imported or named by such a file (tests/test_tiers.py). ``slow`` (over a second) is
-apart: ``-m "not slow"`` is the minute-long loop while editing."""
+imported or named by such a file (tests/test_tiers.py). A test named by its id
+(``file.py::test``) runs whatever its tier. ``slow`` (over a second) is apart:
+``-m "not slow"`` is the README tier's minute-long part while editing."""
 import fcntl
 import os
 import shutil
@@ -190,21 +191,24 @@ LONGEST = {
     'tests/test_search.py::test_a_search_killed_while_asking': 46,
     'tests/test_sweep.py::test_the_local_launcher_runs_each_shard': 46,
     'tests/test_sharding.py::test_two_processes_train_one_run': 41,
-    # The README tier's shorter forms, estimated (not yet measured): the calm sweep and
-    # two launches; the uninterrupted run and four launches.
-    'tests/test_chaos.py::test_a_sweep_killed_ends_as_the_undisturbed_one[1]': 100,
+    # The README tier's shorter forms, estimated from a loaded machine's ratios (not
+    # yet measured quiet): the calm sweep, then two launches 1.7 times as long; the
+    # uninterrupted run and five launches.
+    'tests/test_chaos.py::test_a_sweep_killed_ends_as_the_undisturbed_one[1]': 125,
     ('tests/test_faults.py::test_a_run_killed_and_stopped_ends_like_an_'
      'uninterrupted_one[mid_epoch'): 50,
 }
 
 
 def pytest_addoption(parser):
+  """``--all``: the whole suite instead of the README tier."""
   parser.addoption('--all', action='store_true', dest='whole_suite',
                    help='the whole suite: also the tests marked full (what .ci/run '
                         'runs); without it, the README tier')
 
 
 def pytest_report_header(config):
+  """Which tier runs, on the session's first lines."""
   if config.getoption('whole_suite'):
     return 'tests: the whole suite (--all)'
   return 'tests: the README tier (tests marked full left out; --all runs them)'
@@ -216,9 +220,11 @@ def in_tier(values, *kept):
   suite only (a tuple value is one case of several arguments; no ``pytest.param``)."""
   missing = [k for k in kept if k not in values]
   assert not missing, f'in_tier: {missing} not among the values'
-  return [value if value in kept else pytest.param(
-      *(value if isinstance(value, tuple) else (value,)), marks=pytest.mark.full)
-          for value in values]
+  out = []
+  for value in values:
+    args = value if isinstance(value, tuple) else (value,)
+    out.append(value if value in kept else pytest.param(*args, marks=pytest.mark.full))
+  return out
 
 
 # What the collection held before the tier was applied: {test file: [node ids in the

@@ -61,7 +61,8 @@ def test_quick_variant_builds_on_its_data_and_its_steps_trace(name, arg):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize('name, arg', in_tier(TRAINED, ('joint_trec', 'quick')))
+@pytest.mark.full  # a quick paper config trained: the golden run bilstm_sst2_quick
+@pytest.mark.parametrize('name, arg', TRAINED)
 def test_quick_variant_trains_end_to_end_under_vmap_in_the_portable_form(name, arg,
                                                                           tmp_path):
   """The model, data, optimiser and loop are the config's own; the shapes tiny, the
