@@ -58,6 +58,7 @@ def batch_of(tokens, lengths):
 
 
 @pytest.mark.slow
+@pytest.mark.full  # padding: test_models.py
 def test_outputs_do_not_depend_on_padding():
   model = small()
   rng = np.random.default_rng(0)
@@ -144,7 +145,7 @@ def test_forget_gate_biases_start_at_one():
 
 
 @pytest.mark.slow
-@pytest.mark.full  # a gradient to every parameter: C-LSTM's, the joint model's
+@pytest.mark.full  # a gradient to every parameter: test_clstm.py
 def test_one_gradient_step_reaches_every_parameter():
   model = small()
   rng = np.random.default_rng(4)

@@ -8,7 +8,6 @@ import pytest
 from seedsweep import models
 from seedsweep.errors import UserError
 from seedsweep.models import dlstm
-from tests.conftest import in_tier
 from tests.conftest import assert_logits_ignore_padding
 from tests.test_dclstm import count_without_embeddings
 
@@ -98,13 +97,15 @@ def small(**kw):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize('cell', in_tier(dlstm.CELLS, 'own'))
+@pytest.mark.full  # padding: test_models.py
+@pytest.mark.parametrize('cell', dlstm.CELLS)
 def test_logits_do_not_depend_on_padding(cell):
   assert_logits_ignore_padding(small(cell=cell))
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize('peephole', in_tier(dlstm.PEEPHOLES, 'full'))
+@pytest.mark.full  # a gradient to every parameter: test_clstm.py
+@pytest.mark.parametrize('peephole', dlstm.PEEPHOLES)
 def test_the_gradient_reaches_every_parameter(peephole):
   model = small(peephole=peephole)
   batch = {'tokens': jnp.asarray([[3, 4, 5, 6], [7, 8, 0, 0]]),

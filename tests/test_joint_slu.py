@@ -95,7 +95,8 @@ VARIANTS = [{}, {'latent': True, 'num_tags': 0}, {'cnn': False},
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize('variant', in_tier(VARIANTS, VARIANTS[0]))
+@pytest.mark.full  # a gradient to every parameter: test_clstm.py
+@pytest.mark.parametrize('variant', VARIANTS)
 def test_one_gradient_step_reaches_every_parameter(variant):
   m, b = model(**variant), batch()
   params = m.init(jax.random.key(0), b, train=False)['params']

@@ -160,8 +160,8 @@ def test_group_sizes_give_the_extra_units_to_the_fastest_groups():
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize('implementation', in_tier(mtlstm.IMPLEMENTATIONS,
-                                                   mtlstm.IMPLEMENTATIONS[0]))
+@pytest.mark.full  # padding: test_models.py; the implementations agree: above
+@pytest.mark.parametrize('implementation', mtlstm.IMPLEMENTATIONS)
 def test_logits_do_not_depend_on_padding(implementation):
   assert_logits_ignore_padding(models.build_model(
       {'name': 'mtlstm', 'embed_dim': 6, 'hidden': 9, 'groups': 3,
