@@ -72,7 +72,7 @@ def _error_lines(proc):
 
 
 @pytest.mark.slow
-@pytest.mark.full  # the README tier fills the disk under one run (test_faults.py)
+@pytest.mark.full  # a full disk (a tmpfs): --all, as test_faults.py's
 def test_a_sweep_and_its_report_on_a_full_disk_stop_in_one_line_and_end_equal(
     small_disk, calm):
   """The sweep's root on a tmpfs with room for half of what it writes: the launch

@@ -250,7 +250,7 @@ def _file_size_limit(limit):
   return apply
 
 
-@pytest.mark.full  # a write that fails: the full disk's test (--all too)
+@pytest.mark.full  # a failing write: --all, beside the full disk below
 def test_a_failing_checkpoint_write_is_a_clear_error_and_keeps_earlier_ones(
     straight, tmp_path):
   """A writer that fails past a file size (disk full, quota, EFBIG): the run stops
@@ -276,7 +276,7 @@ def _folder_bytes(folder):
              for f in fs)
 
 
-@pytest.mark.full
+@pytest.mark.full  # a full disk (a tmpfs): --all, as test_chaos.py's
 def test_a_full_disk_stops_the_run_in_one_line_and_a_rerun_with_room_ends_equal(
     straight, small_disk):
   """The workdir on a tmpfs with room for about half of what the run writes: the
