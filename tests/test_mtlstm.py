@@ -82,8 +82,9 @@ def test_every_implementation_matches_the_numpy_equations(sizes, time, strategy)
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize('strategy', in_tier(mtlstm.STRATEGIES, mtlstm.STRATEGIES[0]))
-@pytest.mark.parametrize('groups', in_tier([1, 3, 4], 3))  # 5: the NumPy test's CASES
+@pytest.mark.full  # values: the NumPy test above; this one compiles ~200 programs
+@pytest.mark.parametrize('strategy', mtlstm.STRATEGIES)
+@pytest.mark.parametrize('groups', [1, 3, 4])  # 5 groups: the NumPy test's CASES
 def test_the_three_paths_agree_in_value_and_gradient(groups, strategy):
   sizes = mtlstm.group_sizes(3 * groups + 1, groups)
   period = 2 ** (groups - 1)
