@@ -1,4 +1,14 @@
-"""Shared fixtures: a small demo config and the JAX compilation cache."""
+"""Shared fixtures (a small demo config, the JAX compilation cache) and the suite's two
+tiers.
+
+Tiers: `python -m pytest` (the README's command) runs every test but those marked
+``full``; `python -m pytest --all` (what .ci/run runs) runs them too. Mark ``full`` a
+duplicate of a behaviour the README tier already checks (another model family, mode,
+golden, parameter): ``@pytest.mark.full``, or ``in_tier(values, kept)`` for a
+parametrisation. Every test file keeps a test in the README tier, and every module is
+imported or named by such a file (tests/test_tiers.py). A test named by its id
+(``file.py::test``) runs whatever its tier. ``slow`` (over a second) is apart:
+``-m "not slow"`` is the README tier's minute-long part while editing."""
 import fcntl
 import os
 import shutil
@@ -161,10 +171,12 @@ def assert_logits_ignore_padding(model, vocab_size=30, lengths=(9, 6, 1)):
 
 
 # The longest tests, in seconds (setup + call) of a 2-core run with empty caches
-# (`--durations=0`, AMD EPYC Zen 4, 2026-12-02): started first, longest first.
+# (`--durations=0`, AMD EPYC Zen 4, 2026-12-02): started first, longest first. Of the
+# whole suite's (--all); the README tier's own are at the end.
 LONGEST = {
-    'tests/test_chaos.py::test_a_sweep_killed_three_times': 157,  # + the calm sweep
-    'tests/test_faults.py::test_a_run_killed_and_stopped_at_every_moment': 109,
+    'tests/test_chaos.py::test_a_sweep_killed_ends_as_the_undisturbed_one[3]': 157,
+    ('tests/test_faults.py::test_a_run_killed_and_stopped_ends_like_an_'
+     'uninterrupted_one[every'): 109,
     'tests/test_benchmarks.py::test_compare_ab_parts_and_members': 86,
     'tests/test_chaos.py::test_a_sweep_and_its_report_on_a_full_disk': 70,
     'tests/test_golden.py::test_a_golden_run_gives_its_committed_bits[demo]': 67,
@@ -179,14 +191,81 @@ LONGEST = {
     'tests/test_search.py::test_a_search_killed_while_asking': 46,
     'tests/test_sweep.py::test_the_local_launcher_runs_each_shard': 46,
     'tests/test_sharding.py::test_two_processes_train_one_run': 41,
+    # The README tier's shorter forms, estimated from a loaded machine's ratios (not
+    # yet measured quiet): the calm sweep, then two launches 1.7 times as long; the
+    # uninterrupted run and five launches.
+    'tests/test_chaos.py::test_a_sweep_killed_ends_as_the_undisturbed_one[1]': 125,
+    ('tests/test_faults.py::test_a_run_killed_and_stopped_ends_like_an_'
+     'uninterrupted_one[mid_epoch'): 50,
 }
 
 
-def pytest_collection_modifyitems(items):
-  """The longest tests first (LONGEST), then the other end-to-end tests (marked slow,
-  up to half a minute each) in their files' order, then the many short ones: with
-  setup.cfg's ``--dist=worksteal`` the short tests fill in at the end instead of a
-  long one starting last while the other worker idles."""
+def pytest_addoption(parser):
+  """``--all``: the whole suite instead of the README tier."""
+  parser.addoption('--all', action='store_true', dest='whole_suite',
+                   help='the whole suite: also the tests marked full (what .ci/run '
+                        'runs); without it, the README tier')
+
+
+def pytest_report_header(config):
+  """Which tier runs, on the session's first lines."""
+  if config.getoption('whole_suite'):
+    return 'tests: the whole suite (--all)'
+  return 'tests: the README tier (tests marked full left out; --all runs them)'
+
+
+def in_tier(values, *kept):
+  """``values`` for ``pytest.mark.parametrize`` with all but ``kept`` marked full:
+  the kept ones represent the behaviour in the README tier, the rest run in the whole
+  suite only (a tuple value is one case of several arguments; no ``pytest.param``)."""
+  missing = [k for k in kept if k not in values]
+  assert not missing, f'in_tier: {missing} not among the values'
+  out = []
+  for value in values:
+    args = value if isinstance(value, tuple) else (value,)
+    out.append(value if value in kept else pytest.param(*args, marks=pytest.mark.full))
+  return out
+
+
+# What the collection held before the tier was applied: {test file: [node ids in the
+# README tier]} (tests/test_tiers.py reads it).
+TIER_BY_FILE = pytest.StashKey()
+
+
+def _named(config):
+  """The node ids the command line names (``file.py::test``): they run whatever their
+  tier, as a marker expression would not let them."""
+  out = []
+  for arg in config.args:
+    if '::' in arg:
+      path, rest = arg.split('::', 1)
+      out.append(os.path.relpath(os.path.abspath(path), str(config.rootpath))
+                 .replace(os.sep, '/') + '::' + rest)
+  return out
+
+
+@pytest.hookimpl(tryfirst=True)  # before -m and -k deselect: TIER_BY_FILE sees all
+def pytest_collection_modifyitems(config, items):
+  """Without ``--all``, the tests marked full are deselected (unless named by id).
+  Then the longest tests first (LONGEST), then the other end-to-end tests (marked
+  slow, up to half a minute each) in their files' order, then the many short ones:
+  with setup.cfg's ``--dist=worksteal`` the short tests fill in at the end instead of
+  a long one starting last while the other worker idles."""
+  tier = {}
+  for item in items:
+    kept = tier.setdefault(item.nodeid.split('::')[0], [])
+    if not item.get_closest_marker('full'):
+      kept.append(item.nodeid)
+  config.stash[TIER_BY_FILE] = tier
+  if not config.getoption('whole_suite'):
+    named = _named(config)
+    def runs(item):
+      return not item.get_closest_marker('full') or any(
+          item.nodeid == n or item.nodeid.startswith((n + '[', n + '::')) for n in named)
+    left_out = [item for item in items if not runs(item)]
+    if left_out:
+      config.hook.pytest_deselected(items=left_out)
+      items[:] = [item for item in items if runs(item)]
   def seconds(item):
     known = [s for name, s in LONGEST.items() if item.nodeid.startswith(name)]
     return known[0] if known else 1 if item.get_closest_marker('slow') else 0

@@ -18,6 +18,7 @@ def compare_on_own_core(*flags):
   return on_cores([own_core()], os.path.join(REPO, 'benchmarks', 'compare.py'), *flags)
 
 
+@pytest.mark.full  # a benchmark run (the README tier checks their parsing and tables)
 def test_compare_quick_writes_its_tables(tmp_path):
   proc = subprocess.run(compare_on_own_core('--quick', '--cores=1', f'--out={tmp_path}'),
                         cwd=REPO, capture_output=True, text=True, timeout=900,
@@ -38,6 +39,7 @@ def test_compare_quick_writes_its_tables(tmp_path):
   assert (tmp_path / name.replace('.json', '.md')).read_text().count('|') > 20
 
 
+@pytest.mark.full  # a benchmark run (the README tier checks their parsing and tables)
 def test_compare_ab_parts_and_members_probe_what_they_name(tmp_path):
   """Both A/B parts and the members part in one command (one process start)."""
   parts = {'updates': 'embedding_update', 'numerics': 'numerics'}
@@ -78,6 +80,7 @@ def test_compile_profile_sums_each_programs_phases_from_jax_log_lines():
 
 
 @pytest.mark.slow
+@pytest.mark.full  # a benchmark run (the README tier checks their parsing and tables)
 def test_device_check_smoke_measures_members_and_a_lone_seeds_bits(tmp_path):
   """benchmarks/device_check.py --smoke: the demo's 1 and 3 members and 3 with the
   scans unrolled, each in its own process; on a CPU no deterministic-ops column, no
@@ -181,6 +184,7 @@ def test_device_check_plans_a_gpu_check_and_renders_its_columns(tmp_path):
   assert '--xla_gpu_deterministic_ops=true' in table
 
 
+@pytest.mark.full  # a benchmark run (the README tier checks their parsing and tables)
 def test_compare_whole_part_says_where_pytorch_ran_and_survives_its_failure(
     monkeypatch, tmp_path):
   """Beside a framework on a GPU the PyTorch baseline (CPU only) is said to run on

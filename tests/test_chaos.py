@@ -13,6 +13,7 @@ import pytest
 
 from benchmarks import chaos_sweep
 from tests.conftest import built_once
+from tests.conftest import in_tier
 
 
 def test_chaos_sweep_compares_reports_without_their_wall_times():
@@ -39,12 +40,13 @@ def calm(tmp_path_factory):
 
 
 @pytest.mark.slow
-def test_a_sweep_killed_three_times_ends_as_the_undisturbed_one(tmp_path, calm):
+@pytest.mark.parametrize('kills', in_tier([1, 3], 1))  # --all: three kills
+def test_a_sweep_killed_ends_as_the_undisturbed_one(tmp_path, calm, kills):
   # The jobs kill themselves at rows (a timed group kill can miss a fast sweep).
-  figures = chaos_sweep.chaos(kills=3, seed=0, tmp=str(tmp_path), kinds=('jobs',),
+  figures = chaos_sweep.chaos(kills=kills, seed=0, tmp=str(tmp_path), kinds=('jobs',),
                               print_fn=lambda *a: None, calm=calm)
   assert figures['differences'] == []
-  assert figures['kills'] == 3 and figures['relaunches'] == 3, figures
+  assert figures['kills'] == kills and figures['relaunches'] == kills, figures
 
 
 def _fill(folder):
@@ -70,6 +72,7 @@ def _error_lines(proc):
 
 
 @pytest.mark.slow
+@pytest.mark.full  # a full disk (a tmpfs): --all, as test_faults.py's
 def test_a_sweep_and_its_report_on_a_full_disk_stop_in_one_line_and_end_equal(
     small_disk, calm):
   """The sweep's root on a tmpfs with room for half of what it writes: the launch

@@ -64,6 +64,7 @@ def test_the_last_real_window_classifies_and_matches_numpy():
 
 
 @pytest.mark.slow
+@pytest.mark.full  # variants of the NumPy check above
 def test_literal_variant_reads_every_padded_window_up_to_maxlen():
   model = small(literal=True, maxlen=12)
   rng = np.random.default_rng(3)
@@ -85,6 +86,7 @@ def test_literal_variant_reads_every_padded_window_up_to_maxlen():
 
 
 @pytest.mark.slow
+@pytest.mark.full  # variants of the NumPy check above
 def test_multi_width_variant_cuts_every_map_to_the_shortest():
   model = small(widths=(2, 3, 4))
   b = batch_of(np.arange(2, 16).reshape(2, 7), [7, 4])

@@ -20,6 +20,7 @@ def mr_config(folds, seeds):
 
 
 @pytest.mark.slow
+@pytest.mark.full  # alone vs in a group: test_train.py; the folds: the test below
 def test_a_fold_seed_member_alone_equals_the_same_member_among_others():
   group, g_state = run_steps(mr_config((0, 3), (1, 2)), 4)
   np.testing.assert_array_equal(group.members.view_ids, [0, 0, 3, 3])

@@ -13,6 +13,7 @@ from seedsweep.config import base
 from seedsweep import data as data_lib
 from seedsweep.errors import UserError
 from seedsweep.inputs import cache
+from tests.conftest import in_tier
 from tests.conftest import REPO
 
 
@@ -38,8 +39,16 @@ def label_counts(dataset, split, view=0):
                   np.bincount(dataset.labels[rows], minlength=dataset.num_classes)))
 
 
+# The datasets the README tier's runs read anyway; --all prepares every one (the
+# phrases and IMDB take the longest).
+SPLITS_IN_TIER = [
+    ('sst/binary', {'train': 6920, 'dev': 872, 'test': 1821}, 2),
+    ('trec/coarse', {'train': 5452, 'test': 500}, 6),
+    ('atis', {'train': 4478, 'dev': 500, 'test': 893}, 26)]
+
+
 @pytest.mark.slow
-@pytest.mark.parametrize('name, sizes, classes', [
+@pytest.mark.parametrize('name, sizes, classes', in_tier([
     ('sst/fine', {'train': 8544, 'dev': 1101, 'test': 2210}, 5),
     ('sst/binary', {'train': 6920, 'dev': 872, 'test': 1821}, 2),
     ('sst/fine_phrases', {'train': 159274, 'dev': 1101, 'test': 2210}, 5),
@@ -49,7 +58,7 @@ def label_counts(dataset, split, view=0):
     ('imdb', {'train': 25000, 'test': 25000}, 2),
     ('atis', {'train': 4478, 'dev': 500, 'test': 893}, 26),
     ('atis/jointslu', {'train': 4978, 'test': 893}, 26),
-])
+], *SPLITS_IN_TIER))
 def test_split_sizes_and_number_of_classes(name, sizes, classes):
   dataset = load(name)
   assert dataset.sizes() == sizes
@@ -94,10 +103,10 @@ def test_trec_labels_and_the_byte_that_is_not_utf8():
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize('name, n, first', [
+@pytest.mark.parametrize('name, n, first', in_tier([
     ('mr', 10662, 'simplistic , silly and tedious .'),
     ('subj', 10000, None),
-])
+], ('mr', 10662, 'simplistic , silly and tedious .')))
 def test_cross_validated_datasets_have_ten_deterministic_stratified_folds(name, n,
                                                                           first):
   dataset = load(name)
@@ -144,6 +153,7 @@ def test_atis_intents_tags_and_multi_intent_classes():
 
 
 @pytest.mark.slow
+@pytest.mark.full  # IMDB read whole (tests/test_imdb.py reads a small archive)
 def test_imdb_labels():
   imdb = load('imdb')
   assert label_counts(imdb, 'train') == {'negative': 12500, 'positive': 12500}
@@ -202,6 +212,7 @@ def test_python_m_data_prints_statistics_as_json():
 
 
 @pytest.mark.slow
+@pytest.mark.full  # the build lock's own test: processes on an empty cache (--all)
 def test_processes_started_together_on_an_empty_cache_build_a_dataset_once(tmp_path):
   """Sweep shards (or test workers) launched at once share one TFDS folder, and
   write nothing outside the cache (TFDS left an empty temporary folder per builder)."""

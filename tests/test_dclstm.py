@@ -8,6 +8,7 @@ import pytest
 from seedsweep import models
 from seedsweep.models import dclstm
 from seedsweep.run import describe
+from tests.conftest import in_tier
 
 
 def count_without_embeddings(model, length=8):
@@ -57,6 +58,7 @@ def batch_of(tokens, lengths):
 
 
 @pytest.mark.slow
+@pytest.mark.full  # padding: test_models.py
 def test_outputs_do_not_depend_on_padding():
   model = small()
   rng = np.random.default_rng(0)
@@ -107,8 +109,8 @@ def numpy_dclstm(p, tokens, length, dense, widths):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize('projection', ['concat', 'blocks'])
-@pytest.mark.parametrize('dense', [True, False])
+@pytest.mark.parametrize('projection', in_tier(['concat', 'blocks'], 'concat'))
+@pytest.mark.parametrize('dense', in_tier([True, False], True))
 def test_matches_a_numpy_implementation_of_the_papers_equations(dense, projection):
   model = small(dense, projection=projection)
   rng = np.random.default_rng(1)
@@ -143,6 +145,7 @@ def test_forget_gate_biases_start_at_one():
 
 
 @pytest.mark.slow
+@pytest.mark.full  # a gradient to every parameter: test_clstm.py
 def test_one_gradient_step_reaches_every_parameter():
   model = small()
   rng = np.random.default_rng(4)

@@ -70,6 +70,7 @@ def test_a_gpu_run_without_the_deterministic_flag_is_warned(backend, flags, warn
 
 
 @pytest.mark.slow
+@pytest.mark.full  # the warning: test_a_gpu_run_without_the_deterministic_flag_is_warned
 def test_a_run_prints_the_gpu_warning_with_its_backend_and_flags(tmp_path, monkeypatch):
   # The CPU client runs (started here if no test before this one started it), so the
   # variable is only read here, never applied.
@@ -216,6 +217,7 @@ def test_verify_reproduces_an_untouched_run_on_one_core(trained):
 
 
 @pytest.mark.slow
+@pytest.mark.full  # verify: the two tests above
 def test_verify_names_the_changed_environment(trained):
   """Eigen's dot kernels instead of YNNPACK's: other rounding, other bits."""
   proc = _verify(trained, env={'XLA_FLAGS': '--xla_cpu_experimental_ynn_fusion_type='})
@@ -252,6 +254,7 @@ def test_verify_finds_a_changed_checkpoint(trained, tmp_path):
 
 
 @pytest.mark.slow
+@pytest.mark.full  # verify: the two tests above
 def test_verify_refuses_more_epochs_than_were_recorded(trained):
   from seedsweep.run import verify  # pylint: disable=g-import-not-at-top
   config = config_checks.from_dict(outputs.read_json(os.path.join(trained,
@@ -281,6 +284,7 @@ def test_report_warns_when_a_table_mixes_records(tmp_path):
 
 
 @pytest.mark.slow
+@pytest.mark.full  # a stop and resume: test_faults.py; verify: above
 def test_a_run_continued_elsewhere_records_which_epochs_each_machine_trained(tmp_path):
   """Native numerics, epoch 1 under other dot kernels (as another CPU would give),
   epoch 2 here: the record says which machine trained which epochs, and verify

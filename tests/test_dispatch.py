@@ -50,6 +50,7 @@ def test_an_epoch_is_one_dispatch_per_eight_steps(monkeypatch):
 
 
 @pytest.mark.slow
+@pytest.mark.full  # one program: test_train.py's compiled-ahead and eval-length tests
 def test_a_few_steps_and_a_whole_epoch_are_one_compiled_program():
   """``max_steps`` stops the loop early, it does not shorten the epoch's plan (whose
   length is a shape): benchmarks, tests and the loop share one chunk program."""
@@ -62,6 +63,7 @@ def test_a_few_steps_and_a_whole_epoch_are_one_compiled_program():
 
 
 @pytest.mark.slow
+@pytest.mark.full  # the chunk size: test_the_chunk_size_changes_no_bit...
 def test_chunks_shrink_to_a_step_when_steps_are_slow(monkeypatch):
   """A chunk is cut to the steps that fit in CHUNK_SECONDS (here none: one step),
   timed from the third chunk on (the first one's end starts the clock), so that a

@@ -97,12 +97,14 @@ def small(**kw):
 
 
 @pytest.mark.slow
+@pytest.mark.full  # padding: test_models.py
 @pytest.mark.parametrize('cell', dlstm.CELLS)
 def test_logits_do_not_depend_on_padding(cell):
   assert_logits_ignore_padding(small(cell=cell))
 
 
 @pytest.mark.slow
+@pytest.mark.full  # a gradient to every parameter: test_clstm.py
 @pytest.mark.parametrize('peephole', dlstm.PEEPHOLES)
 def test_the_gradient_reaches_every_parameter(peephole):
   model = small(peephole=peephole)

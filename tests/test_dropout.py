@@ -11,6 +11,7 @@ from seedsweep import models
 from seedsweep.models.dropout import Dropout
 
 STACKABLE = ('dropout', 'embed_dropout', 'rho', 'beta')
+from tests.conftest import in_tier
 
 
 def _x(shape=(4, 7, 33), seed=0):
@@ -125,7 +126,7 @@ def test_small_sizes_cover_the_registry():
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize('name', sorted(models.REGISTRY))
+@pytest.mark.parametrize('name', in_tier(sorted(models.REGISTRY), 'bilstm'))
 def test_model_with_traced_rates_equals_the_static_model(name):
   model = models.build_model({'name': name, **SMALL[name]}, vocab_size=30,
                              num_classes=4, num_tags=NUM_TAGS)

@@ -9,6 +9,7 @@ import pytest
 
 from seedsweep.engine import embedding_rows
 from seedsweep.errors import UserError
+from tests.conftest import in_tier
 from tests.conftest import run_steps
 from tests.conftest import small_config
 
@@ -41,8 +42,9 @@ RMSPROP = dict(learning_rate=0.01, eps=1e-6)
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize('optimizer,mode,fields', [
-    ('adagrad', 'map', {}), ('sgd', 'vmap', {}), ('adadelta', 'vmap', {})])
+@pytest.mark.parametrize('optimizer,mode,fields', in_tier([
+    ('adagrad', 'map', {}), ('sgd', 'vmap', {}), ('adadelta', 'vmap', {})],
+    ('adagrad', 'map', {})))
 def test_rows_update_equals_the_dense_update(optimizer, mode, fields):
   # RMSprop's: the next test.
   dense, _ = _params(_config(optimizer, 'dense', mode=mode, **fields), 6)
@@ -97,6 +99,7 @@ def test_catch_up_scales_each_row_by_the_decays_it_sat_out():
 
 
 @pytest.mark.slow
+@pytest.mark.full  # alone vs in a group: test_train.py
 def test_a_seed_steps_on_its_rows_the_same_alone_and_in_a_group():
   # The group's program is the one test_rows_that_sat_out_catch_up... compiles.
   alone, _ = _params(_config('rmsprop', 'rows', seeds=(2,), **RMSPROP), 4)
@@ -156,6 +159,7 @@ def test_batch_rows_lists_each_id_once_and_maps_every_token_to_its_row():
 
 
 @pytest.mark.slow
+@pytest.mark.full  # a stop and resume: test_faults.py; rows = dense: above
 def test_a_run_on_rows_stopped_mid_epoch_resumes_to_the_same_numbers(tmp_path):
   """The rows' update clock is part of the checkpoint: stopped (SIGTERM) in epoch 2
   and rerun, a run ends with an uninterrupted run's numbers."""

@@ -10,6 +10,7 @@ from seedsweep.run import describe
 from seedsweep.run import experiment
 from seedsweep.run import faults
 from seedsweep.run import loop
+from tests.conftest import in_tier
 from tests.conftest import small_config
 
 WORDS = ('the', 'film', 'movie', 'not')
@@ -44,7 +45,7 @@ def _train(config, steps=3):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize('static', [True, False])
+@pytest.mark.parametrize('static', in_tier([True, False], False))
 def test_vectors_initialise_the_found_words_and_static_keeps_them(tmp_path, static,
                                                                   monkeypatch):
   monkeypatch.setenv('SEEDSWEEP_CACHE', str(tmp_path / 'cache'))
@@ -89,7 +90,8 @@ def test_vectors_of_another_dimension_are_refused(tmp_path, monkeypatch):
 # This config has 94 steps an epoch: a stop in epoch 1, and one in epoch 2 (after the
 # epoch-1 checkpoint, so both kinds of checkpoint are checked).
 @pytest.mark.slow
-@pytest.mark.parametrize('stop_at_step, epoch', [(3, 1), (94 + 3, 2)])
+@pytest.mark.parametrize('stop_at_step, epoch',
+                         in_tier([(3, 1), (94 + 3, 2)], (94 + 3, 2)))
 def test_a_run_whose_vectors_file_changed_is_not_resumed(tmp_path, monkeypatch,
                                                          stop_at_step, epoch):
   """A stopped run resumed after its vectors file changed would mix two inputs in
@@ -118,6 +120,7 @@ def test_a_run_whose_vectors_file_changed_is_not_resumed(tmp_path, monkeypatch,
 
 
 @pytest.mark.slow
+@pytest.mark.full  # the vectors file checked on resume: above
 def test_a_finished_run_is_not_re_evaluated_on_another_vectors_file(tmp_path,
                                                                    monkeypatch):
   """--mode=eval after the vectors file changed would write a record naming inputs

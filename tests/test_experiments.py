@@ -10,6 +10,7 @@ import pytest
 from seedsweep.engine import steps as steps_lib
 from seedsweep.run import experiment
 from seedsweep.run import loop
+from tests.conftest import in_tier
 from tests.conftest import tiny_shapes
 
 # One quick variant per model family trains end to end, under vmap: the TREC ones
@@ -36,7 +37,7 @@ def get_config(name, arg):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize('name, arg', TRACED)
+@pytest.mark.parametrize('name, arg', in_tier(TRACED, ('clstm_sst', 'binary,quick')))
 def test_quick_variant_builds_on_its_data_and_its_steps_trace(name, arg):
   """The config's data, model, optimiser and plans built for real; one train step
   and one eval chunk traced (shapes and dtypes checked, nothing compiled)."""
@@ -60,6 +61,7 @@ def test_quick_variant_builds_on_its_data_and_its_steps_trace(name, arg):
 
 
 @pytest.mark.slow
+@pytest.mark.full  # a quick paper config trained: the golden run bilstm_sst2_quick
 @pytest.mark.parametrize('name, arg', TRAINED)
 def test_quick_variant_trains_end_to_end_under_vmap_in_the_portable_form(name, arg,
                                                                           tmp_path):

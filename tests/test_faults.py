@@ -18,7 +18,7 @@ import pytest
 from seedsweep.run import checkpoints as ckpt_lib
 from seedsweep.run import faults
 from seedsweep.run import outputs
-from tests.conftest import REPO, built_once, run_launch, user_environment
+from tests.conftest import REPO, built_once, in_tier, run_launch, user_environment
 from tests.conftest import workdir_snapshot
 
 pytestmark = pytest.mark.slow  # launch.py processes
@@ -46,6 +46,10 @@ CHAIN = [
     ('write:results.json', -9),  # results.json's temporary file written
     ('finished', -9),            # results written, process not yet ended
 ]
+# The README tier's chain: a kill mid epoch 1 (nothing saved), a preemption mid epoch
+# 2 (a mid-epoch checkpoint), a kill as that process saves a checkpoint.
+SHORT_CHAIN = [('step:3', -9), (f'step:{STEPS + 5}@TERM', 128 + signal.SIGTERM),
+               ('checkpoint_saving:1', -9)]
 
 
 def launch(workdir, *extra, fault=None, preexec_fn=None):
@@ -98,10 +102,13 @@ def straight(tmp_path_factory):
   return os.path.join(built_once(tmp_path_factory, 'faults_straight', build), 'run')
 
 
-def test_a_run_killed_and_stopped_at_every_moment_ends_like_an_uninterrupted_one(
-    straight, tmp_path):
+@pytest.mark.parametrize('chain', [
+    pytest.param(SHORT_CHAIN, id='mid_epoch'),
+    pytest.param(CHAIN, id='every_moment', marks=pytest.mark.full)])
+def test_a_run_killed_and_stopped_ends_like_an_uninterrupted_one(
+    straight, tmp_path, chain):
   workdir = str(tmp_path / 'run')
-  for fault, status in CHAIN:
+  for fault, status in chain:
     proc = launch(workdir, fault=fault)
     moment, count, signum = faults.parse(fault)
     assert proc.returncode == status, (fault, proc.stderr[-3000:])
@@ -114,7 +121,8 @@ def test_a_run_killed_and_stopped_at_every_moment_ends_like_an_uninterrupted_one
       assert 'Traceback' not in proc.stderr
   done = launch(workdir)
   assert done.returncode == 0, done.stderr[-3000:]
-  assert 'nothing to do' in done.stdout  # the kill after 'finished' left it complete
+  if chain[-1][0] == 'finished':  # the kill after 'finished' left it complete
+    assert 'nothing to do' in done.stdout
   assert final(workdir) == final(straight)
   assert not os.path.exists(os.path.join(workdir, ckpt_lib.INTERRUPTED))
   assert sorted(os.listdir(workdir)) == sorted(os.listdir(straight))  # nothing half
@@ -173,6 +181,7 @@ def test_a_finished_run_is_left_alone_and_other_configs_are_refused(straight, tm
       results['metrics'])
 
 
+@pytest.mark.full  # the README tier kills runs (the chain) and sweeps (test_chaos.py)
 def test_a_report_killed_while_writing_its_files_is_whole_after_a_rerun(straight,
                                                                       tmp_path):
   """kill -9 with report.md's new text complete but not yet renamed, then with
@@ -210,7 +219,7 @@ def _newest_data_file(workdir):
   return max(files, key=os.path.getsize), epoch
 
 
-@pytest.mark.parametrize('damage', ['garble', 'truncate'])
+@pytest.mark.parametrize('damage', in_tier(['garble', 'truncate'], 'garble'))
 def test_a_damaged_newest_checkpoint_is_reported_and_the_one_before_resumes(
     straight, tmp_path, damage):
   workdir = str(tmp_path / 'run')
@@ -241,6 +250,7 @@ def _file_size_limit(limit):
   return apply
 
 
+@pytest.mark.full  # a failing write: --all, beside the full disk below
 def test_a_failing_checkpoint_write_is_a_clear_error_and_keeps_earlier_ones(
     straight, tmp_path):
   """A writer that fails past a file size (disk full, quota, EFBIG): the run stops
@@ -266,6 +276,7 @@ def _folder_bytes(folder):
              for f in fs)
 
 
+@pytest.mark.full  # a full disk (a tmpfs): --all, as test_chaos.py's
 def test_a_full_disk_stops_the_run_in_one_line_and_a_rerun_with_room_ends_equal(
     straight, small_disk):
   """The workdir on a tmpfs with room for about half of what the run writes: the

@@ -17,6 +17,7 @@ import pytest
 from seedsweep.run import provenance
 from tests import golden_runs
 from tests.conftest import REPO
+from tests.conftest import in_tier
 from tests.conftest import on_cores
 from tests.conftest import own_core
 from tests.conftest import user_environment
@@ -62,7 +63,8 @@ def test_the_installed_jax_is_the_one_the_goldens_were_made_with():
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize('name', list(golden_runs.GOLDEN))
+# The README tier runs the Bi-LSTM's (the demo's model, on real data); --all every one.
+@pytest.mark.parametrize('name', in_tier(list(golden_runs.GOLDEN), 'bilstm_sst2_quick'))
 def test_a_golden_run_gives_its_committed_bits(name, tmp_path):
   golden = _load(name)
   moved = version_moved(golden)

@@ -69,6 +69,7 @@ def test_a_split_run_gives_every_member_the_numbers_of_one_program_under_vmap(tm
 
 
 @pytest.mark.slow
+@pytest.mark.full  # a split run: the test above; the modes: test_package.py
 def test_a_split_run_evaluates_predicts_verifies_and_resumes_as_one(tmp_path):
   config = _config()
   whole_dir, split_dir = str(tmp_path / 'whole'), str(tmp_path / 'split')

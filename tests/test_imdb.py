@@ -21,6 +21,7 @@ def real():
 
 
 @pytest.mark.slow
+@pytest.mark.full  # IMDB whole; the README tier reads a small archive
 def test_counts_and_rating_distribution(real):
   expected = {
       ('train', 1): {7: 2496, 8: 3009, 9: 2263, 10: 4732},
@@ -37,6 +38,7 @@ def test_counts_and_rating_distribution(real):
 
 
 @pytest.mark.slow
+@pytest.mark.full  # IMDB whole; the README tier reads a small archive
 def test_order_and_text(real):
   train, test = real['train'], real['test']
   # Sorted by member name: neg/ before pos/, ids in string order (0, 1, 10, 100, ...).
@@ -63,6 +65,7 @@ def test_tokenize_cases():
 
 
 @pytest.mark.slow
+@pytest.mark.full  # IMDB whole; the README tier reads a small archive
 def test_tokens_have_no_spaces(real):
   for text, _, _ in real['test'][:2000]:
     out = imdb.token_text(text)

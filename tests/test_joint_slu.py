@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from seedsweep.models import joint_slu
+from tests.conftest import in_tier
 
 
 def model(**kw):
@@ -24,7 +25,7 @@ def batch(seed=0, lengths=(10, 6, 2)):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize('head', joint_slu.HEADS)
+@pytest.mark.parametrize('head', in_tier(joint_slu.HEADS, 'sparse'))
 def test_teacher_forcing_on_the_greedy_tags_reproduces_greedy_decoding(head):
   m, b = model(head=head), batch()
   params = m.init(jax.random.key(0), b, train=False)
@@ -89,10 +90,13 @@ def test_a_word_reaches_the_states_up_to_three_tokens_before_it():
   assert list(np.nonzero(moved)[0]) == [3, 4, 5, 6, 7, 8, 9]
 
 
+VARIANTS = [{}, {'latent': True, 'num_tags': 0}, {'cnn': False},
+            {'cnn': False, 'independent': True}, {'cnn': False, 'num_tags': 0}]
+
+
 @pytest.mark.slow
-@pytest.mark.parametrize('variant', [{}, {'latent': True, 'num_tags': 0},
-                                     {'cnn': False}, {'cnn': False, 'independent': True},
-                                     {'cnn': False, 'num_tags': 0}])
+@pytest.mark.full  # a gradient to every parameter: test_clstm.py
+@pytest.mark.parametrize('variant', VARIANTS)
 def test_one_gradient_step_reaches_every_parameter(variant):
   m, b = model(**variant), batch()
   params = m.init(jax.random.key(0), b, train=False)['params']
@@ -130,6 +134,7 @@ def test_bad_options_name_the_config_field(fields, message):
 
 
 @pytest.mark.slow
+@pytest.mark.full  # the golden joint_atis_quick's config and programs (--all)
 def test_quick_atis_config_reports_slot_f1_and_intent_error_per_seed(tmp_path):
   import seedsweep  # pylint: disable=g-import-not-at-top
   from tests import golden_runs  # pylint: disable=g-import-not-at-top

@@ -4,6 +4,7 @@ import re
 
 import pytest
 
+from tests.conftest import in_tier
 from tests.conftest import run_launch
 
 
@@ -38,14 +39,14 @@ def test_config_overrides_reach_the_model_and_the_seeds():
 
 
 @pytest.mark.slow
+@pytest.mark.full  # describe's JSON: the tests above
 def test_describe_prints_a_table():
   proc = run_launch('--config=experiments/demo.py:lstm', '--mode=describe')
   assert proc.returncode == 0, proc.stderr[-3000:]
   assert 'without embeddings' in proc.stdout and 'encoder/forward' in proc.stdout
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize('args,expected', [
+BAD = [
     (['--config=experiments/demo.py', '--config.train.nonexistent=3'],
      "config.train has no field 'nonexistent'"),
     (['--config=experiments/demo.py', '--config.trian.num_epochs=3'],
@@ -77,7 +78,13 @@ def test_describe_prints_a_table():
     (['--config=experiments/demo.py', '--launcher=local'],
      '--launcher=local submits the shards of a sweep or the workers of a search; add --sweep='),
     (['--config=experiments/demo.py', '--mode=predict'], '--mode=predict needs --input'),
-])
+]
+
+
+# Each case a process of its own (the line the command prints, its exit status); the
+# README tier runs a misspelt field, a broken config file and a missing flag.
+@pytest.mark.slow
+@pytest.mark.parametrize('args,expected', in_tier(BAD, BAD[1], BAD[11], BAD[15]))
 def test_bad_config_is_a_clear_error(tmp_path, args, expected):
   (tmp_path / 'syntax.py').write_text('def get_config(arg=None):\n  return {\n')
   (tmp_path / 'raises.py').write_text('def get_config(arg=None):\n  options = {}\n'

@@ -11,6 +11,7 @@ from seedsweep.errors import UserError
 from seedsweep import models
 from seedsweep.models import pooling
 from seedsweep.models import recurrent
+from tests.conftest import in_tier
 from tests.conftest import REPO
 
 
@@ -119,9 +120,9 @@ def test_lstm_scan_backward_pass_equals_autodiff_of_the_recurrence():
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize('name,pool', [('bilstm', 'last'), ('bilstm', 'mean'),
-                                       ('lstm', 'last'), ('lstm', 'max'),
-                                       ('bow', None)])
+@pytest.mark.parametrize('name,pool', in_tier(
+    [('bilstm', 'last'), ('bilstm', 'mean'), ('lstm', 'last'), ('lstm', 'max'),
+     ('bow', None)], ('bilstm', 'last')))
 def test_padding_never_changes_logits(name, pool):
   fields = {'name': name, 'embed_dim': 8}
   if pool:
@@ -167,6 +168,7 @@ PAPER_SIZES = {
 
 
 @pytest.mark.slow
+@pytest.mark.full  # every model at paper sizes; each model's own file runs it small
 def test_initialising_several_seeds_terminates_for_every_model():
   """jit(vmap(init)) over seed keys stalls XLA:CPU for models with orthogonal
   initialisers (flax's OptimizedLSTMCell, our Bi-LSTM at hidden 150); the engine's

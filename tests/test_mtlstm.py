@@ -8,6 +8,7 @@ import pytest
 from seedsweep import models
 from seedsweep.errors import UserError
 from seedsweep.models import mtlstm
+from tests.conftest import in_tier
 from tests.conftest import assert_logits_ignore_padding
 from tests.test_dclstm import count_without_embeddings
 
@@ -64,8 +65,8 @@ CASES = [([7], 11), ([4, 3, 3], 19), ([2, 2, 2, 2, 2], 37)]
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize('strategy', mtlstm.STRATEGIES)
-@pytest.mark.parametrize('sizes, time', CASES)
+@pytest.mark.parametrize('strategy', in_tier(mtlstm.STRATEGIES, mtlstm.STRATEGIES[0]))
+@pytest.mark.parametrize('sizes, time', in_tier(CASES, CASES[1]))
 def test_every_implementation_matches_the_numpy_equations(sizes, time, strategy):
   rng = np.random.default_rng(len(sizes))
   blocks = random_blocks(rng, 5, sizes, strategy)
@@ -81,6 +82,7 @@ def test_every_implementation_matches_the_numpy_equations(sizes, time, strategy)
 
 
 @pytest.mark.slow
+@pytest.mark.full  # values: the NumPy test above; this one compiles ~200 programs
 @pytest.mark.parametrize('strategy', mtlstm.STRATEGIES)
 @pytest.mark.parametrize('groups', [1, 3, 4])  # 5 groups: the NumPy test's CASES
 def test_the_three_paths_agree_in_value_and_gradient(groups, strategy):
@@ -106,7 +108,8 @@ def test_the_three_paths_agree_in_value_and_gradient(groups, strategy):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize('name', mtlstm.IMPLEMENTATIONS)
+@pytest.mark.parametrize('name', in_tier(mtlstm.IMPLEMENTATIONS,
+                                         mtlstm.IMPLEMENTATIONS[0]))
 def test_a_group_whose_period_exceeds_the_length_gives_zeros(name):
   sizes = [2] * 5  # periods 1, 2, 4, 8, 16
   rng = np.random.default_rng(0)
@@ -158,6 +161,7 @@ def test_group_sizes_give_the_extra_units_to_the_fastest_groups():
 
 
 @pytest.mark.slow
+@pytest.mark.full  # padding: test_models.py; the implementations agree: above
 @pytest.mark.parametrize('implementation', mtlstm.IMPLEMENTATIONS)
 def test_logits_do_not_depend_on_padding(implementation):
   assert_logits_ignore_padding(models.build_model(

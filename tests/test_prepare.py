@@ -102,6 +102,7 @@ def test_a_run_through_the_command_checks_pins_and_reads_its_config_once(
   assert outputs.read_json(os.path.join(workdir, outputs.RESULTS))['finished']
 
 
+@pytest.mark.full  # a finished run and verify: test_faults.py, test_determinism.py
 def test_a_finished_run_writes_its_missing_records_under_the_lock_only(
     tmp_path, monkeypatch):
   events = []
@@ -139,6 +140,7 @@ def test_a_finished_run_writes_its_missing_records_under_the_lock_only(
   assert os.path.isdir(hparams)
 
 
+@pytest.mark.full  # a finished run and verify: test_faults.py, test_determinism.py
 def test_verify_reruns_the_epoch_training_ran(tmp_path, monkeypatch, counts):
   from seedsweep.run import verify  # pylint: disable=g-import-not-at-top
   workdir = str(tmp_path / 'run')

@@ -331,6 +331,7 @@ def test_latex_is_written_on_request(tmp_path):
 
 
 @pytest.mark.slow
+@pytest.mark.full  # plots: the axes and series tests; a real report: test_package.py
 def test_plots_are_written_and_linked(tmp_path):
   root = _demo_root(tmp_path)
   make_run(tmp_path, 'nolog', {'test_accuracy': [1.0, 2.0]}, log=False)
@@ -575,6 +576,7 @@ def test_seed_parts_that_do_not_fit_together_are_skipped_and_named(
 
 
 @pytest.mark.slow
+@pytest.mark.full  # parts made up: test_seeds_trained_in_parts_make_one_row
 def test_real_seed_parts_give_the_numbers_of_one_run_of_all_seeds(tmp_path):
   """Seeds 1-2 trained apart (two programs) report what one program of both seeds
   reports, to the bit: what lets a long run span sessions."""

@@ -56,6 +56,7 @@ def test_verdict_reproduced_within_the_spread_and_differs_beyond_it():
 
 
 @pytest.mark.slow
+@pytest.mark.full  # its verdicts: the tests above; verify: test_determinism.py
 def test_statistical_verify_across_numerics_and_against_another_learning_rate(tmp_path):
   """A record of native numerics, retrained under portable ones: reproduced as a
   distribution (exit 0). A record whose scores came from ten times the learning

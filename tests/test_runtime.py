@@ -48,6 +48,7 @@ def test_jax_platforms_says_which_client_starts(monkeypatch, platforms, plugin):
 
 
 @pytest.mark.slow
+@pytest.mark.full  # the pool: test_determinism.py; platforms: the test above
 def test_the_cpu_thread_pool_never_reaches_an_accelerator_client():
   """NPROC sizes XLA:GPU's thread pool too: where an accelerator will start, the
   config's cpu_threads leaves it unset (a CPU run sets it)."""

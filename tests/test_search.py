@@ -96,6 +96,7 @@ def _metric_rows(root):
 
 
 @pytest.mark.slow
+@pytest.mark.full  # kills: test_chaos.py, test_faults.py; a search: the test below
 def test_a_search_killed_while_asking_and_while_training_ends_as_an_undisturbed_one(
     tmp_path):
   """4 points, 2 a round, 2 seeds: an undisturbed search against one killed (-9)
@@ -147,6 +148,9 @@ def test_a_rerun_with_another_space_is_refused(tmp_path):
                  'trials=1, seeds=(1,))')
   info = api.run_search(config, first, root, print_fn=lambda *a: None)
   assert [t['state'] for t in info['trials']] == ['complete']
+  api.report(root, plots=False, print_fn=lambda *a: None)  # its section names the point
+  assert f'**Chosen on dev:** trial {info["best"]} (' in open(
+      os.path.join(root, 'report.md')).read()
   again = api.run_search(config, first, root, print_fn=lambda *a: None)  # finished: kept
   assert again['trials'] == info['trials']
   other = tmp_path / 'other.py'

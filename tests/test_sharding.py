@@ -75,6 +75,7 @@ def test_seed_axis_is_sharded_over_devices_with_the_same_numbers(tmp_path):
   _assert_close(sharded, _here())
 
 
+@pytest.mark.full  # sharded: the test above; the mesh's sizes: the test below
 def test_ten_seeds_on_eight_devices_use_all_eight_padded_to_sixteen(tmp_path):
   """Members that do not divide the devices are padded with copies of the last one
   (trained, then dropped): every device works, and the ten seeds' numbers are those
@@ -116,6 +117,7 @@ DISTRIBUTED = textwrap.dedent('''
 ''')
 
 
+@pytest.mark.full  # two hosts
 def test_two_processes_train_one_run_over_a_global_mesh(tmp_path):
   """Two processes of 2 CPU devices each (jax.distributed, as on two hosts) share
   one run: the seeds are sharded over all 4 devices, both processes see every seed's

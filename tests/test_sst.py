@@ -6,6 +6,7 @@ import pytest
 
 from seedsweep.data import sst
 from seedsweep.errors import UserError
+from tests.conftest import in_tier
 from tests.conftest import SHARED_DATA as DATA
 
 ROOT = os.path.join(DATA, 'sst')
@@ -108,8 +109,8 @@ def test_binary_and_phrases_on_a_small_file(tmp_path):
 
 @pytest.mark.slow
 @needs_data
-@pytest.mark.parametrize('fine', [True, False])
-@pytest.mark.parametrize('phrases', [True, False])
+@pytest.mark.parametrize('fine', in_tier([True, False], False))
+@pytest.mark.parametrize('phrases', in_tier([True, False], False))  # small file: above
 def test_read_split_is_examples_from_trees(trees, fine, phrases):
   assert sst.read_split(ROOT, 'dev', fine=fine, phrases=phrases) == (
       sst.examples_from_trees(trees['dev'], fine=fine, phrases=phrases))

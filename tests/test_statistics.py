@@ -263,6 +263,7 @@ def test_simulated_variance_components_are_recovered():
 
 
 @pytest.mark.slow
+@pytest.mark.full  # simulations; the intervals: the tests above
 def test_interval_coverage_over_repeated_simulations():
   """The intervals of the dominant main effect (Satterthwaite) and of the
   residual (exact) hold the truth about 95% of the time."""

@@ -110,6 +110,7 @@ def test_a_point_without_a_stacked_value_takes_the_configs_own(tmp_path):
 
 
 @pytest.mark.slow
+@pytest.mark.full  # points in one program: test_points_that_change_no_shape_share...
 def test_stacked_points_give_the_numbers_of_their_runs_alone(tmp_path):
   """Three points differing in every kind of stacked value, in one program. Where
   a point's run alone has the same terms (dropout, L2, clipping all on), each
@@ -219,6 +220,7 @@ def test_interrupted_sweep_resumes_without_recomputing_finished_points(
 
 
 @pytest.mark.slow
+@pytest.mark.full  # the launcher's jobs: test_chaos.py in the README tier
 def test_the_local_launcher_runs_each_shard_as_a_job_and_a_rerun_mends_failures(
     tmp_path):
   """``--launcher=local``: shard k/2 of a 2-point sweep trains point k in a process of

@@ -9,6 +9,7 @@ from seedsweep.experiments import dclstm_sst
 from seedsweep import models
 from seedsweep.sweep import grid
 from tests.test_dclstm import count_without_embeddings
+from tests.conftest import in_tier
 
 
 def test_product_and_zip():
@@ -25,8 +26,9 @@ def apply(config, point):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize('name', ['dclstm_budget', 'dclstm_depth', 'dclstm_width'])
-@pytest.mark.parametrize('dataset', ['fine', 'binary'])
+@pytest.mark.parametrize('name', in_tier(
+    ['dclstm_budget', 'dclstm_depth', 'dclstm_width'], 'dclstm_depth'))
+@pytest.mark.parametrize('dataset', in_tier(['fine', 'binary'], 'binary'))
 def test_every_point_of_the_dclstm_tables_has_the_papers_parameter_count(name, dataset):
   module = importlib.import_module(f'seedsweep.sweeps.{name}')
   points = module.sweep(dataset)

@@ -8,6 +8,7 @@ from seedsweep.errors import UserError
 from seedsweep.run import epoch as epoch_lib
 from seedsweep.run import loop
 from seedsweep.run import outputs
+from tests.conftest import in_tier
 from tests.conftest import run_steps
 from tests.conftest import small_config
 
@@ -19,7 +20,7 @@ def _one_bucket(seeds, mode):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize('mode', ['map', 'vmap'])
+@pytest.mark.parametrize('mode', in_tier(['map', 'vmap'], 'map'))
 def test_one_train_step_changes_every_parameter_of_every_seed(mode):
   exp, before = run_steps(_one_bucket((1, 2), mode), 0)
   _, after = run_steps(_one_bucket((1, 2), mode), 1)
@@ -52,6 +53,7 @@ def test_seed_alone_equals_the_same_seed_inside_a_group_bitwise_with_map():
 
 
 @pytest.mark.slow
+@pytest.mark.full  # the map form above; vmap: test_vmap_and_map_give_the_same_numbers
 def test_seed_alone_equals_the_same_seed_inside_a_group_bitwise_with_vmap():
   """Groups of two or more share XLA's batched kernels, and a lone seed runs as a
   pair (itself twice): a batch of one would compile to unbatched kernels, whose
@@ -102,6 +104,7 @@ def test_results_take_each_seed_at_its_best_dev_epoch(tmp_path):
 
 
 @pytest.mark.slow
+@pytest.mark.full  # selection: test_results_take_each_seed_at_its_best_dev_epoch
 def test_selection_last_reports_the_final_epoch(tmp_path):
   config = small_config(seeds=(1,), epochs=2, selection='last')
   config.data.num_buckets = 2
@@ -134,6 +137,7 @@ def test_early_stopping_gives_each_seed_its_numbers_alone(tmp_path):
 
 
 @pytest.mark.slow
+@pytest.mark.full  # stopping: test_early_stopping_gives_each_seed_its_numbers_alone
 def test_a_run_ends_when_no_seed_improves_for_patience_epochs(tmp_path):
   config = small_config(seeds=(1, 2), epochs=6)
   config.data.num_buckets = 2
@@ -151,7 +155,7 @@ def test_a_run_ends_when_no_seed_improves_for_patience_epochs(tmp_path):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize('mode', ['map', 'vmap'])
+@pytest.mark.parametrize('mode', in_tier(['map', 'vmap'], 'map'))
 def test_a_seed_whose_loss_turns_nan_is_frozen_and_flagged_and_the_others_go_on(mode):
   """Seed 3's parameters are poisoned (NaN) before the first step: it takes no step
   and is flagged at step 1, while seeds 1 and 2 end with the bits of a run without
@@ -175,7 +179,7 @@ def test_a_seed_whose_loss_turns_nan_is_frozen_and_flagged_and_the_others_go_on(
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize('policy', ['freeze', 'fatal'])
+@pytest.mark.parametrize('policy', in_tier(['freeze', 'fatal'], 'fatal'))
 def test_a_diverging_run_is_flagged_or_stopped_by_the_nan_policy(tmp_path, policy):
   config = small_config(seeds=(1, 2), epochs=1, nan_policy=policy)
   config.data.num_buckets = 1

@@ -145,6 +145,7 @@ def _sst2(split, n):
 
 
 @pytest.mark.slow
+@pytest.mark.full  # a user's data trained: test_user_code.py; these files read: above
 def test_glue_csv_and_headerless_sst2_files_train_end_to_end(tmp_path):
   """Real SST-2 sentences in the layouts people have them: GLUE's TSV (header,
   ``sentence<TAB>label``), a quoted CSV with a header, and headerless label<TAB>text."""

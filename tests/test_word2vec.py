@@ -15,6 +15,7 @@ from seedsweep.data import imdb
 from seedsweep.data import word2vec
 from seedsweep.errors import UserError
 from seedsweep.inputs import vectors
+from tests.conftest import in_tier
 from tests.conftest import REPO
 from tests.conftest import SHARED_DATA as DATA
 
@@ -50,7 +51,7 @@ def _core_of_this_process() -> str:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize('algorithm', ['cbow', 'skipgram'])
+@pytest.mark.parametrize('algorithm', in_tier(['cbow', 'skipgram'], 'skipgram'))
 def test_same_seed_same_file_in_processes_with_other_hash_seeds(algorithm, corpus,
                                                                 tmp_path):
   # The core this process's BLAS loaded with (an earlier test may have loaded it):
@@ -292,6 +293,7 @@ def test_a_failed_write_leaves_the_old_file_and_no_temporary(tmp_path):
 
 
 @pytest.mark.slow
+@pytest.mark.full  # IMDB whole
 def test_imdb_train_holds_the_training_reviews_only():
   if not os.path.isdir(DATA):
     pytest.skip(f'no shared data folder at {DATA}')
