@@ -75,6 +75,7 @@ def _working_tree(dest):
 
 
 @pytest.mark.slow
+@pytest.mark.full  # installs the image's packages from the index (minutes, once)
 def test_the_documented_device_command_runs_on_a_bare_machine(tmp_path):
   bin_dir = _image_environment()
   checkout = tmp_path / 'checkout'
@@ -108,3 +109,19 @@ def test_the_documented_device_command_runs_on_a_bare_machine(tmp_path):
                                           'numpy'} <= set(versions)
   assert report['bit_checks'][0]['equal']
   assert (out / 'device_check.log').is_file()
+
+
+def test_a_checkout_on_the_path_imports_its_own_models_data_and_experiments(tmp_path):
+  """A checkout that is only on sys.path (a device machine, a second worktree) finds
+  its top-level models/, data/ and experiments/ as seedsweep's subpackages, its own
+  copies and not an installed package's."""
+  _working_tree(tmp_path)
+  program = ('import seedsweep.models, seedsweep.data, seedsweep.experiments.demo\n'
+             'for m in (seedsweep, seedsweep.models, seedsweep.data, '
+             'seedsweep.experiments.demo): print(m.__file__)\n')
+  env = {k: v for k, v in os.environ.items() if k != 'PYTHONPATH'}
+  out = subprocess.run([sys.executable, '-c', program], cwd=tmp_path, env=env,
+                       capture_output=True, text=True, check=True).stdout.split()
+  assert [os.path.relpath(p, tmp_path) for p in out] == [
+      os.path.join('seedsweep', '__init__.py'), os.path.join('models', '__init__.py'),
+      os.path.join('data', '__init__.py'), os.path.join('experiments', 'demo.py')]

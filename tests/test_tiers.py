@@ -33,6 +33,10 @@ THROUGH = {
                              'example_once_per_epoch_in_its_own_order',
     'seedsweep.models.baselines': 'tests/test_models.py::test_padding_never_changes_'
                                   'logits[bilstm-last]',
+    'seedsweep.models.nnx_adapter': 'tests/test_model_contract.py::test_an_nnx_member_'
+                                    'has_the_same_bits_alone_and_among_others',
+    'seedsweep.run.own_model': 'tests/test_model_contract.py::test_describe_checks_the_'
+                               'model_too',
     'seedsweep.reports.searches': 'tests/test_search.py::test_a_rerun_with_another_'
                                   'space_is_refused',
     'seedsweep.run.stop_signals': 'tests/test_faults.py::test_a_run_killed_and_stopped_'
