@@ -40,7 +40,7 @@ def test_an_epoch_trains_evaluates_and_logs_with_no_implicit_transfer():
 
 def _dispatches(exp):
   """``[(position, length, count)]``: each ``train_chunk`` call of ``exp`` from now
-  on, where it starts in the epoch and its static arguments."""
+  on, where it starts (counted from position 0 on) and its static arguments."""
   calls, chunk, position = [], exp.steps.train_chunk, [0]
 
   def counted(*args, length, count):
