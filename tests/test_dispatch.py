@@ -1,8 +1,10 @@
-"""The host in the training loop: an epoch is a few dispatches of one program that
-runs several steps, with no implicit transfer between host and device, and the
-chunking changes no number (engine/steps.py ``train_chunk``, run/experiment.py
+"""The host in the training loop: an epoch is dispatched in chunks of steps of one
+padded length, programs with no conditional on a device value and no loop bound
+on the device, with no implicit transfer between host and device, and the chunking
+changes no number (engine/steps.py ``train_chunk``, run/experiment.py
 ``train_steps``)."""
-import math
+import itertools
+import re
 
 import jax
 import numpy as np
@@ -36,62 +38,87 @@ def test_an_epoch_trains_evaluates_and_logs_with_no_implicit_transfer():
   assert len(rows) == 2 and all(np.isfinite(r['train_loss']) for r in rows)
 
 
+def _dispatches(exp):
+  """``[(position, length, count)]``: each ``train_chunk`` call of ``exp`` from now
+  on, where it starts (counted from position 0 on) and its static arguments."""
+  calls, chunk, position = [], exp.steps.train_chunk, [0]
+
+  def counted(*args, length, count):
+    calls.append((position[0], length, count))
+    position[0] += count
+    return chunk(*args, length=length, count=count)
+
+  exp.steps.train_chunk = counted
+  return calls
+
+
 @pytest.mark.slow
-def test_an_epoch_is_one_dispatch_per_eight_steps(monkeypatch):
+def test_an_epoch_is_dispatched_in_chunks_of_one_length(monkeypatch):
+  """Every chunk's steps share its padded length; a chunk takes
+  ``steps_per_dispatch`` steps wherever that many of one length come in a row, else
+  one (a program per length and size: two sizes only)."""
   monkeypatch.setattr(experiment, 'CHUNK_SECONDS', 1e9)  # however loaded the machine
-  exp = _build()
-  calls = []
-  chunk = exp.steps.train_chunk
-  exp.steps.train_chunk = lambda *a, **k: calls.append(1) or chunk(*a, **k)
+  exp = _build(steps_per_dispatch=3)
+  calls = _dispatches(exp)
   _, _, position = exp.train_steps(exp.init_state(), 1)
-  steps = exp.schedule.plan.steps_per_epoch
-  assert steps > 8 and position == steps
-  assert len(calls) == math.ceil(steps / 8)
+  lengths = [length for _, length in exp.schedule.plan.schedule(1)]
+  assert position == len(lengths) == sum(count for _, _, count in calls)
+  for start, length, count in calls:
+    assert set(lengths[start:start + count]) == {length}
+    assert count == (3 if lengths[start:start + 3] == [length] * 3 else 1), start
+  assert {count for _, _, count in calls} == {1, 3}
+  runs = [len(list(g)) for _, g in itertools.groupby(lengths)]
+  assert len(calls) == sum(n // 3 + n % 3 for n in runs) < len(lengths)
 
 
 @pytest.mark.slow
-@pytest.mark.full  # one program: test_train.py's compiled-ahead and eval-length tests
-def test_a_few_steps_and_a_whole_epoch_are_one_compiled_program():
+@pytest.mark.full  # programs shared: test_train.py's compiled-ahead and eval-length tests
+def test_a_few_steps_and_a_whole_epoch_share_their_compiled_programs():
   """``max_steps`` stops the loop early, it does not shorten the epoch's plan (whose
-  length is a shape): benchmarks, tests and the loop share one chunk program."""
-  exp = _build()
+  length is a shape): benchmarks, tests and the loop share one program per length
+  and chunk size."""
+  exp = _build(steps_per_dispatch=3)
+  jitted = exp.steps.train_chunk
+  calls = _dispatches(exp)
   state, _, position = exp.train_steps(exp.init_state(), 1, max_steps=3)
   assert position == 3
   _, _, position = exp.train_steps(state, 1, max_steps=5)
   assert position == 5
-  assert exp.steps.train_chunk._cache_size() == 1  # pylint: disable=protected-access
+  programs = {(length, count) for _, length, count in calls}
+  assert len(programs) > 1
+  assert jitted._cache_size() == len(programs)  # pylint: disable=protected-access
 
 
 @pytest.mark.slow
 @pytest.mark.full  # the chunk size: test_the_chunk_size_changes_no_bit...
 def test_chunks_shrink_to_a_step_when_steps_are_slow(monkeypatch):
-  """A chunk is cut to the steps that fit in CHUNK_SECONDS (here none: one step),
-  timed from the third chunk on (the first one's end starts the clock), so that a
-  stop signal waits for seconds, not for a whole epoch queued behind it."""
+  """A chunk is cut to one step when ``steps_per_dispatch`` steps would take longer
+  than CHUNK_SECONDS (here: always), timed from the third chunk on (the first one's
+  end starts the clock), so that a stop signal waits for seconds, not for a whole
+  epoch queued behind it."""
   monkeypatch.setattr(experiment, 'CHUNK_SECONDS', 0.0)
-  exp = _build()
-  sizes = []
-  on_device = exp.chunk_sizes.on_device
-  exp.chunk_sizes.on_device = lambda n: sizes.append(n) or on_device(n)
+  exp = _build(steps_per_dispatch=2)
+  calls = _dispatches(exp)
   _, _, position = exp.train_steps(exp.init_state(), 1)
-  assert sizes[:3] == [8, 8, 8] and set(sizes[3:]) == {1}
-  assert sum(sizes) == position == exp.schedule.plan.steps_per_epoch
+  assert [count for _, _, count in calls[:3]] == [2, 2, 2]  # the schedule's first runs
+  assert {count for _, _, count in calls[3:]} == {1}
+  assert len(calls) - 3 == position - 6 == exp.schedule.plan.steps_per_epoch - 6
 
 
 @pytest.mark.slow
 def test_the_chunk_size_changes_no_bit_and_a_stop_resumes_between_chunks():
-  """One step a dispatch, eight, and three stopped after the first chunk and
-  resumed: the same parameters and summed loss to the bit."""
+  """One step a dispatch, chunks of up to three, and of two stopped after the first
+  chunk and resumed: the same parameters and summed loss to the bit."""
   results = []
-  for size in (1, 8):
+  for size in (1, 3):
     exp = _build(size)
     state, loss_sum, _ = exp.train_steps(exp.init_state(), 1)
     results.append((exp.params_fingerprints(state.params), np.asarray(loss_sum)))
-  exp = _build(3)
+  exp = _build(2)
   stops = iter([False, True])
   state, loss_sum, position = exp.train_steps(exp.init_state(), 1,
                                               stop=lambda: next(stops))
-  assert position == 3
+  assert position == 2
   state, loss_sum, _ = exp.train_steps(state, 1, start=position,
                                        loss_sum=np.asarray(loss_sum))
   results.append((exp.params_fingerprints(state.params), np.asarray(loss_sum)))
@@ -100,11 +127,74 @@ def test_the_chunk_size_changes_no_bit_and_a_stop_resumes_between_chunks():
     np.testing.assert_array_equal(losses, results[0][1])
 
 
+def host_waits(text: str):
+  """``(conditionals, loops)`` in StableHLO ``text`` that make XLA:GPU copy a device
+  value to the host and wait: every ``stablehlo.case`` / ``stablehlo.if``, and every
+  ``stablehlo.while`` whose trip count is not a compile-time constant.
+
+  A ``fori_loop`` or ``scan`` over constants lowers to a while whose ``cond`` region
+  compares a counter with a constant defined in that region, the counter's initial
+  value a constant too::
+
+    %w:3 = stablehlo.while(%iterArg = %c_0, ...) ...
+     cond {
+      %c_9 = stablehlo.constant dense<8> : tensor<i32>
+      %1 = stablehlo.compare LT, %iterArg, %c_9, SIGNED ...
+
+  Any other while counts (a ``fori_loop`` with traced bounds compares two loop-carried
+  values). Constants are looked up by name in the enclosing ``func.func``, whose
+  names are its own.
+  """
+  conditionals = len(re.findall(r'stablehlo\.(?:case|if)\b', text))
+  loops = 0
+  for loop in re.finditer(r'= stablehlo\.while\((.*?)\) :', text):
+    inits = dict(re.findall(r'(%[\w#]+) = (%[\w#]+)', loop.group(1)))
+    cond = text[loop.end():text.index('} do {', loop.end())]
+    scope = text[text.rfind('func.func', 0, loop.start()):loop.start()]
+    bound = re.search(r'stablehlo\.compare\s+LT,\s*(%[\w#]+),\s*(%[\w#]+)', cond)
+    constant = lambda name, where: re.search(
+        re.escape(name) + r' = stablehlo\.constant', where)
+    static = (bound is not None and bound.group(1) in inits
+              and constant(bound.group(2), cond)
+              and constant(inits[bound.group(1)], scope))
+    loops += not static
+  return conditionals, loops
+
+
+def test_host_waits_finds_a_switch_and_a_loop_bound_on_the_device():
+  """The counter of the test below sees what it is to reject."""
+  def f(x, n, i):
+    x = jax.lax.fori_loop(0, n, lambda _, y: y * 2, x)  # trip count on the device
+    x = jax.lax.fori_loop(0, 4, lambda _, y: y + 1, x)  # a constant one
+    return jax.lax.switch(i, [lambda y: y, lambda y: -y], x)
+  text = jax.jit(f).trace(1.0, 3, 0).lower(lowering_platforms=('cuda',)).as_text()
+  assert text.count('stablehlo.while') == 2
+  assert host_waits(text) == (1, 1)
+
+
+def test_the_train_programs_lowered_for_a_gpu_never_wait_for_the_host():
+  """Every chunk program of an epoch (each padded length, chunks of one step and of
+  ``steps_per_dispatch``), lowered for cuda on this CPU: no conditional and no loop
+  whose trip count is on the device, so XLA:GPU runs a chunk without copying a
+  value to the host once a step (the NaN freeze is a select, the length a static
+  argument, the chunk's trip count a constant)."""
+  exp = _build(steps_per_dispatch=8)
+  state = jax.eval_shape(exp.init_state)
+  plan = exp.steps.epoch_plan(exp.device, 1, exp.schedule.plan.schedule(1))
+  total, cursor = exp._chunk_carry(None, 0)  # pylint: disable=protected-access
+  assert len(exp.steps.lengths) == 2
+  for length in exp.steps.lengths:
+    for count in (1, 8):
+      text = exp.steps.train_chunk.trace(
+          state, exp.device, plan, cursor, total, length=length,
+          count=count).lower(lowering_platforms=('cuda',)).as_text()
+      assert text.count('stablehlo.while') > 1  # the chunk's loop and the scans
+      assert host_waits(text) == (0, 0), (length, count)
+
+
 @pytest.mark.slow
-def test_the_step_program_has_no_conditional_on_a_device_value():
-  """The NaN guard is a select: one length bucket compiles to a loop with no
-  conditional in it; several buckets add only the switch that picks a step's length."""
-  for buckets, switches in ((1, 0), (2, 1)):
-    exp = _build(buckets=buckets)
-    text = exp.train_step_hlo(exp.init_state())
-    assert text.count(' conditional(') == switches, buckets
+def test_the_compiled_step_program_has_no_conditional():
+  """XLA:CPU's compiled programs, one per length, hold no conditional either."""
+  exp = _build(buckets=2)
+  text = exp.train_step_hlo(exp.init_state())
+  assert text.count('HloModule') == 2 and ' conditional(' not in text

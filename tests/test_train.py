@@ -1,6 +1,5 @@
 """The seed-parallel engine: per-seed independence, training steps, selection."""
 import jax
-import jax.numpy as jnp
 import numpy as np
 import pytest
 
@@ -255,35 +254,24 @@ def test_the_evaluation_compiled_ahead_is_not_compiled_again(caplog):
 
 
 @pytest.mark.slow
-def test_every_eval_length_is_a_branch_of_one_program_with_each_lengths_bits(caplog):
-  """The evaluation compiles one program for all its padded lengths, and its sums
-  are those of one program per length, to the bit."""
+def test_the_evaluation_compiles_one_program_per_length(caplog):
+  """The host picks each eval chunk's program by its padded length (no branch on a
+  device value, which a GPU would copy to the host): one compilation per length,
+  shared by every split and chunk of that length."""
   from seedsweep.run import experiment  # pylint: disable=g-import-not-at-top
   exp = experiment.build(small_config(seeds=(1, 2), epochs=1))
   state, _ = exp.train_epoch(exp.init_state(), 1, max_steps=2)
-  n_splits = len(exp.schedule.eval_splits)
   jax.config.update('jax_log_compiles', True)
   try:
     with caplog.at_level('WARNING'):
-      one_program = None
-      for branch, chunks in exp.eval_branches:
-        sums = exp.steps.eval_chunk(state.params, exp.device, branch, chunks,
-                                    lengths=exp.eval_lengths, n_splits=n_splits)
-        one_program = sums if one_program is None else jax.tree.map(jnp.add,
-                                                                    one_program, sums)
+      exp.evaluate_all(state.params)
   finally:
     jax.config.update('jax_log_compiles', False)
   compiled = [r.getMessage() for r in caplog.records
               if 'Finished XLA compilation of jit(_eval_' in r.getMessage()]
-  assert len(exp.eval_lengths) > 1 and len(compiled) == 1, compiled
-  per_length = None  # one program per length, as before
-  for length, rows, split in exp.eval_chunks:
-    sums = exp.steps.eval_batch(state.params, exp.device, rows, split, length=length,
-                                n_splits=n_splits)
-    per_length = sums if per_length is None else jax.tree.map(jnp.add, per_length, sums)
-  assert set(one_program) == set(per_length)
-  for name in per_length:
-    assert np.array_equal(exp.real(one_program[name]), exp.real(per_length[name])), name
+  lengths = exp.schedule.eval_plan.chunks
+  assert 1 < len(lengths) < len(exp.eval_chunks)
+  assert len(compiled) == len(lengths) and all('_eval_batch' in c for c in compiled)
 
 
 def test_a_workdir_that_is_a_file_is_refused_in_one_line(tmp_path):

@@ -3,12 +3,14 @@
 One training step, through the modules (every array has a leading members axis):
 
 1. ``Experiment.train_steps`` (run/experiment.py) puts the epoch's
-   :class:`EpochPlan` on the device and calls ``Steps.train_chunk`` a chunk of
-   steps at a time (``config.train.steps_per_dispatch`` at most):
-   :meth:`Steps._train_chunk` jitted, its state donated, a ``fori_loop`` whose body
-   builds each step's :class:`StepAt` (orders, slot, epoch, position) and runs
-   :meth:`Steps._train_step` at the step's padded length (a ``lax.switch`` branch per
-   length).
+   :class:`EpochPlan` on the device and dispatches its steps a chunk at a time, each
+   chunk steps of one padded length (the host knows each step's length from
+   inputs.pipeline.TrainPlan.schedule): ``Steps.train_chunk`` is
+   :meth:`Steps._train_chunk` jitted for a static ``length`` and ``count``, its state
+   donated, a ``fori_loop`` of ``count`` trips (a constant) whose body builds each
+   step's :class:`StepAt` (orders, slot, epoch, position) and runs
+   :meth:`Steps._train_step`. No conditional on a device value and no loop bound
+   on the device: XLA:GPU would copy either to the host and wait, once a step.
 2. ``_train_step`` gathers each member's batch from its own view,
    ``pipeline.gather_batch`` ``[members, batch, length]``, and draws its dropout key,
    ``rngs.dropout_key(seed, epoch, position)``.
@@ -31,7 +33,6 @@ the same bits alone and in any group (``vmap`` on the CPU); see docs/design.md
 (determinism policy).
 """
 import dataclasses
-import functools
 from typing import Any, Callable, Dict, Optional, Sequence
 
 import flax
@@ -147,14 +148,11 @@ class StepAt:
 @flax.struct.dataclass
 class EpochPlan:
   """An epoch's batches on the device, read by :meth:`Steps.train_chunk`: the step at
-  ``position`` takes slot ``slots[position]`` (of bucket ``buckets[position]``) of
-  each member's ``orders``; the epoch ends at position ``end`` (short of its slots
-  with ``max_steps``)."""
+  ``position`` takes slot ``slots[position]`` of each member's ``orders``. Each
+  step's padded length stays on the host, which picks the program."""
   orders: jax.Array   # [members, slots, batch] int32: Steps.epoch_orders
   slots: jax.Array    # [steps] int32: inputs.pipeline.TrainPlan.schedule's slots
-  buckets: jax.Array  # [steps] int32: each slot's branch (Steps.branch_lengths)
   epoch: jax.Array    # () int32
-  end: jax.Array      # () int32
 
 
 class Steps:
@@ -164,14 +162,13 @@ class Steps:
   ``[members, ...]``, ``params`` its ``params`` (or ``best_params``).
 
   * ``epoch_orders(data, epoch)`` -> ``[members, slots, batch]`` int32 rows;
-  * ``train_chunk(state, data, plan, position, loss_sum, count)`` -> ``(state,
-    loss_sum, position)``: ``count`` steps as one program (what training runs);
+  * ``train_chunk(state, data, plan, position, loss_sum, length=, count=)`` ->
+    ``(state, loss_sum, position)``: ``count`` steps of padded length ``length``
+    as one program (what training runs);
   * ``train_step(state, data, at, length=)`` -> ``(state, [members] losses)``: one;
   * ``eval_batch(params, data, idx [views, batch], split [views, batch], length=,
-    n_splits=)`` -> ``{name: [members, n_splits]}`` sums of one chunk;
-  * ``eval_chunk(params, data, branch, chunks, lengths=, n_splits=)``: the same for
-    ``chunks[branch]``, every eval length a branch of one program (what evaluation
-    runs: one compilation, the per-length program's bits);
+    n_splits=)`` -> ``{name: [members, n_splits]}`` sums of one chunk, a program
+    per padded length (what evaluation runs; the host picks it, as for training);
   * ``predict_batch(params, data, tokens [views, batch, time], lengths [views,
     batch])`` -> ``{'probabilities': [members, batch, classes], ...}``;
   * ``select_best(state, score [members], epoch)`` -> state.
@@ -183,9 +180,9 @@ class Steps:
     self.learner = learner
     self.plan, self.mode, self.patience = plan, mode, patience
     self.single_member, self.portable = single_member, portable
-    # The padded lengths an epoch visits, one branch of the chunk program each.
-    self.branch_lengths = tuple(plan.boundaries[b]
-                                for b in sorted(set(plan.slot_bucket.tolist())))
+    # The padded lengths an epoch visits, a chunk program each.
+    self.lengths = tuple(plan.boundaries[b]
+                         for b in sorted(set(plan.slot_bucket.tolist())))
     self.tag_tables = tag_tables  # (prefix, kind) of each slot tag: slot F1 in eval
     self.epoch_orders = jax.jit(self._epoch_orders)
     # single_member: one member, which under vmap on a CPU runs as a pair
@@ -196,12 +193,12 @@ class Steps:
     form = portable_lib.make_portable if portable else lambda fn: fn
     self.train_step = paired(jax.jit(form(self._train_step), static_argnames=('length',),
                                      donate_argnums=(0,)), (0, 1, 2))
-    self.train_chunk = paired(jax.jit(form(self._train_chunk), donate_argnums=(0, 4)),
+    self.train_chunk = paired(jax.jit(form(self._train_chunk),
+                                      static_argnames=('length', 'count'),
+                                      donate_argnums=(0, 4)),
                               (0, 1, 2, 4), outputs=(0, 1))
     self.eval_batch = paired(jax.jit(form(self._eval_batch),
                                      static_argnames=('length', 'n_splits')), (0, 1))
-    self.eval_chunk = paired(jax.jit(form(self._eval_chunk),
-                                     static_argnames=('lengths', 'n_splits')), (0, 1))
     self.predict_batch = paired(jax.jit(form(self._predict_batch)), (0, 1))
     self.select_best = paired(jax.jit(self._select_best, donate_argnums=(0,)), (0, 1))
 
@@ -214,16 +211,12 @@ class Steps:
     return Steps(self.learner, self.plan, mode, self.patience, self.tag_tables,
                  single_member, self.portable)
 
-  def epoch_plan(self, data: 'DeviceData', epoch: int, visits,
-                 end: Optional[int] = None) -> EpochPlan:
+  def epoch_plan(self, data: 'DeviceData', epoch: int, visits) -> EpochPlan:
     """The :class:`EpochPlan` of ``epoch`` whose steps visit ``visits`` ([(slot,
-    length)], inputs.pipeline.TrainPlan.schedule's) up to position ``end`` (None:
-    all of them), put on the device explicitly."""
-    branch = {length: i for i, length in enumerate(self.branch_lengths)}
-    host = jax.device_put((np.asarray([s for s, _ in visits], np.int32),
-                           np.asarray([branch[l] for _, l in visits], np.int32),
-                           np.int32(epoch), np.int32(len(visits) if end is None else end)))
-    return EpochPlan(self.epoch_orders(data, host[2]), *host)
+    length)], inputs.pipeline.TrainPlan.schedule's), put on the device explicitly."""
+    slots, epoch = jax.device_put((np.asarray([s for s, _ in visits], np.int32),
+                                   np.int32(epoch)))
+    return EpochPlan(self.epoch_orders(data, epoch), slots, epoch)
 
   @staticmethod
   def _loss_fn(learner: Learner, batch, dropout_key):
@@ -324,27 +317,26 @@ class Steps:
         nonfinite_step=jnp.where(first, step, state.nonfinite_step)), loss
 
   def _train_chunk(self, state: TrainState, data: DeviceData, plan: EpochPlan,
-                   position, loss_sum, count):
-    """``count`` steps (() int32; fewer at the epoch's end) from ``position`` (()
-    int32) as one program: ``(state, loss_sum + their [members] losses, the position
-    reached)``.
+                   position, loss_sum, *, length: int, count: int):
+    """``count`` steps from ``position`` (() int32), each :meth:`_train_step` at
+    padded length ``length``, as one program: ``(state, loss_sum [members] + their
+    losses, position + count)``.
 
-    Each step is :meth:`_train_step` at its slot's padded length, a branch per
-    length; the host dispatches an epoch a chunk at a time and reads nothing back.
+    The host dispatches an epoch a chunk at a time, each chunk steps of one length
+    (it knows every step's length), and reads nothing back. Both ``length`` and
+    ``count`` are static: a branch on a device value or a loop bound carried on the
+    device is copied to the host by XLA:GPU, which waits for it once a step; a
+    ``fori_loop`` over constants lowers to a loop whose trip count is a constant.
     """
-    end = jnp.minimum(position + count, plan.end)
-    branches = [functools.partial(self._train_step, length=length)
-                for length in self.branch_lengths]
-
-    def step(p, carry):
+    def step(i, carry):
       state, loss_sum = carry
+      p = position + i
       at = StepAt(orders=plan.orders, slot=plan.slots[p], epoch=plan.epoch, position=p)
-      state, loss = jax.lax.switch(
-          plan.buckets[p], [lambda s, b=b: b(s, data, at) for b in branches], state)
+      state, loss = self._train_step(state, data, at, length=length)
       return state, loss_sum + loss
 
-    state, loss_sum = jax.lax.fori_loop(position, end, step, (state, loss_sum))
-    return state, loss_sum, end
+    state, loss_sum = jax.lax.fori_loop(0, count, step, (state, loss_sum))
+    return state, loss_sum, position + count
 
   def _eval_batch(self, params, data: DeviceData, idx, split, *, length: int,
                   n_splits: int):
@@ -372,16 +364,6 @@ class Steps:
     batch = {**pipeline.gather_batch(data.arrays, data.views, idx[data.views], length),
              'split': split[data.views]}
     return seed_parallel(seed_sums, self.mode)(params, batch, data.hparams)
-
-  def _eval_chunk(self, params, data: DeviceData, branch, chunks, *, lengths,
-                  n_splits: int):
-    """:meth:`_eval_batch` of the chunk ``chunks[branch]`` (``chunks``: one ``(idx,
-    split)`` per padded length of ``lengths``, the others unread), every length a
-    branch of one program: one compilation for the whole evaluation."""
-    branches = [lambda p, c, i=i, length=length: self._eval_batch(
-        p, data, *c[i], length=length, n_splits=n_splits)
-                for i, length in enumerate(lengths)]
-    return jax.lax.switch(branch, branches, params, chunks)
 
   def _predict_batch(self, params, data: DeviceData, tokens, lengths):
     """Each member's answer for new texts: ``{'probabilities': [members, batch,

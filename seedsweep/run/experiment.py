@@ -20,7 +20,7 @@ import dataclasses
 import functools
 import threading
 import time
-from typing import Dict, Optional, Tuple
+from typing import Dict, List, Optional, Tuple
 
 import jax
 import jax.numpy as jnp
@@ -387,27 +387,21 @@ def estimate_memory(arrays: Dict[str, np.ndarray], learner: steps_lib.Learner,
 
 
 class ChunkSizes:
-  """The steps of each dispatch: ``most`` (config.train.steps_per_dispatch), fewer
-  while a step takes longer than ``most`` fit in :data:`CHUNK_SECONDS`, so that a stop
-  signal is seen within seconds however many members a step carries. The size is a
-  value the program reads, not a shape: any size is the same program, and the same
-  bits (tests/test_dispatch.py). Several processes (jax.distributed) keep ``most``.
+  """The steps of each dispatch: ``most`` (config.train.steps_per_dispatch) where that
+  many steps of one length come in a row, else one; one while a step takes longer
+  than ``most`` fit in :data:`CHUNK_SECONDS`, so that a stop signal is seen within
+  seconds however many members a step carries. A size is a static trip count (a
+  program per size and length, so two sizes only); any size gives the same bits
+  (tests/test_dispatch.py). Several processes (jax.distributed) keep ``most``.
   """
 
   def __init__(self, most: int):
     self.most, self.size = most, most
-    self._device = {}
     self._last_end = None  # when the chunk before the last one ended
 
-  def next(self) -> int:
-    """The steps of the next chunk."""
-    return self.size
-
-  def on_device(self, steps: int):
-    """``steps`` as a device scalar, put once per size."""
-    if steps not in self._device:
-      self._device[steps] = jax.device_put(np.int32(steps))
-    return self._device[steps]
+  def next(self, run: int) -> int:
+    """The steps of the next chunk, whose length the next ``run`` steps share."""
+    return self.size if run >= self.size else 1
 
   def ended(self, cursor, steps: int) -> None:
     """Waits for the chunk of ``steps`` steps whose output is ``cursor``; from the
@@ -418,8 +412,16 @@ class ChunkSizes:
     # sizes, which follow each process's clock, stay fixed there.
     if self._last_end is not None and jax.process_count() == 1:
       per_step = (now - self._last_end) / steps
-      self.size = int(min(self.most, max(1, CHUNK_SECONDS // max(per_step, 1e-9))))
+      self.size = self.most if per_step * self.most <= CHUNK_SECONDS else 1
     self._last_end = now
+
+
+def _run_length(lengths: List[int], position: int) -> int:
+  """How many steps from ``position`` on have the padded length of the first."""
+  run = 1
+  while position + run < len(lengths) and lengths[position + run] == lengths[position]:
+    run += 1
+  return run
 
 
 # About how long a chunk of steps may run: a stop signal waits for at most two (the
@@ -503,26 +505,29 @@ class Experiment:
     before ``start``.
 
     The steps run in chunks, one dispatch each (engine.steps.Steps.train_chunk), of
-    ``steps_per_dispatch`` steps, fewer where steps are slow (:class:`ChunkSizes`).
-    The host reads nothing back; it waits for a chunk only once the next one is
-    queued, so the device never idles and a true ``stop()`` ends the loop within
-    two chunks (the position reached is then short of ``steps_per_epoch``).
-    ``on_step(n)`` follows each chunk's dispatch (its ``n`` steps).
+    steps of one padded length: ``steps_per_dispatch`` of them where that many of
+    one length come in a row, else one (:class:`ChunkSizes`). The host reads nothing
+    back; it waits for a chunk only once the next one is queued, so the device
+    never idles and a true ``stop()`` ends the loop within two chunks (the position
+    reached is then short of ``steps_per_epoch``). ``on_step(n)`` follows each
+    chunk's dispatch (its ``n`` steps).
     """
     visits = self.schedule.plan.schedule(epoch)
-    # The plan always holds the whole epoch (its length is a shape: one program for
-    # every ``max_steps``); ``end`` is where these steps stop.
+    # The plan always holds the whole epoch (its length is a shape: the same
+    # programs for every ``max_steps``); ``end`` is where these steps stop.
     end = len(visits) if max_steps is None else min(max_steps, len(visits))
-    plan = self.steps.epoch_plan(self.device, epoch, visits, end)
+    lengths = [length for _, length in visits[:end]]
+    plan = self.steps.epoch_plan(self.device, epoch, visits)
     total, cursor = self._chunk_carry(loss_sum, start)
     sizes = self.chunk_sizes
     position, running = start, None
     while position < end:
       if stop is not None and stop():
         return state, total, position
-      steps = min(sizes.next(), end - position)
+      length = lengths[position]
+      steps = sizes.next(_run_length(lengths, position))
       state, total, cursor = self.steps.train_chunk(state, self.device, plan, cursor,
-                                                    total, sizes.on_device(steps))
+                                                    total, length=length, count=steps)
       position += steps
       if running is not None:  # the chunk before this one: wait for it to end
         sizes.ended(*running)
@@ -554,11 +559,15 @@ class Experiment:
     if self.steps.paired:
       return None
     # Lowered here, on the arrays themselves (lowered from their shapes alone, jit
-    # compiles the call again): the training steps then donate them.
-    branch, chunks = self.eval_branches[0]
-    lowered = [self.steps.eval_chunk.lower(params, self.device, branch, chunks,
-                                           lengths=self.eval_lengths,
-                                           n_splits=len(self.schedule.eval_splits))]
+    # compiles the call again): the training steps then donate them. One program
+    # per padded length: the first chunk of each.
+    firsts = {}
+    for length, rows, split in self.eval_chunks:
+      firsts.setdefault(length, (rows, split))
+    lowered = [self.steps.eval_batch.lower(params, self.device, rows, split,
+                                           length=length,
+                                           n_splits=len(self.schedule.eval_splits))
+               for length, (rows, split) in firsts.items()]
 
     def compile_all():
       try:
@@ -580,9 +589,9 @@ class Experiment:
     dev and test in the same chunks (inputs.pipeline.EvalPlan)."""
     splits = self.schedule.eval_splits
     total = None
-    for branch, chunks in self.eval_branches:
-      sums = self.steps.eval_chunk(params, self.device, branch, chunks,
-                                   lengths=self.eval_lengths, n_splits=len(splits))
+    for length, rows, split in self.eval_chunks:  # the host picks each length's program
+      sums = self.steps.eval_batch(params, self.device, rows, split, length=length,
+                                   n_splits=len(splits))
       total = sums if total is None else jax.tree.map(jnp.add, total, sums)
       faults.reached('eval')
     total = {k: self.real(v).astype(np.float64) for k, v in total.items()}
@@ -602,29 +611,6 @@ class Experiment:
             for c in range(rows.shape[1])]
     arrays = jax.device_put([(r, s) for _, r, s in host], self.placement.shared)
     return [(length, r, s) for (length, _, _), (r, s) in zip(host, arrays)]
-
-  @property
-  def eval_lengths(self) -> Tuple[int, ...]:
-    """The eval chunks' padded lengths, one branch of ``Steps.eval_chunk`` each."""
-    return tuple(self.schedule.eval_plan.chunks)
-
-  @functools.cached_property
-  def eval_branches(self):
-    """``[(branch, chunks)]`` in :attr:`eval_chunks`' order: ``chunks`` holds one
-    ``(rows, split)`` per eval length, this chunk's at ``branch`` (a device scalar),
-    and beside it the first chunk of every other length (unread: a branch reads its
-    own), so that every chunk calls one program."""
-    branch = {length: i for i, length in enumerate(self.eval_lengths)}
-    firsts = {}
-    for length, rows, split in self.eval_chunks:
-      firsts.setdefault(length, (rows, split))
-    out = []
-    for length, rows, split in self.eval_chunks:
-      chunks = tuple((rows, split) if other == length else firsts[other]
-                     for other in self.eval_lengths)
-      out.append((jax.device_put(np.int32(branch[length]), self.placement.shared),
-                  chunks))
-    return out
 
   def evaluate_split(self, params, split: str) -> Dict[str, np.ndarray]:
     """``{'accuracy', 'loss', ...}``, each ``[members]``, of one split (every split is
@@ -746,14 +732,15 @@ class Experiment:
             for m in range(len(self.members))]
 
   def train_step_hlo(self, state) -> str:
-    """The optimised HLO of the compiled training program (a chunk of steps, every
-    padded length a branch; XLA's own choices included); from the compilation cache
-    when it was compiled before."""
-    visits = self.schedule.plan.schedule(1)
-    plan = self.steps.epoch_plan(self.device, 1, visits)
+    """The optimised HLO of the compiled training programs, a one-step chunk of each
+    padded length in order (XLA's own choices included); from the compilation cache
+    when they were compiled before."""
+    plan = self.steps.epoch_plan(self.device, 1, self.schedule.plan.schedule(1))
     total, cursor = self._chunk_carry(None, 0)
-    return self.steps.train_chunk.lower(state, self.device, plan, cursor, total,
-                                        self.chunk_sizes.on_device(1)).compile().as_text()
+    return '\n'.join(
+        self.steps.train_chunk.lower(state, self.device, plan, cursor, total,
+                                     length=length, count=1).compile().as_text()
+        for length in self.steps.lengths)
 
   def program_record(self, state) -> dict:
     """``program``: a hash of :meth:`train_step_hlo`; on a CPU, ``unportable_ops``:
