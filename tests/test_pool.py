@@ -29,8 +29,9 @@ DEVICES = 4  # forced CPU devices, each holding one of four seeds
 DEVICE_POOLS = (4, 32)  # a pool has at least one thread per device
 CLSTM = 'experiments/clstm_trec.py'
 # Where the bits are known to follow the pool (2026-12-04): the C-LSTM has three sets,
-# under 2 and 3 threads, under 4, under 8 to 32 (its LSTM input bias's gradient, a sum
-# XLA splits by the work per thread). Strict: a fix makes these pass, and fail here.
+# under 2 and 3 threads, under 4, under 8 to 32 (its LSTM input bias's gradient, a
+# YNNPACK reduce of [6, 1, 50, 1200] whose split follows the pool). Strict: a fix makes
+# these pass, and fail here.
 KNOWN = {(CLSTM, threads): f'C-LSTM: a pool of {threads} gives other bits than 2'
          for threads in (4, 8, 16, 32)}
 
