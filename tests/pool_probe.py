@@ -1,0 +1,57 @@
+"""Prints, as JSON, a hash of every member's parameters after a few training steps of
+each model family's paper config at its real sizes, under one XLA:CPU thread pool.
+
+Run by tests/test_pool.py once per pool size, since the pool is fixed when JAX starts
+its CPU client: ``python -m tests.pool_probe THREADS STEPS [SEEDS] [CONFIG...]``; forced
+CPU devices come from the environment's XLA_FLAGS
+(``--xla_force_host_platform_device_count``), as a user gives them.
+"""
+import json
+import os
+import sys
+import time
+
+# The paper configs of every model family, on TREC (5.5k questions: little data to
+# prepare), at their own sizes: embeddings, hidden units, layers, filters, batch,
+# length buckets. Only the seeds and the steps are fewer.
+CONFIGS = ('experiments/bilstm.py:trec/coarse', 'experiments/dclstm_trec.py',
+           'experiments/clstm_trec.py', 'experiments/mtlstm_trec.py',
+           'experiments/dlstm_trec.py', 'experiments/joint_trec.py')
+
+
+def probe(spec: str, threads: int, steps: int, seeds: int) -> dict:
+  """``{'params': [hash per member], 'devices': the devices the members ran on}``."""
+  from seedsweep.config import base  # pylint: disable=g-import-not-at-top
+  from tests.conftest import run_steps  # pylint: disable=g-import-not-at-top
+  config = base.load_config(spec)
+  config.seeds = tuple(range(1, seeds + 1))
+  config.train.progress = False
+  config.runtime.cpu_threads = threads  # the build pins it (the first one starts JAX)
+  exp, state = run_steps(config, steps)
+  return {'params': exp.params_fingerprints(state.params),
+          'devices': exp.placement.devices}
+
+
+def main(argv):
+  threads, steps = int(argv[1]), int(argv[2])
+  seeds = int(argv[3]) if len(argv) > 3 else 2
+  specs = argv[4:] or CONFIGS
+  from seedsweep.run import runtime  # pylint: disable=g-import-not-at-top
+  import tests.conftest  # pylint: disable=g-import-not-at-top,unused-import  (data, numerics)
+  runtime.pin_cpu_threads(threads)  # before JAX starts (conftest pinned the default)
+  import jax  # pylint: disable=g-import-not-at-top
+  # Compiled here, not read from the cache: XLA sizes some loops' partitions for the
+  # pool of the process that compiles, and the cache's key does not name the pool.
+  jax.config.update('jax_enable_compilation_cache', False)
+  out = {'cpu_threads': runtime.cpu_threads(), 'usable_cores': runtime.usable_cores(),
+         'device_count': jax.device_count(), 'numerics': runtime.numerics()}
+  for spec in specs:
+    started = time.time()
+    out[spec] = probe(spec, threads, steps, seeds)
+    print(f'{spec}: {time.time() - started:.0f} s', file=sys.stderr, flush=True)
+  print(json.dumps(out))
+
+
+if __name__ == '__main__':
+  os.chdir(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+  main(sys.argv)
