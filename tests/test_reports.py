@@ -763,7 +763,7 @@ def test_an_unfinished_run_is_never_the_reference_and_says_so(tmp_path):
   assert isinstance(by_run['a_stopped']['metrics']['test_accuracy']['p_value'], float)
   md = (tmp_path / reports.REPORT_MD).read_text()
   assert '| a_stopped (unfinished: 2 of 3 epochs) | bilstm |' in md
-  assert 'b_done is the best row' in md
+  assert '- test_accuracy: best b_done ' in md and 'against a_stopped (unfinished) ' in md
   assert 'not recorded (a run made before data records)' in md  # fake runs: no record
   only = tmp_path / 'only'
   make_run(only, 'stopped', {'test_accuracy': [95.0, 96.0]})
