@@ -50,6 +50,7 @@ def _config(**train):
 
 
 @pytest.mark.slow
+@pytest.mark.full  # the plan and a damaged split file: below; a run's modes: test_package
 def test_a_split_run_gives_every_member_the_numbers_of_one_program_under_vmap(tmp_path):
   """Five members in groups of 2, 2 and 1 under vmap (the lone member runs as a
   pair): the same metrics rows, parameter hashes and results as all five in one
@@ -69,7 +70,7 @@ def test_a_split_run_gives_every_member_the_numbers_of_one_program_under_vmap(tm
 
 
 @pytest.mark.slow
-@pytest.mark.full  # a split run: the test above; the modes: test_package.py
+@pytest.mark.full  # a split run also: the vmap test above; the modes: test_package.py
 def test_a_split_run_evaluates_predicts_verifies_and_resumes_as_one(tmp_path):
   config = _config()
   whole_dir, split_dir = str(tmp_path / 'whole'), str(tmp_path / 'split')

@@ -15,7 +15,7 @@ import seedsweep
 from seedsweep import api
 from seedsweep.errors import UserError
 from seedsweep.run import describe
-from tests.conftest import REPO, user_environment
+from tests.conftest import REPO, in_tier, user_environment
 
 HEAD = '''
 import flax.linen as nn
@@ -308,7 +308,7 @@ def _command(*args, cwd):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize('example', ['nnx_cnn', 'linen_cnn'])
+@pytest.mark.parametrize('example', in_tier(['nnx_cnn', 'linen_cnn'], 'nnx_cnn'))
 def test_the_manuals_own_models_train_predict_and_verify(example, tmp_path):
   """docs/data.md's commands for examples/nnx_cnn.py and examples/linen_cnn.py, run
   from a folder of one's own with the example copied in."""

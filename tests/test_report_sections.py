@@ -101,6 +101,7 @@ def _section(md: str, heading: str) -> str:
 
 
 @pytest.mark.slow
+@pytest.mark.full  # five real runs (70 s); test_reports.py checks the rules
 def test_runs_share_a_table_only_when_tested_on_the_same_examples(root, report):
   rows, text = report
   by_run = {r['run']: r for r in rows}
@@ -127,6 +128,7 @@ def test_runs_share_a_table_only_when_tested_on_the_same_examples(root, report):
 
 
 @pytest.mark.slow
+@pytest.mark.full  # five real runs (70 s); test_reports.py checks the rules
 def test_an_unfinished_run_is_marked_everywhere_and_never_the_reference(report):
   rows, text = report
   by_run = {r['run']: r for r in rows}
@@ -162,6 +164,7 @@ def test_an_unfinished_run_is_marked_everywhere_and_never_the_reference(report):
 
 
 @pytest.mark.slow
+@pytest.mark.full  # five real runs (70 s); test_reports.py checks the rules
 def test_a_run_without_a_test_split_says_so_and_shows_its_dev_scores(report):
   rows, text = report
   row = next(r for r in rows if r['run'] == 'd')
@@ -175,6 +178,7 @@ def test_a_run_without_a_test_split_says_so_and_shows_its_dev_scores(report):
 
 
 @pytest.mark.slow
+@pytest.mark.full  # five real runs (70 s); test_reports.py checks the rules
 def test_one_interval_in_the_table_the_csv_the_plots_and_the_terminal(root, report,
                                                                       monkeypatch):
   """Three seeds: the t interval, wider than the seeds' range, in every place."""

@@ -107,6 +107,7 @@ def test_two_runs_under_one_root_are_compared_in_the_terminal(tmp_path):
 
 
 @pytest.mark.slow
+@pytest.mark.full  # the verdict through the command: the two-runs test above
 def test_a_sweep_over_the_model_name_is_compared_in_the_terminal(tmp_path):
   root = tmp_path / 'cmp_sweep'
   proc = run_launch(*QUICK, '--sweep=demo_models', f'--workdir={root}')
