@@ -121,11 +121,16 @@ def _header_columns(header: Sequence[str], columns: Columns,
                   'label_column choose other names)')
 
 
-def _read_delimited(path: str, fmt: str, columns: Columns) -> List[tfds_base.Example]:
+def _dialect(path: str, fmt: str):
+  """``(delimiter, quoting, the separator's name)`` of a TSV or CSV file."""
   delimiter = DELIMITERS[os.path.splitext(path)[1].lower()]
   # TSV fields hold no tabs, so quotes in them are text; CSV fields may be quoted.
   quoting = csv.QUOTE_NONE if fmt == 'tsv' else csv.QUOTE_MINIMAL
-  sep = 'TAB' if delimiter == '\t' else ','
+  return delimiter, quoting, 'TAB' if delimiter == '\t' else ','
+
+
+def _read_delimited(path: str, fmt: str, columns: Columns) -> List[tfds_base.Example]:
+  delimiter, quoting, sep = _dialect(path, fmt)
   examples, indices = [], None
   with open(path, encoding='utf-8', newline='') as f:
     reader = csv.reader(f, delimiter=delimiter, quoting=quoting, strict=True)
@@ -271,9 +276,7 @@ def _delimited_inputs(path: str, columns: Columns) -> List[InputRow]:
   by training's column rules: a header naming the text (and label) column, else
   ``label<SEP>text[<SEP>tags]`` rows, and a row of one field is a text alone."""
   fmt = file_format(path)
-  delimiter = DELIMITERS[os.path.splitext(path)[1].lower()]
-  quoting = csv.QUOTE_NONE if fmt == 'tsv' else csv.QUOTE_MINIMAL
-  sep = 'TAB' if delimiter == '\t' else ','
+  delimiter, quoting, sep = _dialect(path, fmt)
   rows, header = [], None
   with open(path, encoding='utf-8', newline='') as f:
     reader = csv.reader(f, delimiter=delimiter, quoting=quoting, strict=True)
