@@ -167,21 +167,30 @@ def _read_delimited(path: str, fmt: str, columns: Columns) -> List[tfds_base.Exa
 def _read_jsonl(path: str, columns: Columns) -> List[tfds_base.Example]:
   text_key, label_key = columns.text or 'text', columns.label or 'label'
   examples = []
+  for _, where, obj, line in _jsonl_objects(path):
+    if not line.strip():
+      continue
+    if not isinstance(obj, dict) or text_key not in obj or label_key not in obj:
+      raise UserError(f'{where}: expected an object with "{text_key}" and '
+                      f'"{label_key}" (and optionally "tags")')
+    examples.append(example(obj[text_key], obj[label_key], obj.get(TAGS_NAME), where))
+  return examples
+
+
+def _jsonl_objects(path: str):
+  """``(line number, 'path:line', its object (None for a blank line), the line)``
+  for each line of a JSONL file; a line that is not JSON is one UserError."""
   with open(path, encoding='utf-8') as f:
     for number, line in enumerate(f, 1):
       where = f'{path}:{number}'
       if not line.strip():
+        yield number, where, None, line
         continue
       try:
-        obj = json.loads(line)
+        yield number, where, json.loads(line), line
       except json.JSONDecodeError as e:
         raise UserError(f'{where}: not valid JSON ({e.msg}); expected one object '
                         'per line') from None
-      if not isinstance(obj, dict) or text_key not in obj or label_key not in obj:
-        raise UserError(f'{where}: expected an object with "{text_key}" and '
-                        f'"{label_key}" (and optionally "tags")')
-      examples.append(example(obj[text_key], obj[label_key], obj.get(TAGS_NAME), where))
-  return examples
 
 
 def _read_parquet(path: str, columns: Columns) -> List[tfds_base.Example]:
@@ -319,21 +328,14 @@ def _jsonl_inputs(path: str, columns: Columns) -> List[InputRow]:
   optionally, the label key."""
   text_key, label_key = columns.text or 'text', columns.label or 'label'
   rows = []
-  with open(path, encoding='utf-8') as f:
-    for number, line in enumerate(f, 1):
-      where = f'{path}:{number}'
-      if not line.strip():
-        rows.append(InputRow(number, '', None))
-        continue
-      try:
-        obj = json.loads(line)
-      except json.JSONDecodeError as e:
-        raise UserError(f'{where}: not valid JSON ({e.msg}); expected one object '
-                        'per line') from None
-      if not isinstance(obj, dict) or text_key not in obj:
-        raise UserError(f'{where}: expected an object with "{text_key}" (and '
-                        f'optionally "{label_key}"), got {line.strip()[:80]!r}')
-      rows.append(_input_row(obj[text_key], obj.get(label_key), where, number))
+  for number, where, obj, line in _jsonl_objects(path):
+    if not line.strip():  # a blank line keeps its place
+      rows.append(InputRow(number, '', None))
+      continue
+    if not isinstance(obj, dict) or text_key not in obj:
+      raise UserError(f'{where}: expected an object with "{text_key}" (and '
+                      f'optionally "{label_key}"), got {line.strip()[:80]!r}')
+    rows.append(_input_row(obj[text_key], obj.get(label_key), where, number))
   return rows
 
 
