@@ -26,9 +26,10 @@ UNNAMED = frozenset({'<lambda>', '<listcomp>', '<dictcomp>', '<setcomp>', '<gene
                      '<module>'})
 
 
-def trace(fn):
+def trace(fn, bodies: bool = False):
   """``(result, {file relative to the checkout: {qualified function name}})`` of
-  the project's named functions ``fn()`` enters (this thread's calls)."""
+  the project's named functions ``fn()`` enters (this thread's calls); with
+  ``bodies``, the class bodies it runs (importing) too."""
   roots = tuple(os.path.join(REPO, f) + os.sep for f in FOLDERS)
   entered = set()
 
@@ -36,7 +37,8 @@ def trace(fn):
     if event == 'call':
       code = frame.f_code
       # A class or module body is no function (CO_OPTIMIZED marks a function's).
-      if (code.co_flags & inspect.CO_OPTIMIZED and code.co_name not in UNNAMED
+      if ((bodies or code.co_flags & inspect.CO_OPTIMIZED)
+          and code.co_name not in UNNAMED
           and code.co_filename.startswith(roots)):
         entered.add((code.co_filename, code.co_qualname, code.co_firstlineno))
 
@@ -56,6 +58,8 @@ def main(argv=None) -> None:
   parser.add_argument('--config', default='demo:quick')
   parser.add_argument('--seeds', default='1,2')
   parser.add_argument('--list', action='store_true', help='every function, by file')
+  parser.add_argument('--bodies', action='store_true',
+                      help='count the class bodies run too (the issue\'s first figure)')
   args = parser.parse_args(argv)
   import seedsweep  # pylint: disable=g-import-not-at-top
   config = seedsweep.load_config(args.config)
@@ -63,7 +67,8 @@ def main(argv=None) -> None:
   config.train.num_epochs = 1
   config.train.progress = False
   with tempfile.TemporaryDirectory() as workdir:
-    _, by_file = trace(lambda: seedsweep.train(config, workdir, print_fn=lambda _: None))
+    _, by_file = trace(lambda: seedsweep.train(config, workdir, print_fn=lambda _: None),
+                       bodies=args.bodies)
   total = sum(len(v) for v in by_file.values())
   print(f'{total} functions in {len(by_file)} files')
   for path, names in sorted(by_file.items(), key=lambda kv: (-len(kv[1]), kv[0])):
