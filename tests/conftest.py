@@ -15,6 +15,7 @@ import shutil
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -106,11 +107,25 @@ def user_environment() -> dict:
   return env
 
 
+def train_epoch(exp, state, epoch: int, max_steps=None):
+  """``(state, mean train loss [members])`` after epoch ``epoch``'s steps (its
+  first ``max_steps`` only, when given)."""
+  state, loss_sum, _ = exp.train_steps(state, epoch, max_steps=max_steps)
+  return state, exp.real(loss_sum).astype(np.float64) / exp.schedule.plan.steps_per_epoch
+
+
+def evaluate_split(exp, params, split: str) -> dict:
+  """``{'accuracy', 'loss', ...}``, each ``[members]``, of one split."""
+  prefix = split + '_'
+  return {k[len(prefix):]: v for k, v in exp.evaluate_all(params).items()
+          if k.startswith(prefix)}
+
+
 def run_steps(config, n_steps):
   """``(experiment, state)`` after the first ``n_steps`` batches of epoch 1."""
   from seedsweep.run import experiment  # pylint: disable=g-import-not-at-top
   exp = experiment.build(config)
-  state, _ = exp.train_epoch(exp.init_state(), 1, max_steps=n_steps)
+  state, _ = train_epoch(exp, exp.init_state(), 1, max_steps=n_steps)
   return exp, state
 
 

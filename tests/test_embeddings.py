@@ -12,6 +12,7 @@ from seedsweep.run import faults
 from seedsweep.run import loop
 from tests.conftest import in_tier
 from tests.conftest import small_config
+from tests.conftest import train_epoch
 
 WORDS = ('the', 'film', 'movie', 'not')
 
@@ -40,7 +41,7 @@ def not_reached(*_):
 def _train(config, steps=3):
   exp = experiment.build(config)
   state = jax.tree.map(np.asarray, exp.init_state())
-  s, _ = exp.train_epoch(exp.init_state(), 1, max_steps=steps)
+  s, _ = train_epoch(exp, exp.init_state(), 1, max_steps=steps)
   return exp, state, s
 
 

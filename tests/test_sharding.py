@@ -11,6 +11,7 @@ import textwrap
 import numpy as np
 
 from tests.conftest import REPO
+from tests.conftest import evaluate_split
 from tests.conftest import run_steps
 from tests.conftest import small_config
 
@@ -21,7 +22,7 @@ SCRIPT = textwrap.dedent('''
     sys.path.insert(0, {repo!r})
     import jax, numpy as np
     from tests.conftest import small_config
-    from tests.conftest import run_steps
+    from tests.conftest import evaluate_split, run_steps
     config = small_config(seeds={seeds!r}, seed_parallel='vmap')
     config.data.num_buckets = 1
     exp, state = run_steps(config, 5)
@@ -29,7 +30,7 @@ SCRIPT = textwrap.dedent('''
     print('devices', jax.device_count(), 'mesh', exp.placement.devices,
           'shards', len(leaf.addressable_shards), 'on device', leaf.shape[0],
           'mode', exp.placement.mode)
-    dev = exp.evaluate_split(state.params, 'dev')['accuracy']
+    dev = evaluate_split(exp, state.params, 'dev')['accuracy']
     leaves = [np.asarray(x)[:len(exp.members)] for x in jax.tree.leaves(state.params)]
     np.savez({out!r}, dev=dev, *leaves)
 ''')
@@ -55,7 +56,7 @@ def _here(seeds=(1, 2, 3, 4)):
   config.data.num_buckets = 1
   exp, state = run_steps(config, 5)
   assert exp.placement.devices == 1
-  dev = exp.evaluate_split(state.params, 'dev')['accuracy']
+  dev = evaluate_split(exp, state.params, 'dev')['accuracy']
   leaves = [np.asarray(x)[:len(exp.members)] for x in jax.tree.leaves(state.params)]
   return {'dev': dev, **{f'arr_{i}': leaf for i, leaf in enumerate(leaves)}}
 

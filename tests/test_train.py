@@ -10,6 +10,7 @@ from seedsweep.run import outputs
 from tests.conftest import in_tier
 from tests.conftest import run_steps
 from tests.conftest import small_config
+from tests.conftest import train_epoch
 
 
 def _one_bucket(seeds, mode):
@@ -166,7 +167,7 @@ def test_a_seed_whose_loss_turns_nan_is_frozen_and_flagged_and_the_others_go_on(
   poisoned = state.replace(params={**state.params, 'classifier': {
       **state.params['classifier'], 'kernel': kernel.at[1].set(np.nan)}})
   before = jax.tree.map(np.asarray, poisoned.params)
-  state, losses = exp.train_epoch(poisoned, 1, max_steps=3)
+  state, losses = train_epoch(exp, poisoned, 1, max_steps=3)
   assert np.isnan(losses[1]) and np.isfinite(losses[[0, 2]]).all()
   np.testing.assert_array_equal(state.nonfinite_step, [0, 1, 0])
   np.testing.assert_array_equal(state.step, [3, 0, 3])
@@ -241,7 +242,7 @@ def test_the_evaluation_compiled_ahead_is_not_compiled_again(caplog):
   exp = experiment.build(small_config(seeds=(1, 2), epochs=1))
   state = exp.init_state()
   ahead = exp.compile_ahead(state.params)
-  state, _ = exp.train_epoch(state, 1, max_steps=2)
+  state, _ = train_epoch(exp, state, 1, max_steps=2)
   ahead.join()
   jax.config.update('jax_log_compiles', True)
   try:
@@ -260,7 +261,7 @@ def test_the_evaluation_compiles_one_program_per_length(caplog):
   shared by every split and chunk of that length."""
   from seedsweep.run import experiment  # pylint: disable=g-import-not-at-top
   exp = experiment.build(small_config(seeds=(1, 2), epochs=1))
-  state, _ = exp.train_epoch(exp.init_state(), 1, max_steps=2)
+  state, _ = train_epoch(exp, exp.init_state(), 1, max_steps=2)
   jax.config.update('jax_log_compiles', True)
   try:
     with caplog.at_level('WARNING'):

@@ -490,14 +490,6 @@ class Experiment:
     return jax.device_put(pad_members(jax.device_get(state), self.placement.size),
                           self.placement.stacked)
 
-  def train_epoch(self, state, epoch: int, on_step=None,
-                  max_steps: Optional[int] = None):
-    """One epoch for every member: ``(state, mean train loss [members])``; with
-    ``max_steps`` only the epoch's first batches (tests and benchmarks)."""
-    state, loss_sum, _ = self.train_steps(state, epoch, on_step=on_step,
-                                          max_steps=max_steps)
-    return state, self.mean_loss(loss_sum)
-
   def train_steps(self, state, epoch: int, start: int = 0, loss_sum=None,
                   on_step=None, stop=None, max_steps: Optional[int] = None):
     """Epoch ``epoch``'s steps from position ``start`` on: ``(state, loss_sum
@@ -532,8 +524,7 @@ class Experiment:
       if running is not None:  # the chunk before this one: wait for it to end
         sizes.ended(*running)
       running = (cursor, steps)
-      for _ in range(steps):  # the chunk's steps, each a moment of its own
-        faults.reached('step')
+      faults.reached('step', steps)  # the chunk's steps, dispatched
       if on_step is not None:
         on_step(steps)
     return state, total, position
@@ -611,13 +602,6 @@ class Experiment:
             for c in range(rows.shape[1])]
     arrays = jax.device_put([(r, s) for _, r, s in host], self.placement.shared)
     return [(length, r, s) for (length, _, _), (r, s) in zip(host, arrays)]
-
-  def evaluate_split(self, params, split: str) -> Dict[str, np.ndarray]:
-    """``{'accuracy', 'loss', ...}``, each ``[members]``, of one split (every split is
-    evaluated: they share chunks)."""
-    prefix = split + '_'
-    return {k[len(prefix):]: v for k, v in self.evaluate_all(params).items()
-            if k.startswith(prefix)}
 
   def keep_best(self, state, evals, epoch: int):
     """Each member keeps its parameters if ``evals``' dev accuracy is its best yet
