@@ -91,8 +91,8 @@ def test_ten_seeds_on_eight_devices_use_all_eight_padded_to_sixteen(tmp_path):
 def test_the_mesh_takes_every_device_or_one_per_member():
   script = textwrap.dedent(f'''
       import sys; sys.path.insert(0, {REPO!r})
-      from seedsweep.run import experiment
-      print([0 if m is None else m.size for m in map(experiment.seed_mesh, (10, 3, 4, 7, 1))])
+      from seedsweep.run import pieces
+      print([0 if m is None else m.size for m in map(pieces.seed_mesh, (10, 3, 4, 7, 1))])
   ''')
   env = dict(os.environ, XLA_FLAGS='--xla_force_host_platform_device_count=4')
   proc = subprocess.run([sys.executable, '-c', script], capture_output=True, text=True,
@@ -156,9 +156,9 @@ def test_auto_takes_map_on_one_device_whatever_the_backend(monkeypatch):
   under map (docs/gpu.md, Measured): auto keeps the promise on one GPU as on one CPU;
   members sharded over devices need vmap."""
   import jax  # pylint: disable=g-import-not-at-top
-  from seedsweep.run import experiment  # pylint: disable=g-import-not-at-top
+  from seedsweep.run import pieces  # pylint: disable=g-import-not-at-top
   for backend in ('cpu', 'gpu', 'tpu'):
     monkeypatch.setattr(jax, 'default_backend', lambda b=backend: b)
-    assert experiment.resolve_seed_parallel('auto', 1) == 'map'
-    assert experiment.resolve_seed_parallel('auto', 4) == 'vmap'
-    assert experiment.resolve_seed_parallel('vmap', 1) == 'vmap'
+    assert pieces.resolve_seed_parallel('auto', 1) == 'map'
+    assert pieces.resolve_seed_parallel('auto', 4) == 'vmap'
+    assert pieces.resolve_seed_parallel('vmap', 1) == 'vmap'
