@@ -357,7 +357,7 @@ def epoch_rows(pieces, epoch, train_loss, evals, wall_time, state):
     if members.factorial:
       row['streams'] = [int(s) for s in members.seed_triples[i]]
     if len(members.point_labels) > 1:
-      row['point'] = members.point_labels[members.points[i]]
+      row['point'] = members.point_labels[members.point_ids[i]]
     row['train_loss'] = float(train_loss[i])
     row.update({k: float(v[i]) for k, v in evals.items()})
     row['params_sha256'] = params_sha[i]

@@ -136,7 +136,7 @@ def _train_members(pieces, folder: str, workdir: str, timer, print_fn) -> dict:
     # A stop signal's mid-epoch checkpoint (None: none); closed as it is at the end.
     interrupted = ckpt_lib.existing(folder, ckpt_lib.INTERRUPTED, max_to_keep=1)
     cleanup.callback(lambda: interrupted and interrupted.close())
-    checked = workdir_lib.check_saved_inputs(workdir, pieces, ckpts, interrupted)
+    verified = workdir_lib.check_saved_inputs(workdir, pieces, ckpts, interrupted)
     with timer('build'):
       state = pieces.init_state()
       # The train programs compiled here, once, for their fingerprint in the record.
@@ -145,7 +145,7 @@ def _train_members(pieces, folder: str, workdir: str, timer, print_fn) -> dict:
     if warning:
       print_fn(warning)
     state, resume, meta = workdir_lib.restore(pieces, ckpts, interrupted, state, workdir,
-                                              checked, print_fn)  # or the fresh state
+                                              verified, print_fn)  # or the fresh state
     # Which machines trained which epochs: a run continued on another CPU (under
     # native numerics, or another backend) says so in every later record.
     machines = provenance_lib.machine_history(meta, determinism, resume.epoch + 1,

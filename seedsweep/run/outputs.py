@@ -182,7 +182,7 @@ def stacked_results(members, metrics: Dict[str, Sequence[float]], points,
   labels = members.labels
   per_point = []
   for p, overrides in enumerate(points):
-    idx = np.flatnonzero(members.points == p)
+    idx = np.flatnonzero(members.point_ids == p)
     own = {'members': [labels[i] for i in idx]}
     if members.factorial:
       own['streams'] = members.seed_triples[idx].tolist()

@@ -59,7 +59,7 @@ class Members:
   seed_triples: np.ndarray   # [members, 3] int32: init, data-order, dropout seed
   view_ids: np.ndarray       # [members] int32: each member's data.views index (its fold)
   folds: Tuple[int, ...]     # the folds run; () without cross-validation
-  points: np.ndarray         # [members] int32: each member's point of config.stack
+  point_ids: np.ndarray      # [members] int32: each member's point of config.stack
   point_labels: Tuple[str, ...]  # one per point ('' for a run without a stack)
   factorial: bool = False    # config.seed_design: members differ by stream
 
@@ -78,7 +78,7 @@ class Members:
     folds = self.view_ids if self.folds else [None] * len(self)
     return [outputs.member_label(s[0], f, seed_triple=s if self.factorial else None,
                                  point=self.point_labels[p])
-            for s, f, p in zip(self.seed_triples, folds, self.points)]
+            for s, f, p in zip(self.seed_triples, folds, self.point_ids)]
 
 
 def select_members(config, data: encoded.EncodedDataset, points=None) -> Members:
@@ -98,7 +98,7 @@ def select_members(config, data: encoded.EncodedDataset, points=None) -> Members
           for c in range(len(combos))]
   return Members(seed_triples=combos[[c for _, _, c in grid]],
                  view_ids=np.asarray([f for _, f, _ in grid], np.int32), folds=folds,
-                 points=np.asarray([p for p, _, _ in grid], np.int32),
+                 point_ids=np.asarray([p for p, _, _ in grid], np.int32),
                  point_labels=labels, factorial=factorial)
 
 
@@ -162,7 +162,7 @@ def member_hparams(checked, model, members: Members,
     per_point = [float(value(c, key)) for c in configs]
     if key in stacking.OFF_AT_ZERO:
       per_point = [v or np.inf for v in per_point]
-    out[key] = np.asarray(per_point, np.float32)[members.points]
+    out[key] = np.asarray(per_point, np.float32)[members.point_ids]
   return out
 
 
@@ -461,12 +461,13 @@ class Pieces:
     state, meta = ckpt_lib.restore_train_state(ckpts, step, self.saved(target))
     return self.on_device(state), meta
 
-  def group(self, start: int, stop: int) -> 'Pieces':
-    """Members ``start..stop-1`` as a run of their own (a group of a split run,
+  def group(self, start: int, end: int) -> 'Pieces':
+    """Members ``start..end-1`` as a run of their own (a group of a split run,
     run/groups.py): the same data on device, programs and provenance."""
-    m, part = self.members, slice(start, stop)
+    m, part = self.members, slice(start, end)
     members = dataclasses.replace(m, seed_triples=m.seed_triples[part],
-                                  view_ids=m.view_ids[part], points=m.points[part])
+                                  view_ids=m.view_ids[part],
+                                  point_ids=m.point_ids[part])
     placement = place(self.config, len(members))
     hparams = {k: self.real(v)[part] for k, v in self.device.hparams.items()}
     return dataclasses.replace(

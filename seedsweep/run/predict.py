@@ -178,7 +178,7 @@ def answers(pieces, token_lists, per_member, epochs, checkpoint: int) -> dict:
   if len(pieces.members.point_labels) > 1:  # the mean over all points mixes settings
     out['by_point'] = {}
     for p, label in enumerate(pieces.members.point_labels):
-      own = probs[pieces.members.points == p].mean(axis=0)
+      own = probs[pieces.members.point_ids == p].mean(axis=0)
       out['by_point'][label] = {'labels': [names[i] for i in own.argmax(-1)],
                                 'probabilities': own.tolist()}
   if 'tags' in per_member:

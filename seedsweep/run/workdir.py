@@ -222,11 +222,11 @@ def restore_interrupted(pieces, interrupted, state, epoch: int, print_fn):
   return pieces.on_device(tree['state']), resume, meta, steps[-1]
 
 
-def restore(pieces, ckpts, interrupted, state, workdir: str, checked=frozenset(),
+def restore(pieces, ckpts, interrupted, state, workdir: str, verified=frozenset(),
             print_fn=print):
   """``(state, Resume, meta)``: the newest epoch checkpoint's, then a stop signal's
   of the epoch after it, else ``state`` (``meta`` None: nothing restored). Checks
-  the inputs of the one restored, unless ``checked`` (:func:`check_saved_inputs`)
+  the inputs of the one restored, unless ``verified`` (:func:`check_saved_inputs`)
   holds it."""
   latest = ckpts.latest_epoch() or 0
   resume, meta, where = Resume(), None, None
@@ -241,6 +241,6 @@ def restore(pieces, ckpts, interrupted, state, workdir: str, checked=frozenset()
   if found:
     state, resume, meta, step = found
     where = (ckpt_lib.INTERRUPTED, step)
-  if meta is not None and where not in checked:
+  if meta is not None and where not in verified:
     check_same_inputs(workdir, meta, pieces)
   return state, resume, meta
