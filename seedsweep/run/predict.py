@@ -219,11 +219,6 @@ def read_inputs(path: str, columns=None):
   return user_files.read_inputs(path, columns or user_files.Columns())
 
 
-def read_texts(path: str) -> List[str]:
-  """The non-empty texts of ``path`` (:func:`read_inputs`), in file order."""
-  return [row.text for row in read_inputs(path) if row.text]
-
-
 def predict_file(config, workdir: str, path: str, print_fn=print):
   """``(rows, result)``: the rows of ``path`` (:func:`read_inputs`, with the run's
   own columns) and the run's answers for their texts (:func:`predict`, empty rows
