@@ -305,26 +305,31 @@ def all_stopped(pieces, state, epoch: int) -> bool:
       steps_lib.stopped(pieces.real(state.best_epoch), epoch, patience)))
 
 
+def selection(pieces, state, epochs_completed: int):
+  """``(params, epochs [members])``: the parameters the results use, the best dev
+  epoch's under ``best_dev``, else the last, and the epoch each member's are from."""
+  if pieces.config.train.selection == 'best_dev':
+    return state.best_params, pieces.real(state.best_epoch)
+  return state.params, np.full(len(pieces.members), epochs_completed)
+
+
 def selected(pieces, state, epochs_completed: int, evaluated=None) -> dict:
   """What results.json is made of, JSON-ready (a group of a split run keeps it in a
   file): ``per_member`` {metric, ``best_epoch`` under best-dev selection,
   ``nonfinite_step``: [members]} and ``epochs_completed``.
 
-  The metrics are those of the parameters the results use: the best dev epoch's
-  under ``best_dev``, else the last. ``evaluated`` maps epochs evaluated in this
-  process to their metrics; when it holds every member's selected epoch they are
-  read from it (the same program on the same parameters: the same numbers), else
-  the selected parameters are evaluated.
+  The metrics are those of :func:`selection`'s parameters. ``evaluated`` maps
+  epochs evaluated in this process to their metrics; when it holds every member's
+  selected epoch they are read from it (the same program on the same parameters:
+  the same numbers), else the selected parameters are evaluated.
   """
-  best_dev = pieces.config.train.selection == 'best_dev'
-  epochs = (pieces.real(state.best_epoch) if best_dev
-            else np.full(len(pieces.members), epochs_completed))
+  params, epochs = selection(pieces, state, epochs_completed)
   if evaluated and all(int(e) in evaluated for e in epochs):
     metrics = {k: np.array([evaluated[int(e)][k][i] for i, e in enumerate(epochs)])
                for k in evaluated[int(epochs[0])]}
   else:
-    metrics = evaluate(pieces, state.best_params if best_dev else state.params)
-  if best_dev:
+    metrics = evaluate(pieces, params)
+  if pieces.config.train.selection == 'best_dev':
     metrics['best_epoch'] = epochs
   metrics['nonfinite_step'] = pieces.real(state.nonfinite_step)
   return {'per_member': {k: np.asarray(v).tolist() for k, v in metrics.items()},

@@ -29,6 +29,7 @@ from seedsweep.engine import hosts
 from seedsweep.errors import UserError
 from seedsweep.inputs import vocabulary as vocab_lib
 from seedsweep.run import checkpoints as ckpt_lib
+from seedsweep.run import epoch as epoch_lib
 from seedsweep.run import groups as groups_lib
 from seedsweep.run import outputs
 from seedsweep.run import pieces as pieces_lib
@@ -62,8 +63,9 @@ def predict(config, workdir: str, texts: Sequence[str], print_fn=print) -> dict:
       state, _ = part.restore(ckpts, newest)
     finally:
       ckpts.close()
-    answered.append(run_members(part, part.selected_params(state), chunks))
-    epochs.append(part.selected_epochs(state, newest))
+    params, selected_epochs = epoch_lib.selection(part, state, newest)
+    answered.append(run_members(part, params, chunks))
+    epochs.append(selected_epochs)
   per_member = {k: np.concatenate([a[k] for a in answered]) for k in answered[0]}
   out = answers(pieces, token_lists, per_member, np.concatenate(epochs), latest)
   if changed:
