@@ -9,8 +9,10 @@ between chunks), then evaluation of dev and test (:func:`evaluate`), each member
 keeping its best-dev parameters (:func:`keep_best`), and the rows of
 metrics.jsonl. After the last epoch :func:`selected` gives the numbers results.json
 is made of. What the loop adds around it (timing, the progress bar, the
-compile-ahead thread, the wall clock) comes in as :class:`Hooks`; nothing here
-writes a file, and nothing is changed but the state the steps return.
+compile-ahead thread, the wall clock, the chunk sizes kept from epoch to epoch)
+comes in as :class:`Hooks`; nothing here writes a file, and nothing is changed but
+the state the steps return (and the chunk sizes, which follow the clock and change
+no bit).
 """
 import contextlib
 import dataclasses
