@@ -25,6 +25,7 @@ from typing import Dict, List, Optional, Sequence
 import numpy as np
 
 from seedsweep import files
+from seedsweep import notices
 from seedsweep.engine import hosts
 from seedsweep.errors import UserError
 from seedsweep.inputs import vocabulary as vocab_lib
@@ -38,7 +39,12 @@ from seedsweep.run import workdir as workdir_lib
 def predict(config, workdir: str, texts: Sequence[str], print_fn=print) -> dict:
   """The run's answers for ``texts``; see :func:`answers` for the dict. ``config``:
   the one ``workdir``'s run was trained with (None: the one it stored)."""
-  texts = check_texts(texts)
+  with notices.to(print_fn):  # the lower layers' lines (a dataset prepared) too
+    return _predict(config, workdir, check_texts(texts), print_fn)
+
+
+def _predict(config, workdir: str, texts: List[str], print_fn) -> dict:
+  """:func:`predict`'s work, on checked ``texts``."""
   run = prepare.prepare_existing(config, workdir, 'a trained run')
   config = run.config
   latest = workdir_lib.latest_epoch(workdir)
