@@ -98,8 +98,8 @@ def train(config, workdir: str, print_fn=print) -> dict:
   Args:
     config: the experiment's ConfigDict (:func:`load_config`).
     workdir: the run's folder: a new one, or one holding a run of this config.
-    print_fn: called with every line of text (epochs, early stop, warnings, the
-      final table); the progress bar (``config.train.progress``) goes to stderr.
+    print_fn: called with every line of text (epochs, early stop, warnings, a
+      dataset being prepared, the final table); the progress bar (``config.train.progress``) goes to stderr.
 
   Returns:
     The results dict, also written to ``workdir/results.json``.

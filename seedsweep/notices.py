@@ -3,9 +3,9 @@ a download, a damaged cache entry rebuilt): where they go.
 
 A bottom module beside ``errors``, so the input machinery and the runtime can say a
 line without a ``print_fn`` threaded down to them. Outside a run the line goes to
-stderr; a door of the run layer (train, evaluate, predict) sends it to its caller's
-``print_fn`` for its duration (:func:`to`), so a caller that collects or silences
-the lines gets these too.
+stderr; a door of the run layer (train, evaluate, predict, verify) sends it to its
+caller's ``print_fn`` for its duration (:func:`to`), so a caller that collects or
+silences the lines gets these too.
 """
 import contextlib
 import sys
