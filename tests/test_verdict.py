@@ -118,6 +118,7 @@ def test_a_sweep_over_the_model_name_is_compared_in_the_terminal(tmp_path):
 
 
 @pytest.mark.slow
+@pytest.mark.full  # the tier keeps the own-model point (test_sweep) and the verdict
 def test_a_sweep_over_a_packaged_and_an_own_model_is_compared(tmp_path, monkeypatch):
   """docs/compare.md's sweep with an own model file (examples/linen_cnn.py) beside the
   Bi-LSTM: the CNN point trains with its class's fields, the report's verdict tests
