@@ -36,3 +36,8 @@ class PaperConfigs:
   golden: Mapping[str, str] = dataclasses.field(default_factory=dict)
   trained: Tuple[Tuple[str, str], ...] = ()
   traced: Tuple[Tuple[str, str], ...] = ()
+
+
+def paper_configs(family) -> PaperConfigs:
+  """Model module ``family``'s :class:`PaperConfigs`; none declared: an empty one."""
+  return getattr(family, 'PAPER_CONFIGS', PaperConfigs())
