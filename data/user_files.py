@@ -22,6 +22,7 @@ from typing import Dict, List, NamedTuple, Optional, Sequence, Tuple
 
 import tensorflow_datasets as tfds
 
+from seedsweep.data.spec import DatasetSpec
 from seedsweep.errors import UserError
 from seedsweep.inputs import tfds_base
 
@@ -463,3 +464,7 @@ class SeedsweepFiles(tfds_base.RawTextBuilder):
     check_splits(out, paths)
     return {split: [e._replace(tags=e.tags or '') for e in rows]
             for split, rows in out.items()}
+
+
+# The registry's name of this module (data/spec.py): the files config.data.files names.
+DATASETS = {'files': DatasetSpec(SeedsweepFiles)}
