@@ -174,7 +174,8 @@ def probe(config_name: str, seeds, steps: int, peak_seconds: float = 2.0,
   import numpy as np  # pylint: disable=g-import-not-at-top
   from seedsweep.config import keys  # pylint: disable=g-import-not-at-top
   from seedsweep.engine import steps as steps_lib  # pylint: disable=g-import-not-at-top
-  from seedsweep.run import experiment  # pylint: disable=g-import-not-at-top
+  from seedsweep.run import epoch as epoch_lib  # pylint: disable=g-import-not-at-top
+  from seedsweep.run import pieces  # pylint: disable=g-import-not-at-top
   from seedsweep.run import timing  # pylint: disable=g-import-not-at-top
   runtime.enable_compilation_cache()
   config = keys.with_values(base.load_config(config_name), overrides or {}, 'probe')
@@ -183,14 +184,14 @@ def probe(config_name: str, seeds, steps: int, peak_seconds: float = 2.0,
   peak = measure_peak(peak_seconds)
   compile0 = timing.compile_seconds()
   start = time.perf_counter()
-  exp = experiment.build(config)
+  exp = pieces.build(config)
   state = exp.init_state()
   build = time.perf_counter() - start
   orders = exp.steps.epoch_orders(exp.device, np.int32(1))  # as the loop calls it
   schedule = exp.schedule.plan.schedule(1)
 
   def train(state, count):  # the loop's own path: chunks of steps, one dispatch each
-    state, loss_sum, _ = exp.train_steps(state, 1, max_steps=count)
+    state, loss_sum, _ = epoch_lib.train_steps(exp, state, 1, max_steps=count)
     return state, loss_sum
 
   # Compile the chunk program (every bucket a branch; one program whatever the
@@ -198,7 +199,7 @@ def probe(config_name: str, seeds, steps: int, peak_seconds: float = 2.0,
   steps = min(steps, len(schedule))  # the timed steps: epoch 1's first ones
   state, loss = train(state, 1)
   jax.block_until_ready(loss)
-  exp.evaluate_all(state.params)
+  epoch_lib.evaluate(exp, state.params)
   compile_s = timing.compile_seconds() - compile0
   # FLOPs of the timed steps, from the one-step program's jaxpr at each length.
   first = {}
@@ -217,7 +218,7 @@ def probe(config_name: str, seeds, steps: int, peak_seconds: float = 2.0,
   train_s = time.perf_counter() - start
   flops = sum(flops_at[length] for _, length in schedule[:steps])
   start = time.perf_counter()
-  exp.evaluate_all(state.params)
+  epoch_lib.evaluate(exp, state.params)
   eval_s = time.perf_counter() - start
   members = len(exp.members)
   batch = config.train.batch_size

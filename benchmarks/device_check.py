@@ -5,7 +5,7 @@ For Bi-LSTM SST-2 (experiments/bilstm.py:sst/binary) and DLSTM SST-2
 program, each run its own process with a fresh compilation cache and a timeout:
 
 * seconds a train step: epoch 1's first ``--steps`` steps, one call of
-  ``Experiment.train_steps``, timed to ``block_until_ready`` after the same call
+  ``run.epoch.train_steps``, timed to ``block_until_ready`` after the same call
   ran once to compile every program they use; seconds a member-step (a step over the
   members) and its ratio to the lone member's step;
 * compilation, on an empty compilation cache: the first call's seconds less the
@@ -233,10 +233,11 @@ def prepare(spec: dict) -> dict:
 
 
 def _run_steps(exp, state, max_steps: int):
-  """Epoch 1's first ``max_steps`` steps through ``Experiment.train_steps``'s public
+  """Epoch 1's first ``max_steps`` steps through ``run.epoch.train_steps``'s public
   signature: ``(state, loss_sum)``, both ready."""
   import jax  # pylint: disable=g-import-not-at-top
-  out = exp.train_steps(state, 1, max_steps=max_steps)
+  from seedsweep.run import epoch as epoch_lib  # pylint: disable=g-import-not-at-top
+  out = epoch_lib.train_steps(exp, state, 1, max_steps=max_steps)
   state, loss_sum = (out[0], out[1]) if isinstance(out, tuple) else (out, None)
   jax.block_until_ready((state, loss_sum))
   return state, loss_sum
@@ -248,7 +249,7 @@ def measure(spec: dict) -> dict:
   ``spec['dump']``, .npz, when given), the same steps again timed, memory."""
   import jax  # pylint: disable=g-import-not-at-top
   import numpy as np  # pylint: disable=g-import-not-at-top
-  from seedsweep.run import experiment  # pylint: disable=g-import-not-at-top
+  from seedsweep.run import pieces  # pylint: disable=g-import-not-at-top
   from seedsweep.run import runtime  # pylint: disable=g-import-not-at-top
   from seedsweep.run import timing  # pylint: disable=g-import-not-at-top
   members = spec['members']
@@ -257,7 +258,7 @@ def measure(spec: dict) -> dict:
   runtime.enable_compilation_cache()  # $SEEDSWEEP_CACHE: a fresh folder per run
   timing.compile_seconds()  # listens from here on
   start = time.perf_counter()
-  exp = experiment.build(config)
+  exp = pieces.build(config)
   state = exp.init_state()
   jax.block_until_ready(state)
   build_s = time.perf_counter() - start

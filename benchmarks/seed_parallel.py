@@ -36,7 +36,7 @@ def measure(config, form: str, steps: int) -> float:
   """Steps per second (every seed advanced once per step) of one form."""
   import jax  # pylint: disable=g-import-not-at-top
   from seedsweep.engine import steps as steps_lib  # pylint: disable=g-import-not-at-top
-  from seedsweep.run import experiment  # pylint: disable=g-import-not-at-top
+  from seedsweep.run import pieces  # pylint: disable=g-import-not-at-top
   runtime.enable_compilation_cache()
   config.data.num_buckets = 1  # one padded length: the forms see identical shapes
   # per_seed: a one-seed step under `map` is the plain single-seed program (under
@@ -47,7 +47,7 @@ def measure(config, form: str, steps: int) -> float:
   runs = []
   for seeds in seed_groups:
     config.seeds = seeds
-    exp = experiment.build(config)
+    exp = pieces.build(config)
     runs.append((exp, exp.init_state(), exp.steps.epoch_orders(exp.device, 1)))
   schedule = runs[0][0].schedule.plan.schedule(1)
 

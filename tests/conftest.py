@@ -15,6 +15,7 @@ import shutil
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -31,7 +32,7 @@ from seedsweep.run import runtime  # pylint: disable=g-import-not-at-top,wrong-i
 
 runtime.enable_compilation_cache()
 # The configs' default (config.runtime.cpu_threads): set before JAX starts its CPU
-# client, so that tests computing before they build an Experiment share its pool.
+# client, so that tests computing before they build a run's pieces share its pool.
 DEFAULT_THREADS = demo.get_config().runtime.cpu_threads
 runtime.pin_cpu_threads(DEFAULT_THREADS)
 # And the configs' numerics (portable: XLA_FLAGS gains the flags of runtime.py).
@@ -106,11 +107,27 @@ def user_environment() -> dict:
   return env
 
 
+def train_epoch(exp, state, epoch: int, max_steps=None):
+  """``(state, mean train loss [members])`` after epoch ``epoch``'s steps (its
+  first ``max_steps`` only, when given)."""
+  from seedsweep.run import epoch as epoch_lib  # pylint: disable=g-import-not-at-top
+  state, loss_sum, _ = epoch_lib.train_steps(exp, state, epoch, max_steps=max_steps)
+  return state, exp.real(loss_sum).astype(np.float64) / exp.schedule.plan.steps_per_epoch
+
+
+def evaluate_split(exp, params, split: str) -> dict:
+  """``{'accuracy', 'loss', ...}``, each ``[members]``, of one split."""
+  from seedsweep.run import epoch as epoch_lib  # pylint: disable=g-import-not-at-top
+  prefix = split + '_'
+  return {k[len(prefix):]: v for k, v in epoch_lib.evaluate(exp, params).items()
+          if k.startswith(prefix)}
+
+
 def run_steps(config, n_steps):
-  """``(experiment, state)`` after the first ``n_steps`` batches of epoch 1."""
-  from seedsweep.run import experiment  # pylint: disable=g-import-not-at-top
-  exp = experiment.build(config)
-  state, _ = exp.train_epoch(exp.init_state(), 1, max_steps=n_steps)
+  """``(pieces, state)`` after the first ``n_steps`` batches of epoch 1."""
+  from seedsweep.run import pieces  # pylint: disable=g-import-not-at-top
+  exp = pieces.build(config)
+  state, _ = train_epoch(exp, exp.init_state(), 1, max_steps=n_steps)
   return exp, state
 
 

@@ -13,6 +13,7 @@ import sys
 
 from seedsweep.config import base
 from seedsweep.config import keys
+from seedsweep.run import epoch as epoch_lib
 from seedsweep.run import provenance
 from seedsweep.run import runtime
 from tests.conftest import run_steps  # pins the thread pool, as the configs do
@@ -31,8 +32,8 @@ def probe(spec: str, steps: int, settings=None) -> dict:
   # with them (2026-11-23).
   config = tiny_shapes(keys.with_values(base.load_config(spec), settings or {}, 'probe'))
   exp, state = run_steps(config, steps)
-  evals = exp.evaluate_all(state.params)
-  return {'params': exp.params_fingerprints(state.params),
+  evals = epoch_lib.evaluate(exp, state.params)
+  return {'params': epoch_lib.params_fingerprints(exp, state.params),
           'metrics': provenance.fingerprint_arrays([evals[k] for k in sorted(evals)])}
 
 

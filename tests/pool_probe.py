@@ -22,13 +22,14 @@ CONFIGS = ('experiments/bilstm.py:trec/coarse', 'experiments/dclstm_trec.py',
 def probe(spec: str, threads: int, steps: int, seeds: int) -> dict:
   """``{'params': [hash per member], 'devices': the devices the members ran on}``."""
   from seedsweep.config import base  # pylint: disable=g-import-not-at-top
+  from seedsweep.run import epoch as epoch_lib  # pylint: disable=g-import-not-at-top
   from tests.conftest import run_steps  # pylint: disable=g-import-not-at-top
   config = base.load_config(spec)
   config.seeds = tuple(range(1, seeds + 1))
   config.train.progress = False
   config.runtime.cpu_threads = threads  # the build pins it (the first one starts JAX)
   exp, state = run_steps(config, steps)
-  return {'params': exp.params_fingerprints(state.params),
+  return {'params': epoch_lib.params_fingerprints(exp, state.params),
           'devices': exp.placement.devices}
 
 

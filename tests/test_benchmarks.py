@@ -212,3 +212,16 @@ def test_compare_whole_part_says_where_pytorch_ran_and_survives_its_failure(
             'quick': True, 'parts': {'1': {'whole': rows}}}
   text = compare.markdown(report)
   assert text.count('runs on the CPU') == 1 and 'PyTorch baseline left out' in text
+
+
+def test_the_function_trace_counts_named_functions_of_the_checkout_once():
+  """benchmarks/trace_functions.py (issue 80's figure): a named function of the
+  checkout counts once however often it runs; lambdas and other files do not."""
+  from benchmarks import trace_functions  # pylint: disable=g-import-not-at-top
+  from seedsweep.run import outputs  # pylint: disable=g-import-not-at-top
+  twice = lambda: [outputs.summarize([1.0, 2.0]) for _ in range(2)]  # pylint: disable=unnecessary-lambda-assignment
+  result, by_file = trace_functions.trace(twice)
+  assert len(result) == 2
+  assert by_file['seedsweep/run/outputs.py'] >= {'summarize'}
+  assert not any('<lambda>' in names for names in by_file.values())
+  assert all(path.split('/')[0] in trace_functions.FOLDERS for path in by_file)

@@ -6,6 +6,7 @@ import jax
 import numpy as np
 import pytest
 
+from tests.conftest import evaluate_split
 from tests.conftest import run_steps
 from tests.conftest import small_config
 
@@ -32,7 +33,7 @@ def test_a_fold_seed_member_alone_equals_the_same_member_among_others():
   emb = np.asarray(g_state.params['embedding']['embedding'])
   assert not np.array_equal(emb[0], emb[2])
   # Dev/test of each member are its own fold's rows.
-  dev = group.evaluate_split(g_state.params, 'dev')['accuracy']
+  dev = evaluate_split(group, g_state.params, 'dev')['accuracy']
   assert dev.shape == (4,)
 
 

@@ -231,13 +231,13 @@ def test_verify_names_the_changed_environment(trained):
 @pytest.mark.slow
 def test_verify_finds_a_changed_checkpoint(trained, tmp_path):
   import shutil  # pylint: disable=g-import-not-at-top
-  from seedsweep.run import experiment  # pylint: disable=g-import-not-at-top
+  from seedsweep.run import pieces  # pylint: disable=g-import-not-at-top
   from seedsweep.run import verify  # pylint: disable=g-import-not-at-top
   workdir = str(tmp_path / 'changed')
   shutil.copytree(trained, workdir)
   config = outputs.read_json(os.path.join(workdir, outputs.CONFIG))
   config = config_checks.from_dict(config)
-  exp = experiment.build(config)
+  exp = pieces.build(config)
   ckpts = ckpt_lib.Checkpoints(workdir)
   state, meta = ckpts.restore(2, exp.init_state())
   ckpts.manager.delete(2)

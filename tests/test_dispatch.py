@@ -1,7 +1,7 @@
 """The host in the training loop: an epoch is dispatched in chunks of steps of one
 padded length, programs with no conditional on a device value and no loop bound
 on the device, with no implicit transfer between host and device, and the chunking
-changes no number (engine/steps.py ``train_chunk``, run/experiment.py
+changes no number (engine/steps.py ``train_chunk``, run/epoch.py
 ``train_steps``)."""
 import itertools
 import re
@@ -11,14 +11,14 @@ import numpy as np
 import pytest
 
 from seedsweep.run import epoch as epoch_lib
-from seedsweep.run import experiment
+from seedsweep.run import pieces
 from tests.conftest import small_config
 
 
 def _build(steps_per_dispatch=8, seeds=(1, 2), buckets=2):
   config = small_config(seeds=seeds, epochs=1, steps_per_dispatch=steps_per_dispatch)
   config.data.num_buckets = buckets
-  return experiment.build(config)
+  return pieces.build(config)
 
 
 @pytest.mark.slow
@@ -28,11 +28,11 @@ def test_an_epoch_trains_evaluates_and_logs_with_no_implicit_transfer():
   code asks for (its inputs put once, its results fetched), none hidden in a call."""
   exp = _build()
   state = exp.init_state()
-  state, _, _ = exp.train_steps(state, 1, max_steps=2)  # compiles, outside the guard
-  state = exp.keep_best(state, exp.evaluate_all(state.params), 1)
+  state, _, _ = epoch_lib.train_steps(exp, state, 1, max_steps=2)  # compiles, outside the guard
+  state = epoch_lib.keep_best(exp, state, epoch_lib.evaluate(exp, state.params), 1)
   with jax.transfer_guard('disallow'):  # the epoch training and verify both run
     done = epoch_lib.run_epoch(exp, state, 2)
-    assert not exp.all_stopped(done.state, 2)
+    assert not epoch_lib.all_stopped(exp, done.state, 2)
   assert done.position == exp.schedule.plan.steps_per_epoch and not done.stopped
   rows = done.rows
   assert len(rows) == 2 and all(np.isfinite(r['train_loss']) for r in rows)
@@ -57,10 +57,10 @@ def test_an_epoch_is_dispatched_in_chunks_of_one_length(monkeypatch):
   """Every chunk's steps share its padded length; a chunk takes
   ``steps_per_dispatch`` steps wherever that many of one length come in a row, else
   one (a program per length and size: two sizes only)."""
-  monkeypatch.setattr(experiment, 'CHUNK_SECONDS', 1e9)  # however loaded the machine
+  monkeypatch.setattr(epoch_lib, 'CHUNK_SECONDS', 1e9)  # however loaded the machine
   exp = _build(steps_per_dispatch=3)
   calls = _dispatches(exp)
-  _, _, position = exp.train_steps(exp.init_state(), 1)
+  _, _, position = epoch_lib.train_steps(exp, exp.init_state(), 1)
   lengths = [length for _, length in exp.schedule.plan.schedule(1)]
   assert position == len(lengths) == sum(count for _, _, count in calls)
   for start, length, count in calls:
@@ -80,9 +80,9 @@ def test_a_few_steps_and_a_whole_epoch_share_their_compiled_programs():
   exp = _build(steps_per_dispatch=3)
   jitted = exp.steps.train_chunk
   calls = _dispatches(exp)
-  state, _, position = exp.train_steps(exp.init_state(), 1, max_steps=3)
+  state, _, position = epoch_lib.train_steps(exp, exp.init_state(), 1, max_steps=3)
   assert position == 3
-  _, _, position = exp.train_steps(state, 1, max_steps=5)
+  _, _, position = epoch_lib.train_steps(exp, state, 1, max_steps=5)
   assert position == 5
   programs = {(length, count) for _, length, count in calls}
   assert len(programs) > 1
@@ -96,10 +96,10 @@ def test_chunks_shrink_to_a_step_when_steps_are_slow(monkeypatch):
   than CHUNK_SECONDS (here: always), timed from the third chunk on (the first one's
   end starts the clock), so that a stop signal waits for seconds, not for a whole
   epoch queued behind it."""
-  monkeypatch.setattr(experiment, 'CHUNK_SECONDS', 0.0)
+  monkeypatch.setattr(epoch_lib, 'CHUNK_SECONDS', 0.0)
   exp = _build(steps_per_dispatch=2)
   calls = _dispatches(exp)
-  _, _, position = exp.train_steps(exp.init_state(), 1)
+  _, _, position = epoch_lib.train_steps(exp, exp.init_state(), 1)
   assert [count for _, _, count in calls[:3]] == [2, 2, 2]  # the schedule's first runs
   assert {count for _, _, count in calls[3:]} == {1}
   assert len(calls) - 3 == position - 6 == exp.schedule.plan.steps_per_epoch - 6
@@ -112,16 +112,16 @@ def test_the_chunk_size_changes_no_bit_and_a_stop_resumes_between_chunks():
   results = []
   for size in (1, 3):
     exp = _build(size)
-    state, loss_sum, _ = exp.train_steps(exp.init_state(), 1)
-    results.append((exp.params_fingerprints(state.params), np.asarray(loss_sum)))
+    state, loss_sum, _ = epoch_lib.train_steps(exp, exp.init_state(), 1)
+    results.append((epoch_lib.params_fingerprints(exp, state.params), np.asarray(loss_sum)))
   exp = _build(2)
   stops = iter([False, True])
-  state, loss_sum, position = exp.train_steps(exp.init_state(), 1,
+  state, loss_sum, position = epoch_lib.train_steps(exp, exp.init_state(), 1,
                                               stop=lambda: next(stops))
   assert position == 2
-  state, loss_sum, _ = exp.train_steps(state, 1, start=position,
+  state, loss_sum, _ = epoch_lib.train_steps(exp, state, 1, start=position,
                                        loss_sum=np.asarray(loss_sum))
-  results.append((exp.params_fingerprints(state.params), np.asarray(loss_sum)))
+  results.append((epoch_lib.params_fingerprints(exp, state.params), np.asarray(loss_sum)))
   for fingerprints, losses in results[1:]:
     assert fingerprints == results[0][0]
     np.testing.assert_array_equal(losses, results[0][1])
@@ -181,7 +181,7 @@ def test_the_train_programs_lowered_for_a_gpu_never_wait_for_the_host():
   exp = _build(steps_per_dispatch=8)
   state = jax.eval_shape(exp.init_state)
   plan = exp.steps.epoch_plan(exp.device, 1, exp.schedule.plan.schedule(1))
-  total, cursor = exp._chunk_carry(None, 0)  # pylint: disable=protected-access
+  total, cursor = epoch_lib.chunk_carry(exp, None, 0)  # pylint: disable=protected-access
   assert len(exp.steps.lengths) == 2
   for length in exp.steps.lengths:
     for count in (1, 8):
@@ -196,5 +196,5 @@ def test_the_train_programs_lowered_for_a_gpu_never_wait_for_the_host():
 def test_the_compiled_step_program_has_no_conditional():
   """XLA:CPU's compiled programs, one per length, hold no conditional either."""
   exp = _build(buckets=2)
-  text = exp.train_step_hlo(exp.init_state())
+  text = epoch_lib.train_programs_hlo(exp, exp.init_state())
   assert text.count('HloModule') == 2 and ' conditional(' not in text

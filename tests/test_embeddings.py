@@ -7,11 +7,12 @@ import pytest
 
 from seedsweep.errors import Stopped, UserError
 from seedsweep.run import describe
-from seedsweep.run import experiment
 from seedsweep.run import faults
 from seedsweep.run import loop
+from seedsweep.run import pieces
 from tests.conftest import in_tier
 from tests.conftest import small_config
+from tests.conftest import train_epoch
 
 WORDS = ('the', 'film', 'movie', 'not')
 
@@ -38,9 +39,9 @@ def not_reached(*_):
 
 
 def _train(config, steps=3):
-  exp = experiment.build(config)
+  exp = pieces.build(config)
   state = jax.tree.map(np.asarray, exp.init_state())
-  s, _ = exp.train_epoch(exp.init_state(), 1, max_steps=steps)
+  s, _ = train_epoch(exp, exp.init_state(), 1, max_steps=steps)
   return exp, state, s
 
 
@@ -69,7 +70,7 @@ def test_vectors_initialise_the_found_words_and_static_keeps_them(tmp_path, stat
 def test_the_run_records_the_vectors_file(tmp_path, monkeypatch):
   monkeypatch.setenv('SEEDSWEEP_CACHE', str(tmp_path / 'cache'))
   write_glove(tmp_path / 'v.txt', 32)
-  exp = experiment.build(vector_config(tmp_path / 'v.txt', True))
+  exp = pieces.build(vector_config(tmp_path / 'v.txt', True))
   record = exp.provenance['data']['vectors']
   assert record['path'] == str(tmp_path / 'v.txt') and len(record['sha256']) == 64
   assert record['dataset_words_found'] == sum(w in exp.data.vocab.index for w in WORDS)
@@ -84,7 +85,7 @@ def test_vectors_of_another_dimension_are_refused(tmp_path, monkeypatch):
   monkeypatch.setenv('SEEDSWEEP_CACHE', str(tmp_path / 'cache'))
   write_glove(tmp_path / 'v.txt', 7)
   with pytest.raises(UserError, match='embed_dim=32 but the vectors'):
-    experiment.build(vector_config(tmp_path / 'v.txt', True))
+    pieces.build(vector_config(tmp_path / 'v.txt', True))
 
 
 # This config has 94 steps an epoch: a stop in epoch 1, and one in epoch 2 (after the
@@ -111,7 +112,7 @@ def test_a_run_whose_vectors_file_changed_is_not_resumed(tmp_path, monkeypatch,
   original = path.read_bytes()
   path.write_bytes(original + b'unseenword' + b' 0.5' * 32 + b'\n')  # other bytes
   with monkeypatch.context() as refused:  # before the state is built and compiled
-    refused.setattr(experiment.Experiment, 'init_state', not_reached)
+    refused.setattr(pieces.Pieces, 'init_state', not_reached)
     with pytest.raises(UserError, match=r'cannot resume: .* vectors .*v\.txt hold now '
                                         r'\(vectors: \w{12}\.\.\. -> \w{12}\.\.\.\)'):
       loop.train(config, workdir, print_fn=quiet)
@@ -133,7 +134,7 @@ def test_a_finished_run_is_not_re_evaluated_on_another_vectors_file(tmp_path,
   loop.train(config, str(workdir), print_fn=lambda *_: None)
   results = (workdir / 'results.json').read_bytes()
   path.write_bytes(path.read_bytes() + b'unseenword' + b' 0.5' * 32 + b'\n')
-  monkeypatch.setattr(experiment.Experiment, 'init_state', not_reached)
+  monkeypatch.setattr(pieces.Pieces, 'init_state', not_reached)
   with pytest.raises(UserError, match=r'cannot re-evaluate: .* vectors .*v\.txt'):
     loop.evaluate(config, str(workdir), print_fn=lambda *_: None)
   assert (workdir / 'results.json').read_bytes() == results

@@ -10,8 +10,8 @@ import pytest
 from seedsweep import models
 from seedsweep.engine import steps as steps_lib
 from seedsweep.models import registered
-from seedsweep.run import experiment
 from seedsweep.run import loop
+from seedsweep.run import pieces
 from tests.conftest import in_tier
 from tests.conftest import tiny_shapes
 
@@ -37,7 +37,7 @@ def get_config(name, arg):
 def test_quick_variant_builds_on_its_data_and_its_steps_trace(name, arg):
   """The config's data, model, optimiser and plans built for real; one train step
   and one eval chunk traced (shapes and dtypes checked, nothing compiled)."""
-  exp = experiment.build(tiny_shapes(get_config(name, arg)))
+  exp = pieces.build(tiny_shapes(get_config(name, arg)))
   members = len(exp.members)
   state = jax.eval_shape(exp.init_state)
   slot, length = exp.schedule.plan.schedule(1)[0]

@@ -66,7 +66,7 @@ def test_a_path_of_the_wrong_kind_is_one_line_naming_where_it_came_from(
        rf'config.model.name={folder} is a folder; expected path/to/file.py:Name'),
       (lambda: vectors.detect_format(str(folder)),
        rf'config.data.vectors.path={folder} is a folder; expected a vectors file'),
-      (lambda: predict.read_texts(str(folder)),
+      (lambda: predict.read_inputs(str(folder)),
        rf'--input={folder} is a folder; expected a file of texts'),
   ]
   for call, message in cases:

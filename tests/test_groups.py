@@ -6,10 +6,10 @@ import os
 import pytest
 
 from seedsweep.errors import UserError
-from seedsweep.run import experiment
 from seedsweep.run import groups
 from seedsweep.run import loop
 from seedsweep.run import outputs
+from seedsweep.run import pieces
 from seedsweep.run import predict
 from seedsweep.run import verify
 from tests.conftest import run_launch
@@ -36,7 +36,7 @@ def test_the_plan_is_the_fewest_balanced_groups_that_fit(members, fits, multiple
 
 def _budget_for(config, members: int) -> int:
   """A memory budget within which ``members`` members of ``config`` fit, not more."""
-  est = experiment.build(config).memory_estimate
+  est = pieces.build(config).memory_estimate
   return int(est.shared_mib + (members + 0.5) * est.member_mib)
 
 

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 from seedsweep.errors import UserError
-from seedsweep.run import experiment
 from seedsweep.run import memory
+from seedsweep.run import pieces
 from tests.conftest import run_launch
 from tests.conftest import small_config
 
@@ -19,7 +19,7 @@ def _mib(tree):
 def test_the_state_part_is_the_bytes_of_a_real_members_state():
   """What the estimate counts a member's state at, from shapes alone, is what
   initialising one member holds."""
-  exp = experiment.build(small_config(seeds=(1,)))
+  exp = pieces.build(small_config(seeds=(1,)))
   state = exp.init_state()
   assert exp.memory_estimate.state_mib == pytest.approx(_mib(state), rel=1e-6)
   params = _mib(state.params)
@@ -32,7 +32,7 @@ def test_members_add_their_state_and_under_vmap_their_activations():
   by_mode = {}
   for mode in ('map', 'vmap'):
     config.train.seed_parallel = mode
-    by_mode[mode] = experiment.build(config).memory_estimate
+    by_mode[mode] = pieces.build(config).memory_estimate
   m, v = by_mode['map'], by_mode['vmap']
   assert m.activations_mib == v.activations_mib > 0
   assert v.member_mib - m.member_mib == pytest.approx(
@@ -45,7 +45,7 @@ def test_a_budget_below_one_member_is_refused_in_one_line_before_compiling():
   config = small_config()
   config.runtime.memory_budget = 1
   with pytest.raises(UserError) as e:
-    experiment.build(config)
+    pieces.build(config)
   message = str(e.value)
   assert '\n' not in message
   assert message.startswith('config.runtime.memory_budget: one member of this run '
@@ -72,4 +72,4 @@ def test_a_bad_budget_names_the_field(value):
   config = small_config()
   config.runtime.memory_budget = value
   with pytest.raises(UserError, match=r'^config.runtime.memory_budget=.*; expected MiB'):
-    experiment.build(config)
+    pieces.build(config)

@@ -11,6 +11,7 @@ import textwrap
 import numpy as np
 
 from tests.conftest import REPO
+from tests.conftest import evaluate_split
 from tests.conftest import run_steps
 from tests.conftest import small_config
 
@@ -21,7 +22,7 @@ SCRIPT = textwrap.dedent('''
     sys.path.insert(0, {repo!r})
     import jax, numpy as np
     from tests.conftest import small_config
-    from tests.conftest import run_steps
+    from tests.conftest import evaluate_split, run_steps
     config = small_config(seeds={seeds!r}, seed_parallel='vmap')
     config.data.num_buckets = 1
     exp, state = run_steps(config, 5)
@@ -29,7 +30,7 @@ SCRIPT = textwrap.dedent('''
     print('devices', jax.device_count(), 'mesh', exp.placement.devices,
           'shards', len(leaf.addressable_shards), 'on device', leaf.shape[0],
           'mode', exp.placement.mode)
-    dev = exp.evaluate_split(state.params, 'dev')['accuracy']
+    dev = evaluate_split(exp, state.params, 'dev')['accuracy']
     leaves = [np.asarray(x)[:len(exp.members)] for x in jax.tree.leaves(state.params)]
     np.savez({out!r}, dev=dev, *leaves)
 ''')
@@ -55,7 +56,7 @@ def _here(seeds=(1, 2, 3, 4)):
   config.data.num_buckets = 1
   exp, state = run_steps(config, 5)
   assert exp.placement.devices == 1
-  dev = exp.evaluate_split(state.params, 'dev')['accuracy']
+  dev = evaluate_split(exp, state.params, 'dev')['accuracy']
   leaves = [np.asarray(x)[:len(exp.members)] for x in jax.tree.leaves(state.params)]
   return {'dev': dev, **{f'arr_{i}': leaf for i, leaf in enumerate(leaves)}}
 
@@ -90,8 +91,8 @@ def test_ten_seeds_on_eight_devices_use_all_eight_padded_to_sixteen(tmp_path):
 def test_the_mesh_takes_every_device_or_one_per_member():
   script = textwrap.dedent(f'''
       import sys; sys.path.insert(0, {REPO!r})
-      from seedsweep.run import experiment
-      print([0 if m is None else m.size for m in map(experiment.seed_mesh, (10, 3, 4, 7, 1))])
+      from seedsweep.run import pieces
+      print([0 if m is None else m.size for m in map(pieces.seed_mesh, (10, 3, 4, 7, 1))])
   ''')
   env = dict(os.environ, XLA_FLAGS='--xla_force_host_platform_device_count=4')
   proc = subprocess.run([sys.executable, '-c', script], capture_output=True, text=True,
@@ -155,9 +156,9 @@ def test_auto_takes_map_on_one_device_whatever_the_backend(monkeypatch):
   under map (docs/gpu.md, Measured): auto keeps the promise on one GPU as on one CPU;
   members sharded over devices need vmap."""
   import jax  # pylint: disable=g-import-not-at-top
-  from seedsweep.run import experiment  # pylint: disable=g-import-not-at-top
+  from seedsweep.run import pieces  # pylint: disable=g-import-not-at-top
   for backend in ('cpu', 'gpu', 'tpu'):
     monkeypatch.setattr(jax, 'default_backend', lambda b=backend: b)
-    assert experiment.resolve_seed_parallel('auto', 1) == 'map'
-    assert experiment.resolve_seed_parallel('auto', 4) == 'vmap'
-    assert experiment.resolve_seed_parallel('vmap', 1) == 'vmap'
+    assert pieces.resolve_seed_parallel('auto', 1) == 'map'
+    assert pieces.resolve_seed_parallel('auto', 4) == 'vmap'
+    assert pieces.resolve_seed_parallel('vmap', 1) == 'vmap'

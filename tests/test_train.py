@@ -10,6 +10,7 @@ from seedsweep.run import outputs
 from tests.conftest import in_tier
 from tests.conftest import run_steps
 from tests.conftest import small_config
+from tests.conftest import train_epoch
 
 
 def _one_bucket(seeds, mode):
@@ -60,8 +61,8 @@ def test_seed_alone_equals_the_same_seed_inside_a_group_bitwise_with_vmap():
   selection give seed 3 the same bits alone and in groups."""
   def seed_3(seeds):
     exp, state = run_steps(_one_bucket(seeds, 'vmap'), 5)
-    evals = exp.evaluate_all(state.params)
-    state = exp.keep_best(state, evals, 1)
+    evals = epoch_lib.evaluate(exp, state.params)
+    state = epoch_lib.keep_best(exp, state, evals, 1)
     i = list(seeds).index(3)
     return ([leaf[i] for leaf in jax.tree.leaves(state)],
             {k: v[i] for k, v in evals.items()})
@@ -159,21 +160,21 @@ def test_a_seed_whose_loss_turns_nan_is_frozen_and_flagged_and_the_others_go_on(
   """Seed 3's parameters are poisoned (NaN) before the first step: it takes no step
   and is flagged at step 1, while seeds 1 and 2 end with the bits of a run without
   it."""
-  from seedsweep.run import experiment  # pylint: disable=g-import-not-at-top
-  exp = experiment.build(_one_bucket((1, 3, 2), mode))
+  from seedsweep.run import pieces  # pylint: disable=g-import-not-at-top
+  exp = pieces.build(_one_bucket((1, 3, 2), mode))
   state = exp.init_state()
   kernel = state.params['classifier']['kernel']
   poisoned = state.replace(params={**state.params, 'classifier': {
       **state.params['classifier'], 'kernel': kernel.at[1].set(np.nan)}})
   before = jax.tree.map(np.asarray, poisoned.params)
-  state, losses = exp.train_epoch(poisoned, 1, max_steps=3)
+  state, losses = train_epoch(exp, poisoned, 1, max_steps=3)
   assert np.isnan(losses[1]) and np.isfinite(losses[[0, 2]]).all()
   np.testing.assert_array_equal(state.nonfinite_step, [0, 1, 0])
   np.testing.assert_array_equal(state.step, [3, 0, 3])
   for b, a in zip(jax.tree.leaves(before), jax.tree.leaves(state.params)):
     np.testing.assert_array_equal(a[1], b[1])  # frozen as it was
   alone_exp, alone = run_steps(_one_bucket((1, 2), mode), 3)
-  assert exp.params_fingerprints(state.params)[::2] == alone_exp.params_fingerprints(
+  assert epoch_lib.params_fingerprints(exp, state.params)[::2] == epoch_lib.params_fingerprints(alone_exp, 
       alone.params)
 
 
@@ -235,18 +236,18 @@ def test_the_progress_rate_leaves_out_the_first_chunk():
 
 @pytest.mark.slow
 def test_the_evaluation_compiled_ahead_is_not_compiled_again(caplog):
-  """Experiment.compile_ahead compiles the eval programs while epoch 1 trains: the
+  """epoch.compile_ahead compiles the eval programs while epoch 1 trains: the
   first evaluation finds every one in jit's cache (none lowered again)."""
-  from seedsweep.run import experiment  # pylint: disable=g-import-not-at-top
-  exp = experiment.build(small_config(seeds=(1, 2), epochs=1))
+  from seedsweep.run import pieces  # pylint: disable=g-import-not-at-top
+  exp = pieces.build(small_config(seeds=(1, 2), epochs=1))
   state = exp.init_state()
-  ahead = exp.compile_ahead(state.params)
-  state, _ = exp.train_epoch(state, 1, max_steps=2)
+  ahead = epoch_lib.compile_ahead(exp, state.params)
+  state, _ = train_epoch(exp, state, 1, max_steps=2)
   ahead.join()
   jax.config.update('jax_log_compiles', True)
   try:
     with caplog.at_level('WARNING'):
-      exp.evaluate_all(state.params)
+      epoch_lib.evaluate(exp, state.params)
   finally:
     jax.config.update('jax_log_compiles', False)
   assert len(exp.schedule.eval_plan.chunks) > 1
@@ -258,13 +259,13 @@ def test_the_evaluation_compiles_one_program_per_length(caplog):
   """The host picks each eval chunk's program by its padded length (no branch on a
   device value, which a GPU would copy to the host): one compilation per length,
   shared by every split and chunk of that length."""
-  from seedsweep.run import experiment  # pylint: disable=g-import-not-at-top
-  exp = experiment.build(small_config(seeds=(1, 2), epochs=1))
-  state, _ = exp.train_epoch(exp.init_state(), 1, max_steps=2)
+  from seedsweep.run import pieces  # pylint: disable=g-import-not-at-top
+  exp = pieces.build(small_config(seeds=(1, 2), epochs=1))
+  state, _ = train_epoch(exp, exp.init_state(), 1, max_steps=2)
   jax.config.update('jax_log_compiles', True)
   try:
     with caplog.at_level('WARNING'):
-      exp.evaluate_all(state.params)
+      epoch_lib.evaluate(exp, state.params)
   finally:
     jax.config.update('jax_log_compiles', False)
   compiled = [r.getMessage() for r in caplog.records

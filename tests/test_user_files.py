@@ -123,7 +123,7 @@ def test_files_dataset_builds_from_config_and_encodes_tags(tmp_path, monkeypatch
 def test_a_train_file_alone_is_refused_before_training(tmp_path, monkeypatch):
   """Nothing to evaluate on: one line saying what to add (it used to end in an
   IndexError inside the eval plan)."""
-  from seedsweep.run import experiment  # pylint: disable=g-import-not-at-top
+  from seedsweep.run import pieces  # pylint: disable=g-import-not-at-top
   from tests.conftest import small_config  # pylint: disable=g-import-not-at-top
   monkeypatch.setenv('SEEDSWEEP_TFDS_DIR', str(tmp_path / 'tfds'))
   with open(tmp_path / 'train.tsv', 'w', encoding='utf-8') as f:
@@ -134,7 +134,7 @@ def test_a_train_file_alone_is_refused_before_training(tmp_path, monkeypatch):
   config.train.selection = 'last'
   with pytest.raises(UserError, match=r"dataset 'files' has a train split only: .*"
                      r'config.data.files.test'):
-    experiment.build(config)
+    pieces.build(config)
 
 
 def _sst2(split, n):

@@ -25,27 +25,9 @@ NON_SEMANTIC_SECTIONS = tuple(f'{k}.' for k, s in base.SECTIONS.items() if not s
 ADDED = {k: f.added for k, f in _FIELDS.items() if f.added is not fields.ORIGINAL}
 
 
-def _choices(key):
-  return _FIELDS[key].check.options
-
-
-SELECTIONS = _choices('train.selection')
-NAN_POLICIES = _choices('train.nan_policy')
 # config.train.seed_parallel, besides 'auto'
-SEED_PARALLEL_MODES = tuple(m for m in _choices('train.seed_parallel') if m != 'auto')
-
-# The optimiser's and the L2 term's numbers (None: the optimiser's default), each
-# checked before anything runs: a NaN or negative rate would train every seed to NaN.
-POSITIVE_NUMBERS = tuple(k for k, f in _FIELDS.items() if f.check is fields.POSITIVE)
-NON_NEGATIVE_NUMBERS = tuple(k for k, f in _FIELDS.items()
-                             if f.check is fields.NON_NEGATIVE)
-RATES = tuple(k for k, f in _FIELDS.items() if f.check is fields.RATE)  # in [0, 1)
-
-# The ints: (least, most or None, what the error adds). Counts and sizes become int32
-# shapes (2**31 - 1 at most); every bucket is a program of its own, and a bucket's
-# length is a multiple of bucket_multiple.
-INTS = {k: (f.check.least, f.check.most, f.check.note) for k, f in _FIELDS.items()
-        if isinstance(f.check, fields.Int)}
+SEED_PARALLEL_MODES = tuple(m for m in _FIELDS['train.seed_parallel'].check.options
+                            if m != 'auto')
 
 
 def to_dict(config) -> dict:

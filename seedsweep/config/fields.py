@@ -6,7 +6,7 @@ a run's numbers, the value runs made before it existed had in effect, and whethe
 points of a stack may vary it. :class:`Section` groups fields (``config.train``).
 The tables the rest of the code reads are derived from these declarations:
 ``checks.NON_SEMANTIC``, ``checks.NON_SEMANTIC_SECTIONS``, ``checks.ADDED``,
-``checks.INTS``, ``checks.RATES`` ..., ``stacking.STACKABLE``, ``stacking.OFF_AT_ZERO``.
+``checks.CHECKED``, ``stacking.STACKABLE``, ``stacking.OFF_AT_ZERO``.
 """
 import dataclasses
 import math

@@ -2,7 +2,7 @@
 
 One training step, through the modules (every array has a leading members axis):
 
-1. ``Experiment.train_steps`` (run/experiment.py) puts the epoch's
+1. ``train_steps`` (run/epoch.py) puts the epoch's
    :class:`EpochPlan` on the device and dispatches its steps a chunk at a time, each
    chunk steps of one padded length (the host knows each step's length from
    inputs.pipeline.TrainPlan.schedule): ``Steps.train_chunk`` is

@@ -17,10 +17,11 @@ from seedsweep.config import base
 from seedsweep.config import stacking
 from seedsweep.engine import optimizers
 from seedsweep.engine import state as state_lib
-from seedsweep.run import experiment
+from seedsweep.inputs import pipeline
 from seedsweep.run import groups as groups_lib
 from seedsweep.run import memory
 from seedsweep.run import own_model
+from seedsweep.run import pieces as pieces_lib
 from seedsweep.run import prepare
 
 
@@ -49,20 +50,22 @@ def describe(config) -> dict:
     ``params_without_embeddings`` and ``memory_mib``."""
   checked = prepare.check_config(config)  # validated, each point too; runtime pinned
   dataset = data_lib.load_dataset(config.data)
-  model = experiment.make_model(config, dataset)
+  model = pieces_lib.make_model(config, dataset)
   optimizers.make_optimizer(config.optimizer)  # a bad optimiser is refused here too
   params = jax.eval_shape(lambda: state_lib.init_params(model, 0))
   rows = parameter_rows(params)
   total = sum(r['params'] for r in rows)
   embeddings = sum(r['params'] for r in rows if r['embedding'])
-  members = experiment.select_members(config, dataset, checked.points)
+  members = pieces_lib.select_members(config, dataset, checked.points)
   in_python = own_model.check(checked, dataset, model)  # a user's: the model contract
-  hparams = experiment.member_hparams(checked, model, members, in_python)
-  placement = experiment.place(config, len(members))
-  estimate = experiment.estimate_memory(
-      experiment.host_arrays(dataset),
-      experiment.make_learner(config, dataset, hparams, model),
-      experiment.make_schedule(config, dataset), placement.mode)
+  hparams = pieces_lib.member_hparams(checked, model, members, in_python)
+  placement = pieces_lib.place(config, len(members))
+  schedule = pieces_lib.make_schedule(config, dataset)
+  estimate = memory.estimate(
+      pieces_lib.make_learner(config, dataset, hparams, model), schedule.plan,
+      schedule.eval_plan,
+      pipeline.device_arrays(dataset.views, dataset.labels, dataset.tags),
+      placement.mode)
   budget = memory.budget_mib(config)
   fits = estimate.members_within(budget)
   bounds = groups_lib.needed(len(members), fits,

@@ -1,24 +1,38 @@
-"""One epoch of every member, as a function of values: ``done = run_epoch(exp, state,
-epoch)`` returns the state after it and its metrics rows.
+"""An epoch's phases as functions of values: ``done = run_epoch(pieces, state, epoch)``
+returns the state after it and its metrics rows, as flax's ``train_step`` and
+``evaluate`` do; ``pieces`` is the run's :class:`seedsweep.run.pieces.Pieces`.
 
 Training (:mod:`seedsweep.run.loop`) and ``--mode=verify`` (:mod:`seedsweep.run.verify`)
 both run their epochs here, so what verify re-runs is what training ran: the
-epoch's train steps (from a resumed position, stoppable between chunks), then
-evaluation of dev and test, each member keeping its best-dev parameters, and the
-rows of metrics.jsonl. What the loop adds around it (timing, the progress bar, the
-compile-ahead thread, the wall clock) comes in as :class:`Hooks`; nothing here
-writes a file.
+epoch's train steps (:func:`train_steps`, from a resumed position, stoppable
+between chunks), then evaluation of dev and test (:func:`evaluate`), each member
+keeping its best-dev parameters (:func:`keep_best`), and the rows of
+metrics.jsonl. After the last epoch :func:`selected` gives the numbers results.json
+is made of. What the loop adds around it (timing, the progress bar, the
+compile-ahead thread, the wall clock, the chunk sizes kept from epoch to epoch)
+comes in as :class:`Hooks`; nothing here writes a file, and nothing is changed but
+the state the steps return (and the chunk sizes, which follow the clock and change
+no bit).
 """
 import contextlib
 import dataclasses
+import threading
+import time
 from typing import Any, Callable, ContextManager, Dict, List, Optional
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 
 from seedsweep.engine import hosts
+from seedsweep.engine import objectives
+from seedsweep.engine import portable as portable_lib
+from seedsweep.engine import steps as steps_lib
 from seedsweep.errors import UserError
+from seedsweep.run import faults
 from seedsweep.run import outputs
+from seedsweep.run import pieces as pieces_lib
+from seedsweep.run import provenance as provenance_lib
 
 
 def _untimed(_phase: str) -> ContextManager:
@@ -39,12 +53,14 @@ class Hooks:
   dispatch of ``n`` steps; ``stop()`` true ends the epoch before the next chunk;
   ``timer(phase)`` a context around the ``'train'`` and ``'eval'`` phases
   (timing.Timer); ``before_eval()`` just before evaluating (the programs compiling
-  ahead joined); ``wall_time()`` the rows' ``wall_time``."""
+  ahead joined); ``wall_time()`` the rows' ``wall_time``; ``sizes``: the chunk
+  sizes kept from epoch to epoch (:class:`ChunkSizes`; None: a fresh one)."""
   on_step: Optional[Callable[[int], None]] = None
   stop: Optional[Callable[[], bool]] = None
   timer: Callable[[str], ContextManager] = _untimed
   before_eval: Callable[[], None] = _nothing
   wall_time: Callable[[], float] = _no_clock
+  sizes: Optional['ChunkSizes'] = None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -66,37 +82,281 @@ class Epoch:
     return self.rows is None
 
 
-def run_epoch(exp, state, epoch: int, start: int = 0, loss_sum=None,
+def run_epoch(pieces, state, epoch: int, start: int = 0, loss_sum=None,
               hooks: Hooks = Hooks()) -> Epoch:
-  """Epoch ``epoch`` of every member of ``exp`` from ``state``: its steps from
+  """Epoch ``epoch`` of every member of ``pieces`` from ``state``: its steps from
   position ``start`` (``loss_sum``: the summed loss of the steps before it), then,
   unless ``hooks.stop()`` ended it early, the evaluation, the best-dev selection
   and the rows."""
   with hooks.timer('train'):
-    state, loss_sum, position = exp.train_steps(state, epoch, start, loss_sum,
-                                                on_step=hooks.on_step, stop=hooks.stop)
+    state, loss_sum, position = train_steps(pieces, state, epoch, start, loss_sum,
+                                            on_step=hooks.on_step, stop=hooks.stop,
+                                            sizes=hooks.sizes)
     # Steps are dispatched asynchronously: wait for them here, or their time is
     # counted in the evaluation that first reads their results.
     jax.block_until_ready((state, loss_sum))
-  if position < exp.schedule.plan.steps_per_epoch:
+  steps = pieces.schedule.plan.steps_per_epoch
+  if position < steps:
     return Epoch(state, loss_sum, position)
   with hooks.timer('eval'):
     hooks.before_eval()
-    evals = exp.evaluate_all(state.params)
-  state = exp.keep_best(state, evals, epoch)
+    evals = evaluate(pieces, state.params)
+  state = keep_best(pieces, state, evals, epoch)
   wall = hooks.wall_time()
-  rows = epoch_rows(exp, epoch, exp.mean_loss(loss_sum), evals, wall, state)
+  train_loss = pieces.real(loss_sum).astype(np.float64) / steps
+  rows = epoch_rows(pieces, epoch, train_loss, evals, wall, state)
   return Epoch(state, loss_sum, position, evals, rows, wall)
 
 
-def epoch_rows(exp, epoch, train_loss, evals, wall_time, state):
+# ------------------------------------------------------------------ the train steps
+
+
+def train_steps(pieces, state, epoch: int, start: int = 0, loss_sum=None,
+                on_step=None, stop=None, max_steps: Optional[int] = None,
+                sizes: Optional['ChunkSizes'] = None):
+  """Epoch ``epoch``'s steps from position ``start`` on: ``(state, loss_sum
+  [members], position reached)``. ``loss_sum`` carries the sum over the steps
+  before ``start``; ``max_steps``: only the epoch's first steps (benchmarks, tests).
+
+  The steps run in chunks, one dispatch each (engine.steps.Steps.train_chunk), of
+  steps of one padded length: ``steps_per_dispatch`` of them where that many of
+  one length come in a row, else one (:class:`ChunkSizes`, ``sizes`` or a fresh
+  one). The host reads nothing back; it waits for a chunk only once the next one
+  is queued, so the device never idles and a true ``stop()`` ends the loop within
+  two chunks (the position reached is then short of ``steps_per_epoch``).
+  ``on_step(n)`` follows each chunk's dispatch (its ``n`` steps).
+  """
+  visits = pieces.schedule.plan.schedule(epoch)
+  # The plan always holds the whole epoch (its length is a shape: the same
+  # programs for every ``max_steps``); ``end`` is where these steps stop.
+  end = len(visits) if max_steps is None else min(max_steps, len(visits))
+  lengths = [length for _, length in visits[:end]]
+  batches = pieces.steps.epoch_plan(pieces.device, epoch, visits)
+  total, cursor = chunk_carry(pieces, loss_sum, start)
+  sizes = sizes or ChunkSizes(pieces.config.train.steps_per_dispatch)
+  position, running = start, None
+  while position < end:
+    if stop is not None and stop():
+      return state, total, position
+    length = lengths[position]
+    steps = sizes.next(_run_length(lengths, position))
+    state, total, cursor = pieces.steps.train_chunk(state, pieces.device, batches,
+                                                    cursor, total, length=length,
+                                                    count=steps)
+    position += steps
+    if running is not None:  # the chunk before this one: wait for it to end
+      sizes.ended(*running)
+    running = (cursor, steps)
+    faults.reached('step', steps)  # the chunk's steps, dispatched
+    if on_step is not None:
+      on_step(steps)
+  return state, total, position
+
+
+def chunk_carry(pieces, loss_sum, start: int):
+  """What a chunk carries on: ``(loss_sum [members on device], position ())`` on
+  the device, from the summed loss so far (None: none) and the position."""
+  placement = pieces.placement
+  total = pieces_lib.pad_members(
+      np.zeros(len(pieces.members), np.float32) if loss_sum is None
+      else pieces.real(loss_sum).astype(np.float32), placement.size)
+  return jax.device_put((total, np.int32(start)), (placement.stacked, None))
+
+
+class ChunkSizes:
+  """The steps of each dispatch: ``most`` (config.train.steps_per_dispatch) where that
+  many steps of one length come in a row, else one; one while a step takes longer
+  than ``most`` fit in :data:`CHUNK_SECONDS`, so that a stop signal is seen within
+  seconds however many members a step carries. A size is a static trip count (a
+  program per size and length, so two sizes only); any size gives the same bits
+  (tests/test_dispatch.py). Several processes (jax.distributed) keep ``most``.
+  """
+
+  def __init__(self, most: int):
+    self.most, self.size = most, most
+    self._last_end = None  # when the chunk before the last one ended
+
+  def next(self, run: int) -> int:
+    """The steps of the next chunk, whose length the next ``run`` steps share."""
+    return self.size if run >= self.size else 1
+
+  def ended(self, cursor, steps: int) -> None:
+    """Waits for the chunk of ``steps`` steps whose output is ``cursor``; from the
+    time between two chunks' ends, sizes the next chunks."""
+    jax.block_until_ready(cursor)
+    now = time.perf_counter()
+    # Under jax.distributed every process must dispatch the same chunks, so the
+    # sizes, which follow each process's clock, stay fixed there.
+    if self._last_end is not None and jax.process_count() == 1:
+      per_step = (now - self._last_end) / steps
+      self.size = self.most if per_step * self.most <= CHUNK_SECONDS else 1
+    self._last_end = now
+
+
+def _run_length(lengths: List[int], position: int) -> int:
+  """How many steps from ``position`` on have the padded length of the first."""
+  run = 1
+  while position + run < len(lengths) and lengths[position + run] == lengths[position]:
+    run += 1
+  return run
+
+
+# About how long a chunk of steps may run: a stop signal waits for at most two (the
+# running one and the one queued behind it), well inside a scheduler's grace period.
+CHUNK_SECONDS = 2.0
+
+
+def train_programs_hlo(pieces, state) -> str:
+  """The optimised HLO of the compiled training programs, a one-step chunk of each
+  padded length in order (XLA's own choices included); from the compilation cache
+  when they were compiled before."""
+  batches = pieces.steps.epoch_plan(pieces.device, 1, pieces.schedule.plan.schedule(1))
+  total, cursor = chunk_carry(pieces, None, 0)
+  return '\n'.join(
+      pieces.steps.train_chunk.lower(state, pieces.device, batches, cursor, total,
+                                     length=length, count=1).compile().as_text()
+      for length in pieces.steps.lengths)
+
+
+def determinism(pieces, state, recorded: Optional[dict] = None) -> dict:
+  """The run's determinism record (its provenance's) with its train programs':
+  ``program``, a hash of :func:`train_programs_hlo`, and on a CPU
+  ``unportable_ops``, what in them computes with kernels that follow the CPU
+  (engine.portable). ``recorded``: a checkpoint's record, whose program is taken
+  when it has one; else the programs are compiled here, for their fingerprint (the
+  first chunk then finds them in jit's cache)."""
+  found = {k: v for k, v in (recorded or {}).items()
+           if k in ('program', 'unportable_ops')}
+  if 'program' not in found:
+    text = train_programs_hlo(pieces, state)
+    found = {'program': provenance_lib.program_fingerprint(text)}
+    if jax.default_backend() == 'cpu':
+      found['unportable_ops'] = portable_lib.unportable_ops(text)
+  return {**pieces.provenance['determinism'], **found}
+
+
+# --------------------------------------------------------------------- evaluation
+
+
+def evaluate(pieces, params) -> Dict[str, np.ndarray]:
+  """``{'dev_accuracy', 'dev_loss', 'test_accuracy', ...}`` each ``[members]``:
+  dev and test in the same chunks (inputs.pipeline.EvalPlan)."""
+  splits = pieces.schedule.eval_splits
+  total = None
+  for length, rows, split in pieces.eval_chunks:  # the host picks each length's program
+    sums = pieces.steps.eval_batch(params, pieces.device, rows, split, length=length,
+                                   n_splits=len(splits))
+    total = sums if total is None else jax.tree.map(jnp.add, total, sums)
+    faults.reached('eval')
+  total = {k: pieces.real(v).astype(np.float64) for k, v in total.items()}
+  out = {}
+  for i, split_name in enumerate(splits):
+    for name, value in objectives.finalize({k: v[..., i]
+                                            for k, v in total.items()}).items():
+      out[f'{split_name}_{name}'] = value
+  return out
+
+
+def compile_ahead(pieces, params) -> Optional[threading.Thread]:
+  """Lowers the evaluation's programs and starts compiling them in a background
+  thread while the first epoch trains (XLA compiles without holding the GIL; the
+  evaluation then finds them in jit's cache); ``join()`` it before evaluating.
+  None where there is nothing to gain: a lone member under vmap runs paired
+  outside the program."""
+  if pieces.steps.paired:
+    return None
+  # Lowered here, on the arrays themselves (lowered from their shapes alone, jit
+  # compiles the call again): the training steps then donate them. One program
+  # per padded length: the first chunk of each.
+  firsts = {}
+  for length, rows, split in pieces.eval_chunks:
+    firsts.setdefault(length, (rows, split))
+  lowered = [pieces.steps.eval_batch.lower(params, pieces.device, rows, split,
+                                           length=length,
+                                           n_splits=len(pieces.schedule.eval_splits))
+             for length, (rows, split) in firsts.items()]
+
+  def compile_all():
+    try:
+      for program in lowered:
+        program.compile()
+    except Exception:  # pylint: disable=broad-except
+      pass  # the evaluation compiles what is missing, and reports any failure itself
+
+  thread = threading.Thread(target=compile_all, name='compile-ahead', daemon=True)
+  thread.start()
+  return thread
+
+
+def keep_best(pieces, state, evals, epoch: int):
+  """Each member keeps its parameters if ``evals``' dev accuracy is its best yet
+  (``state`` unchanged without a dev split)."""
+  if 'dev_accuracy' not in evals:
+    return state
+  placement = pieces.placement
+  score = pieces_lib.pad_members(np.asarray(evals['dev_accuracy'], np.float32),
+                                 placement.size)
+  score, epoch = jax.device_put((score, np.int32(epoch)), (placement.stacked, None))
+  return pieces.steps.select_best(state, score, epoch)
+
+
+def all_stopped(pieces, state, epoch: int) -> bool:
+  """True when early stopping has ended every member's selection after ``epoch``."""
+  patience = pieces.config.train.patience
+  return bool(patience) and bool(np.all(
+      steps_lib.stopped(pieces.real(state.best_epoch), epoch, patience)))
+
+
+def selection(pieces, state, epochs_completed: int):
+  """``(params, epochs [members])``: the parameters the results use, the best dev
+  epoch's under ``best_dev``, else the last, and the epoch each member's are from."""
+  if pieces.config.train.selection == 'best_dev':
+    return state.best_params, pieces.real(state.best_epoch)
+  return state.params, np.full(len(pieces.members), epochs_completed)
+
+
+def selected(pieces, state, epochs_completed: int, evaluated=None) -> dict:
+  """What results.json is made of, JSON-ready (a group of a split run keeps it in a
+  file): ``per_member`` {metric, ``best_epoch`` under best-dev selection,
+  ``nonfinite_step``: [members]} and ``epochs_completed``.
+
+  The metrics are those of :func:`selection`'s parameters. ``evaluated`` maps
+  epochs evaluated in this process to their metrics; when it holds every member's
+  selected epoch they are read from it (the same program on the same parameters:
+  the same numbers), else the selected parameters are evaluated.
+  """
+  params, epochs = selection(pieces, state, epochs_completed)
+  if evaluated and all(int(e) in evaluated for e in epochs):
+    metrics = {k: np.array([evaluated[int(e)][k][i] for i, e in enumerate(epochs)])
+               for k in evaluated[int(epochs[0])]}
+  else:
+    metrics = evaluate(pieces, params)
+  if pieces.config.train.selection == 'best_dev':
+    metrics['best_epoch'] = epochs
+  metrics['nonfinite_step'] = pieces.real(state.nonfinite_step)
+  return {'per_member': {k: np.asarray(v).tolist() for k, v in metrics.items()},
+          'epochs_completed': int(epochs_completed)}
+
+
+# --------------------------------------------------------------------- the rows
+
+
+def params_fingerprints(pieces, params) -> list:
+  """A hash of each member's parameters ``[members]`` (its bits, in tree order):
+  what ``--mode=verify`` compares."""
+  leaves = [hosts.fetch(leaf) for leaf in jax.tree.leaves(params)]
+  return [provenance_lib.fingerprint_arrays([leaf[m] for leaf in leaves])
+          for m in range(len(pieces.members))]
+
+
+def epoch_rows(pieces, epoch, train_loss, evals, wall_time, state):
   """metrics.jsonl's rows of ``epoch``, one per member; ``state``'s parameters give
   each row's ``params_sha256``; ``nonfinite_step`` is the step whose train loss was
   first NaN or infinite (0: none)."""
-  params_sha = exp.params_fingerprints(state.params)
+  params_sha = params_fingerprints(pieces, state.params)
   nonfinite = hosts.fetch(state.nonfinite_step)
   rows = []
-  members = exp.members
+  members = pieces.members
   for i, seed in enumerate(members.seeds):
     row = {'epoch': epoch, 'seed': int(seed)}
     if members.folds:
@@ -104,7 +364,7 @@ def epoch_rows(exp, epoch, train_loss, evals, wall_time, state):
     if members.factorial:
       row['streams'] = [int(s) for s in members.seed_triples[i]]
     if len(members.point_labels) > 1:
-      row['point'] = members.point_labels[members.points[i]]
+      row['point'] = members.point_labels[members.point_ids[i]]
     row['train_loss'] = float(train_loss[i])
     row.update({k: float(v[i]) for k, v in evals.items()})
     row['params_sha256'] = params_sha[i]

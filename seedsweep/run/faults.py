@@ -8,7 +8,7 @@ stderr, so a test can tell where it happened. Unset (always, outside those tests
 moment costs one environment lookup.
 
 Moments: ``build``, ``step`` (after a train step is dispatched: a chunk's steps are
-reached one after another once the chunk is), ``eval`` (after an
+all reached once the chunk is), ``eval`` (after an
 eval chunk is dispatched), ``metrics_row`` (after each row of metrics.jsonl),
 ``tensorboard``, ``checkpoint_saving`` (an asynchronous save in flight),
 ``checkpoints_removing`` (a superseded folder renamed, not yet deleted),
@@ -35,17 +35,18 @@ def parse(spec: str):
   return moment, count, signal.Signals[f'SIG{name or "KILL"}']
 
 
-def reached(moment: str) -> None:
-  """Marks ``moment``; signals this process when ``$SEEDSWEEP_FAULT`` names it and this is
-  its ``n``-th time."""
+def reached(moment: str, times: int = 1) -> None:
+  """Marks ``moment``, reached ``times`` times in a row (a chunk's steps); signals
+  this process when ``$SEEDSWEEP_FAULT`` names it and one of these is its ``n``-th."""
   spec = os.environ.get(ENV)
   if not spec:
     return
   name, count, signum = parse(spec)
   if name != moment:
     return
-  _reached[moment] += 1
-  if _reached[moment] == count:
+  before = _reached[moment]
+  _reached[moment] += times
+  if before < count <= _reached[moment]:
     sys.stderr.write(f'fault: {signum.name} at {moment}:{count}\n')
     sys.stderr.flush()
     os.kill(os.getpid(), signum)

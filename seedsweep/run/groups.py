@@ -24,7 +24,7 @@ from seedsweep.run import outputs
 
 GROUPS = 'groups'          # workdir/groups/<k>/: group k's own run folder
 SPLIT = 'groups.json'      # workdir/groups.json: the split, [[start, stop], ...]
-SELECTED = 'selected.json'  # a finished group's numbers (Experiment.selected)
+SELECTED = 'selected.json'  # a finished group's numbers (run.epoch.selected)
 
 Bounds = List[Tuple[int, int]]
 
@@ -97,13 +97,13 @@ def split(workdir: str, members: int, fits: int, multiple: int = 1,
   return bounds
 
 
-def parts(exp, workdir: str) -> list:
-  """``[(experiment, folder)]``: the run in ``workdir``, or each group of its split
-  (``exp.group``) in the group's folder."""
+def parts(pieces, workdir: str) -> list:
+  """``[(pieces, folder)]``: the run in ``workdir``, or each group of its split
+  (``Pieces.group``) in the group's folder."""
   bounds = recorded(workdir)
   if bounds is None:
-    return [(exp, workdir)]
-  return [(exp.group(a, b), folder(workdir, k)) for k, (a, b) in enumerate(bounds)]
+    return [(pieces, workdir)]
+  return [(pieces.group(a, b), folder(workdir, k)) for k, (a, b) in enumerate(bounds)]
 
 
 def read_selected(group_folder: str) -> Optional[dict]:
@@ -116,7 +116,7 @@ def read_selected(group_folder: str) -> Optional[dict]:
 
 
 def write_selected(group_folder: str, selected: dict) -> None:
-  """Writes a finished group's numbers (Experiment.selected) to its ``selected.json``."""
+  """Writes a finished group's numbers (run.epoch.selected) to its ``selected.json``."""
   outputs.write_json(os.path.join(group_folder, SELECTED), selected)
 
 

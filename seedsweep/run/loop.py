@@ -2,11 +2,14 @@
 
     run = prepare.prepare_run(config, workdir)    the config checked, the workdir read
     with run.locked() as run:                     one process per workdir
-      exp = experiment.build(run.checked)         the run's pieces
-      state, resume = workdir.restore(...)        the newest checkpoint, else fresh
+      pieces = pieces.build(run.checked)          the run's values, built once
+      state = pieces.init_state()
+      determinism = epoch.determinism(pieces, state)   the train programs compiled
+      state, resume, meta = workdir.restore(...)  the newest checkpoint, else fresh
+      record = {**pieces.provenance, determinism, machines}   the checkpoints' meta
       for epoch in ...:
-        done = epoch.run_epoch(exp, state, epoch, ...)   values in, values out
-        write_rows(done.rows); ckpts.save(...)           what the loop calls
+        done = epoch.run_epoch(pieces, state, epoch, ...)   values in, values out
+        write_rows(done.rows); ckpts.save(..., record)      what the loop calls
 
 A finished run is left as it is. The members train all at once, or in groups one
 after another when they do not fit the memory budget (run/groups.py). A stop signal
@@ -27,11 +30,11 @@ from seedsweep.engine import hosts
 from seedsweep.errors import Stopped, UserError
 from seedsweep.run import checkpoints as ckpt_lib
 from seedsweep.run import epoch as epoch_lib
-from seedsweep.run import experiment as experiment_lib
 from seedsweep.run import faults
 from seedsweep.run import groups as groups_lib
 from seedsweep.run import memory
 from seedsweep.run import outputs
+from seedsweep.run import pieces as pieces_lib
 from seedsweep.run import prepare
 from seedsweep.run import provenance as provenance_lib
 from seedsweep.run import runtime
@@ -93,23 +96,21 @@ def _train_locked(run: prepare.Prepared, print_fn) -> dict:
   files.remove_orphaned_temporaries(workdir, skip=ckpt_lib.FOLDERS)
   timer = timing.Timer()
   with timer('build'):
-    exp = experiment_lib.build(run.checked)
+    pieces = pieces_lib.build(run.checked)
   faults.reached('build')
   warning = runtime.gpu_determinism_warning(jax.default_backend(),
                                             os.environ.get('XLA_FLAGS', ''))
   if warning:
     print_fn(warning)
   primary = hosts.is_primary()  # under jax.distributed only process 0 writes files
-  bounds = split_members(exp, workdir, print_fn, write=primary)
+  bounds = split_members(pieces, workdir, print_fn, write=primary)
   if not run.holds_config and primary:
     outputs.write_json(workdir_lib.config_path(workdir), run.checked.as_dict)
   if bounds is None:
-    selected = _train_members(exp, workdir, workdir, timer, print_fn)
+    selected = _train_members(pieces, workdir, workdir, timer, print_fn)
   else:
-    selected = _train_groups(exp, workdir, bounds, timer, print_fn)
-  exp.provenance.update(machines=selected['machines'],
-                        determinism=selected['determinism'])
-  results = exp.results_of(selected)
+    selected = _train_groups(pieces, workdir, bounds, timer, print_fn)
+  results = _results(pieces, selected)
   # Training and evaluation up to the last checkpoint, over every session: what
   # that checkpoint records, so a report rebuilt from it shows the same time.
   results['wall_time'] = selected['elapsed']
@@ -124,68 +125,89 @@ def _train_locked(run: prepare.Prepared, print_fn) -> dict:
   return results
 
 
-def _train_members(exp, folder: str, workdir: str, timer, print_fn) -> dict:
-  """Trains ``exp``'s members to the end with their checkpoints and metrics rows in
+def _train_members(pieces, folder: str, workdir: str, timer, print_fn) -> dict:
+  """Trains ``pieces``'s members to the end with their checkpoints and metrics rows in
   ``folder`` (the run's ``workdir``, or a group's), resuming from what is there.
-  Returns their numbers (:meth:`Experiment.selected`) with ``elapsed`` (training
-  and evaluation over every session, to the last checkpoint) and ``machines``."""
-  num_epochs, steps = exp.config.train.num_epochs, exp.schedule.plan.steps_per_epoch
+  Returns their numbers (:func:`epoch.selected`) with ``elapsed`` (training and
+  evaluation over every session, to the last checkpoint), ``machines`` and
+  ``determinism``."""
+  num_epochs, steps = pieces.config.train.num_epochs, pieces.schedule.plan.steps_per_epoch
   with contextlib.ExitStack() as cleanup:  # undone last to first, however it ends
     ckpts = ckpt_lib.Checkpoints(folder)  # the epochs' checkpoints
     cleanup.callback(ckpts.close)
     # A stop signal's mid-epoch checkpoint (None: none); closed as it is at the end.
     interrupted = ckpt_lib.existing(folder, ckpt_lib.INTERRUPTED, max_to_keep=1)
     cleanup.callback(lambda: interrupted and interrupted.close())
-    checked = workdir_lib.check_saved_inputs(workdir, exp, ckpts, interrupted)
-    state, resume = _resume(exp, ckpts, interrupted, _fresh_state(exp, timer, print_fn),
-                            folder, workdir, checked, print_fn)  # or a fresh state
-    write_rows = cleanup.enter_context(_logs(exp, folder, workdir, resume.epoch))
+    verified = workdir_lib.check_saved_inputs(workdir, pieces, ckpts, interrupted)
+    with timer('build'):
+      state = pieces.init_state()
+      # The train programs compiled here, once, for their fingerprint in the record.
+      determinism = epoch_lib.determinism(pieces, state)
+    warning = provenance_lib.portability_warning(determinism)
+    if warning:
+      print_fn(warning)
+    state, resume, meta = workdir_lib.restore(pieces, ckpts, interrupted, state, workdir,
+                                              verified, print_fn)  # or the fresh state
+    # Which machines trained which epochs: a run continued on another CPU (under
+    # native numerics, or another backend) says so in every later record.
+    machines = provenance_lib.machine_history(meta, determinism, resume.epoch + 1,
+                                              resume.position)
+    record = {**pieces.provenance, 'determinism': determinism, 'machines': machines}
+    if resume.epoch or resume.position:
+      where = (f' at step {resume.position} of epoch {resume.epoch + 1}'
+               if resume.position else '')
+      print_fn(f'{folder}: resuming after epoch {resume.epoch}/{num_epochs}{where}.')
+      faults.reached('restored')
+    write_rows = cleanup.enter_context(_logs(pieces, folder, workdir, resume.epoch))
     from tqdm.auto import tqdm  # pylint: disable=g-import-not-at-top
     # The bar goes to stderr, and only when asked for; every line of text goes
     # through print_fn (a caller that silences it gets nothing on stdout).
     bar = cleanup.enter_context(tqdm(
         total=num_epochs * steps, initial=resume.epoch * steps + resume.position,
-        unit='step', disable=not exp.config.train.progress, dynamic_ncols=True,
+        unit='step', disable=not pieces.config.train.progress, dynamic_ncols=True,
         file=sys.stderr))
     say = bar_safe(bar, print_fn)
     clock = functools.partial(_wall_time, resume.elapsed, time.perf_counter())
-    first = num_epochs + 1 if exp.all_stopped(state, resume.epoch) else resume.epoch + 1
-    ahead = exp.compile_ahead(state.params) if first <= num_epochs else None
+    first = (num_epochs + 1 if epoch_lib.all_stopped(pieces, state, resume.epoch)
+             else resume.epoch + 1)
+    ahead = epoch_lib.compile_ahead(pieces, state.params) if first <= num_epochs else None
     if ahead is not None:  # the evaluation's programs compiling while epoch 1 trains
       cleanup.callback(ahead.join)  # (a run stopped in its first epoch: let it end)
     completed, saved_elapsed, evaluated = resume.epoch, resume.elapsed, {}
     start, loss_sum = resume.position, resume.loss_sum
-    with stop_signals.catch() as stop:
+    with stop_signals.catch() as signal:
       hooks = epoch_lib.Hooks(
-          on_step=progress_without_compilation(bar), stop=lambda: bool(stop),
+          on_step=progress_without_compilation(bar), stop=lambda: bool(signal),
           timer=timer, wall_time=clock,
-          before_eval=ahead.join if ahead is not None else lambda: None)
+          before_eval=ahead.join if ahead is not None else lambda: None,
+          sizes=epoch_lib.ChunkSizes(pieces.config.train.steps_per_dispatch))
       for epoch in range(first, num_epochs + 1):
         began = time.perf_counter()
-        done = epoch_lib.run_epoch(exp, state, epoch, start, loss_sum, hooks)
+        done = epoch_lib.run_epoch(pieces, state, epoch, start, loss_sum, hooks)
         state, start, loss_sum = done.state, 0, None
         if done.stopped:  # a stop signal ended the epoch: save where it is
-          interrupted = _save_interrupted(exp, folder, interrupted, done, epoch, clock())
-          raise _stopped(stop, workdir,
+          interrupted = _save_interrupted(pieces, folder, interrupted, done, epoch, clock(),
+                                          record)
+          raise _stopped(signal, workdir,
                          f'at step {done.position}/{steps} of epoch {epoch}')
         if epoch == first:
           bar.unpause()  # the first evaluation compiled its programs: not in the ETA
         evaluated[epoch] = done.evals
         write_rows(done.rows)
-        epoch_lib.check_finite(exp.config, exp.members, done.rows, epoch)
-        _show_epoch(bar, say, exp, epoch, done.rows, began)
+        epoch_lib.check_finite(pieces.config, pieces.members, done.rows, epoch)
+        _show_epoch(bar, say, pieces, epoch, done.rows, began)
         completed = epoch
-        early = exp.all_stopped(state, epoch)
+        early = epoch_lib.all_stopped(pieces, state, epoch)
         if early:
           say(f'early stop after epoch {epoch}: every member has gone '
-                    f'{exp.config.train.patience} epochs without a better dev score')
-        if (epoch % exp.config.train.checkpoint_every == 0 or epoch == num_epochs
-            or early or stop):
-          ckpts.save(epoch, exp.saved(state),
-                     {'epoch': epoch, 'elapsed': done.wall_time, **exp.provenance})
+              f'{pieces.config.train.patience} epochs without a better dev score')
+        if (epoch % pieces.config.train.checkpoint_every == 0 or epoch == num_epochs
+            or early or signal):
+          ckpts.save(epoch, pieces.saved(state),
+                     {'epoch': epoch, 'elapsed': done.wall_time, **record})
           saved_elapsed = done.wall_time
-        if stop and epoch < num_epochs and not early:
-          raise _stopped(stop, workdir, f'after epoch {epoch}')
+        if signal and epoch < num_epochs and not early:
+          raise _stopped(signal, workdir, f'after epoch {epoch}')
         if early:
           break
     bar.close()
@@ -194,44 +216,28 @@ def _train_members(exp, folder: str, workdir: str, timer, print_fn) -> dict:
       interrupted.remove()
       interrupted = None
     with timer('eval'):
-      selected = exp.selected(state, completed, evaluated)
-    return {**selected, 'elapsed': saved_elapsed,
-            'machines': exp.provenance['machines'],
-            'determinism': exp.provenance['determinism']}
+      numbers = epoch_lib.selected(pieces, state, completed, evaluated)
+    return {**numbers, 'elapsed': saved_elapsed, 'machines': machines,
+            'determinism': determinism}
 
 
-def _fresh_state(exp, timer, print_fn):
-  """The members' initial state, its program recorded in the provenance."""
-  with timer('build'):
-    state = exp.init_state()
-    workdir_lib.record_program(exp, state)
-  warning = provenance_lib.portability_warning(exp.provenance['determinism'])
-  if warning:
-    print_fn(warning)
-  return state
-
-
-def _resume(exp, ckpts, interrupted, state, folder: str, workdir: str, checked,
-            print_fn):
-  """``(state, Resume)``: the newest checkpoint's, or a stop signal's, else ``state``
-  (workdir.restore); the machines that trained each epoch go in the provenance."""
-  state, resume, meta = workdir_lib.restore(exp, ckpts, interrupted, state, workdir,
-                                            checked, print_fn)
-  # Which machines trained which epochs: a run continued on another CPU (under
-  # native numerics, or another backend) says so in every later record.
-  exp.provenance['machines'] = provenance_lib.machine_history(
-      meta, exp.provenance['determinism'], resume.epoch + 1, resume.position)
-  if resume.epoch or resume.position:
-    where = (f' at step {resume.position} of epoch {resume.epoch + 1}'
-             if resume.position else '')
-    print_fn(f'{folder}: resuming after epoch '
-             f'{resume.epoch}/{exp.config.train.num_epochs}{where}.')
-    faults.reached('restored')
-  return state, resume
+def _results(pieces, selected: dict) -> dict:
+  """results.json of ``selected``'s numbers (:func:`_train_members`'s, of all the
+  run's members), its provenance the run's with their programs and machines."""
+  metrics = dict(selected['per_member'])
+  nonfinite = metrics.pop('nonfinite_step')
+  provenance = {**pieces.provenance, 'machines': selected['machines'],
+                'determinism': selected['determinism']}
+  return outputs.stacked_results(
+      pieces.members, metrics, pieces.checked.points,
+      selection=pieces.config.train.selection,
+      epochs_completed=selected['epochs_completed'],
+      nonfinite_step=[int(s) for s in nonfinite],
+      paper=pieces.config.paper.to_dict(), provenance=provenance)
 
 
 @contextlib.contextmanager
-def _logs(exp, folder: str, workdir: str, resumed_epoch: int):
+def _logs(pieces, folder: str, workdir: str, resumed_epoch: int):
   """``write(rows)``: an epoch's rows to ``folder``'s metrics.jsonl (cut back to the
   resumed epoch) and to TensorBoard, by the primary process only (under
   jax.distributed the others write nothing); closed after the block."""
@@ -240,7 +246,7 @@ def _logs(exp, folder: str, workdir: str, resumed_epoch: int):
     return
   metrics = outputs.MetricsLog(folder)
   metrics.keep_epochs_up_to(resumed_epoch)
-  board = outputs.TensorBoard(workdir, exp.members.labels, aggregates=folder == workdir)
+  board = outputs.TensorBoard(workdir, pieces.members.labels, aggregates=folder == workdir)
 
   def write(rows) -> None:
     metrics.append(rows)
@@ -286,44 +292,44 @@ def bar_safe(bar, print_fn):
   return say
 
 
-def _show_epoch(bar, say, exp, epoch: int, rows, began: float) -> None:
+def _show_epoch(bar, say, pieces, epoch: int, rows, began: float) -> None:
   """The epoch's speed on the progress bar and its summary line through ``say``."""
-  examples = exp.data.sizes()['train'] * len(exp.members)
+  examples = pieces.data.sizes()['train'] * len(pieces.members)
   rate = examples / (time.perf_counter() - began)
   bar.set_postfix_str(f'{rate:,.0f} ex/s (all seeds)')
-  say(epoch_lib.summary(epoch, exp.config.train.num_epochs, rows))
+  say(epoch_lib.summary(epoch, pieces.config.train.num_epochs, rows))
 
 
-def _save_interrupted(exp, folder: str, interrupted, done, epoch: int, wall: float):
+def _save_interrupted(pieces, folder: str, interrupted, done, epoch: int, wall: float,
+                      record: dict):
   """Saves the epoch so far (a stop signal's checkpoint) in ``interrupted``, made
-  when there is none yet; returns it."""
-  steps = exp.schedule.plan.steps_per_epoch
+  when there is none yet, with what it needs of the run's ``record``; returns it."""
+  steps = pieces.schedule.plan.steps_per_epoch
   interrupted = interrupted or ckpt_lib.Checkpoints(
       folder, max_to_keep=1, folder=ckpt_lib.INTERRUPTED)
   interrupted.save((epoch - 1) * steps + done.position,
-                   {'state': exp.saved(done.state), 'loss_sum': exp.real(done.loss_sum)},
+                   {'state': pieces.saved(done.state), 'loss_sum': pieces.real(done.loss_sum)},
                    {'epoch': epoch, 'position': done.position, 'elapsed': wall,
-                    'data': exp.provenance['data'],
-                    'user_code': exp.provenance['user_code'],
-                    'machines': exp.provenance['machines']})
+                    'data': record['data'], 'user_code': record['user_code'],
+                    'machines': record['machines']})
   return interrupted
 
 
-def _stopped(stop, workdir: str, where: str) -> Stopped:
+def _stopped(signal, workdir: str, where: str) -> Stopped:
   """The Stopped error of a stop signal caught ``where`` (a checkpoint saved)."""
-  return Stopped(f'{stop.requested} received: stopped {where} and saved a checkpoint '
-                 f'in {workdir}; rerun the same command to resume', stop.signum)
+  return Stopped(f'{signal.requested} received: stopped {where} and saved a checkpoint '
+                 f'in {workdir}; rerun the same command to resume', signal.signum)
 
 
-def split_members(exp, workdir: str, print_fn, write: bool = True):
+def split_members(pieces, workdir: str, print_fn, write: bool = True):
   """The groups the run's members train in (run/groups.py), None for one program;
   says so when the members are split."""
-  est, n = exp.memory_estimate, len(exp.members)
-  budget = memory.budget_mib(exp.config)
+  est, n = pieces.memory_estimate, len(pieces.members)
+  budget = memory.budget_mib(pieces.config)
   # Checkpoints of all the members (an epoch's or a stop signal's): resumed as one.
   started = any(os.path.isdir(os.path.join(workdir, f))
                 for f in (ckpt_lib.EPOCHS, ckpt_lib.INTERRUPTED))
-  devices = exp.placement.devices
+  devices = pieces.placement.devices
   fits = est.members_within(budget)
   if jax.default_backend() != 'cpu':  # each accelerator holds its share in its memory
     fits *= devices
@@ -342,24 +348,25 @@ def split_members(exp, workdir: str, print_fn, write: bool = True):
   return bounds
 
 
-def _train_groups(exp, workdir: str, bounds, timer, print_fn) -> dict:
+def _train_groups(pieces, workdir: str, bounds, timer, print_fn) -> dict:
   """Trains each group of ``bounds`` to the end in ``workdir/groups/<k>``, one
   after another (finished groups are read back); the run's metrics.jsonl and
   TensorBoard aggregates come from theirs. Returns the members' numbers."""
   done = []
-  for k, (start, stop) in enumerate(bounds):
+  for k, (start, end) in enumerate(bounds):
     folder = groups_lib.folder(workdir, k)
     selected = groups_lib.read_selected(folder)
     if selected is None:
-      print_fn(f'group {k + 1}/{len(bounds)}: members {start}..{stop - 1}')
+      print_fn(f'group {k + 1}/{len(bounds)}: members {start}..{end - 1}')
       os.makedirs(folder, exist_ok=True)
-      selected = _train_members(exp.group(start, stop), folder, workdir, timer, print_fn)
+      selected = _train_members(pieces.group(start, end), folder, workdir, timer,
+                                print_fn)
       groups_lib.write_selected(folder, selected)
       faults.reached('group')
     done.append(selected)
   rows = groups_lib.merge_rows(workdir)
   if hosts.is_primary():
-    outputs.write_aggregates(workdir, exp.members.labels, rows)
+    outputs.write_aggregates(workdir, pieces.members.labels, rows)
   return groups_lib.merged_selected(done)
 
 
@@ -387,13 +394,11 @@ def _evaluate(config, workdir: str, print_fn) -> dict:
   run = prepare.prepare_existing(config, workdir,
                                  'a run (python launch.py --mode=train ... first)')
   with run.locked():
-    exp = experiment_lib.build(run.checked)
+    pieces = pieces_lib.build(run.checked)
     selected = groups_lib.merged_selected([
         _evaluate_members(part, folder, workdir)
-        for part, folder in groups_lib.parts(exp, workdir)])
-    exp.provenance.update(machines=selected['machines'],
-                          determinism=selected['determinism'])
-    results = exp.results_of(selected)
+        for part, folder in groups_lib.parts(pieces, workdir)])
+    results = _results(pieces, selected)
     results['wall_time'] = selected['elapsed']
     outputs.write_json(os.path.join(workdir, outputs.RESULTS), results)
   print_fn(f'{workdir}: re-evaluated the checkpoint of epoch '
@@ -402,7 +407,7 @@ def _evaluate(config, workdir: str, print_fn) -> dict:
   return results
 
 
-def _evaluate_members(exp, folder: str, workdir: str) -> dict:
+def _evaluate_members(pieces, folder: str, workdir: str) -> dict:
   """The numbers of the newest checkpoint in ``folder`` (the run's, or a group's),
   as :func:`_train_members` returns them."""
   ckpts = ckpt_lib.Checkpoints(folder)
@@ -410,11 +415,10 @@ def _evaluate_members(exp, folder: str, workdir: str) -> dict:
     latest = ckpts.latest_epoch()
     if not latest:
       raise UserError(f'{ckpts.directory} holds no checkpoint to evaluate')
-    workdir_lib.check_saved_inputs(workdir, exp, ckpts, doing='re-evaluate')
-    state, meta = exp.restore(ckpts, latest)
+    workdir_lib.check_saved_inputs(workdir, pieces, ckpts, doing='re-evaluate')
+    state, meta = pieces.restore(ckpts, latest)
   finally:
     ckpts.close()
-  workdir_lib.record_program(exp, state, meta)
-  return {**exp.selected(state, latest), 'elapsed': meta.get('elapsed'),
+  return {**epoch_lib.selected(pieces, state, latest), 'elapsed': meta.get('elapsed'),
           'machines': provenance_lib.trained_on(meta),
-          'determinism': exp.provenance['determinism']}
+          'determinism': epoch_lib.determinism(pieces, state, meta.get('determinism'))}

@@ -175,14 +175,14 @@ def row_member(row: dict) -> str:
 
 def stacked_results(members, metrics: Dict[str, Sequence[float]], points,
                     nonfinite_step: Sequence[int], **extra) -> dict:
-  """results.json of a run whose members are ``members`` (run.experiment.Members)
+  """results.json of a run whose members are ``members`` (run.pieces.Members)
   and whose hyperparameter points are ``points`` ([{key: value}],
   stacking.points): :func:`build_results` of each point's members, the point's own
   object for a run of one point, under ``by_point`` for several."""
   labels = members.labels
   per_point = []
   for p, overrides in enumerate(points):
-    idx = np.flatnonzero(members.points == p)
+    idx = np.flatnonzero(members.point_ids == p)
     own = {'members': [labels[i] for i in idx]}
     if members.factorial:
       own['streams'] = members.seed_triples[idx].tolist()

@@ -18,7 +18,7 @@ from seedsweep.models import contract
 def check(checked, data: encoded.EncodedDataset, model) -> Tuple[str, ...]:
   """Checks the run's model when it is a user's own; returns its stackable fields
   that it tests in Python (flax's ``Dropout``), which stay the config's numbers
-  (``experiment.member_hparams`` traces none of them); () for a registered model.
+  (``pieces.member_hparams`` traces none of them); () for a registered model.
 
   ``checked``: the run's config as seedsweep.run.prepare.check_config checked it.
   """

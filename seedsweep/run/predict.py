@@ -30,9 +30,10 @@ from seedsweep.engine import hosts
 from seedsweep.errors import UserError
 from seedsweep.inputs import vocabulary as vocab_lib
 from seedsweep.run import checkpoints as ckpt_lib
-from seedsweep.run import experiment as experiment_lib
+from seedsweep.run import epoch as epoch_lib
 from seedsweep.run import groups as groups_lib
 from seedsweep.run import outputs
+from seedsweep.run import pieces as pieces_lib
 from seedsweep.run import prepare
 from seedsweep.run import workdir as workdir_lib
 
@@ -51,27 +52,28 @@ def _predict(config, workdir: str, texts: List[str], print_fn) -> dict:
   if not latest:
     raise UserError(f'{workdir} holds no checkpoint of a finished epoch to predict '
                     'with; train it first')
-  exp = experiment_lib.build(run.checked)
-  print_fn(f'{workdir}: predicting {len(texts)} texts with {len(exp.members)} members '
+  pieces = pieces_lib.build(run.checked)
+  print_fn(f'{workdir}: predicting {len(texts)} texts with {len(pieces.members)} members '
            f'(checkpoint of epoch {latest}).')
   token_lists = vocab_lib.tokenize_texts(texts, config.data.lowercase,
                                          config.data.max_length)
-  chunks = encode(exp, token_lists)
+  chunks = encode(pieces, token_lists)
   answered, epochs, changed = [], [], None
-  for part, folder in groups_lib.parts(exp, workdir):  # a split run: group by group
+  for part, folder in groups_lib.parts(pieces, workdir):  # a split run: group by group
     ckpts = ckpt_lib.Checkpoints(folder, read_only=True)
     try:
       newest = ckpts.latest_epoch()
       if changed is None:  # an edited model file, said once (the groups share it)
-        changed = workdir_lib.warn_changed_inputs(workdir, ckpts.meta(newest), exp,
+        changed = workdir_lib.warn_changed_inputs(workdir, ckpts.meta(newest), pieces,
                                                   'predicting', print_fn)
       state, _ = part.restore(ckpts, newest)
     finally:
       ckpts.close()
-    answered.append(run_members(part, part.selected_params(state), chunks))
-    epochs.append(part.selected_epochs(state, newest))
+    params, selected_epochs = epoch_lib.selection(part, state, newest)
+    answered.append(run_members(part, params, chunks))
+    epochs.append(selected_epochs)
   per_member = {k: np.concatenate([a[k] for a in answered]) for k in answered[0]}
-  out = answers(exp, token_lists, per_member, np.concatenate(epochs), latest)
+  out = answers(pieces, token_lists, per_member, np.concatenate(epochs), latest)
   if changed:
     out['changed_inputs'] = changed
   return out
@@ -89,18 +91,18 @@ def check_texts(texts) -> List[str]:
   return texts
 
 
-def encode(exp, token_lists: Sequence[List[str]]) -> List[Dict[str, np.ndarray]]:
+def encode(pieces, token_lists: Sequence[List[str]]) -> List[Dict[str, np.ndarray]]:
   """The tokenised texts in chunks, padded as the run's eval pass pads its rows:
   sorted by length, each chunk padded to its longest text's length bucket (beyond
   the last bucket: a multiple of ``config.data.bucket_multiple``) and to a multiple
   of 8 rows of at most ``config.train.eval_batch_size``. Each chunk: ``index [rows]`` (-1: padding row),
   ``tokens [views, rows, time]``, ``lengths [views, rows]``."""
-  data_config = exp.config.data
+  data_config = pieces.config.data
   encoded = [view.vocab.encode_flat(token_lists, data_config.oov)
-             for view in exp.data.views]  # per view: (flat ids, lengths)
+             for view in pieces.data.views]  # per view: (flat ids, lengths)
   starts = [np.concatenate([[0], np.cumsum(lengths)[:-1]]) for _, lengths in encoded]
   longest = np.max([lengths for _, lengths in encoded], axis=0)
-  boundaries = exp.schedule.plan.boundaries
+  boundaries = pieces.schedule.plan.boundaries
   multiple = data_config.bucket_multiple
 
   def padded(n):
@@ -108,7 +110,7 @@ def encode(exp, token_lists: Sequence[List[str]]) -> List[Dict[str, np.ndarray]]
     return fits[0] if fits else -(-max(n, 1) // multiple) * multiple
 
   order = np.argsort(longest, kind='stable')
-  max_rows = exp.config.train.eval_batch_size
+  max_rows = pieces.config.train.eval_batch_size
   chunks = []
   start = 0
   while start < len(order):
@@ -132,13 +134,13 @@ def encode(exp, token_lists: Sequence[List[str]]) -> List[Dict[str, np.ndarray]]
   return chunks
 
 
-def run_members(exp, params, chunks) -> Dict[str, np.ndarray]:
+def run_members(pieces, params, chunks) -> Dict[str, np.ndarray]:
   """Every member's ``probabilities [members, texts, classes]`` (and ``tags [members,
   texts, time]``, padded with -1, for a tagging model), in the texts' order."""
   n = sum(int((c['index'] >= 0).sum()) for c in chunks)
   out = {}
   for chunk in chunks:
-    answer = exp.steps.predict_batch(params, exp.device, chunk['tokens'],
+    answer = pieces.steps.predict_batch(params, pieces.device, chunk['tokens'],
                                      chunk['lengths'])
     answer = {k: hosts.fetch(v) for k, v in answer.items()}
     real = chunk['index'] >= 0
@@ -154,7 +156,7 @@ def run_members(exp, params, chunks) -> Dict[str, np.ndarray]:
   return out
 
 
-def answers(exp, token_lists, per_member, epochs, checkpoint: int) -> dict:
+def answers(pieces, token_lists, per_member, epochs, checkpoint: int) -> dict:
   """The dict :func:`predict` returns::
 
     {'classes': [label names], 'members': ['seed_1', ...], 'checkpoint': epoch,
@@ -172,23 +174,23 @@ def answers(exp, token_lists, per_member, epochs, checkpoint: int) -> dict:
   or reader, the data) changed since its checkpoint was trained, when they did (it
   warns and answers with the files as they are now).
   """
-  names = list(exp.data.label_names)
+  names = list(pieces.data.label_names)
   probs = per_member['probabilities']  # [members, texts, classes]
   mean = probs.mean(axis=0)
-  out = {'classes': names, 'members': list(exp.members.labels),
+  out = {'classes': names, 'members': list(pieces.members.labels),
          'checkpoint': int(checkpoint), 'selected_epochs': [int(e) for e in epochs],
          'labels': [names[i] for i in mean.argmax(-1)],
          'probabilities': mean.tolist(),
          'per_seed': [[names[i] for i in p.argmax(-1)] for p in probs],
          'per_seed_probabilities': probs.tolist()}
-  if len(exp.members.point_labels) > 1:  # the mean over all points mixes settings
+  if len(pieces.members.point_labels) > 1:  # the mean over all points mixes settings
     out['by_point'] = {}
-    for p, label in enumerate(exp.members.point_labels):
-      own = probs[exp.members.points == p].mean(axis=0)
+    for p, label in enumerate(pieces.members.point_labels):
+      own = probs[pieces.members.point_ids == p].mean(axis=0)
       out['by_point'][label] = {'labels': [names[i] for i in own.argmax(-1)],
                                 'probabilities': own.tolist()}
   if 'tags' in per_member:
-    tag_names = list(exp.data.tag_names)
+    tag_names = list(pieces.data.tag_names)
     tags = per_member['tags']  # [members, texts, time]
     out['tokens'] = [list(t) for t in token_lists]
     out['per_seed_tags'] = [[[tag_names[k] for k in member[i, :len(tokens)]]
@@ -223,11 +225,6 @@ def read_inputs(path: str, columns=None):
   from seedsweep.data import user_files  # pylint: disable=g-import-not-at-top
   files.refuse_folder(path, '--input', 'a file of texts')
   return user_files.read_inputs(path, columns or user_files.Columns())
-
-
-def read_texts(path: str) -> List[str]:
-  """The non-empty texts of ``path`` (:func:`read_inputs`), in file order."""
-  return [row.text for row in read_inputs(path) if row.text]
 
 
 def predict_file(config, workdir: str, path: str, print_fn=print):

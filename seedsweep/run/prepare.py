@@ -6,7 +6,7 @@
                                         once, a finished run's results
     with run.locked() as run: ...       the workdir's lock: one process at a time
 
-What comes after trusts what a :class:`Prepared` carries: ``experiment.build``
+What comes after trusts what a :class:`Prepared` carries: ``pieces.build``
 validates nothing again, ``config.stack``'s points are not computed again, and
 config.json, the provenance and the HParams session share one JSON form of the
 config. ``train``, ``evaluate``, ``verify`` and ``predict`` each prepare their run

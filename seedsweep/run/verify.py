@@ -25,12 +25,11 @@ from seedsweep.engine import hosts
 from seedsweep.errors import UserError
 from seedsweep.run import checkpoints as ckpt_lib
 from seedsweep.run import epoch as epoch_lib
-from seedsweep.run import experiment as experiment_lib
 from seedsweep.run import groups as groups_lib
 from seedsweep.run import outputs
+from seedsweep.run import pieces as pieces_lib
 from seedsweep.run import prepare
 from seedsweep.run import provenance as provenance_lib
-from seedsweep.run import workdir as workdir_lib
 
 COMPARED = ('train_loss', 'params_sha256')  # besides every dev_* and test_* metric
 
@@ -110,25 +109,25 @@ def _leaf_differences(restored, state) -> List[str]:
   return out
 
 
-def check_checkpoints(exp, ckpts, rows_by_epoch, rerun_states):
+def check_checkpoints(pieces, ckpts, rows_by_epoch, rerun_states):
   """``(differences, newest checkpoint's meta)``: every kept checkpoint must hold the
   parameters its epoch recorded, and one of a re-run epoch must equal the re-run
   state (every leaf, optimizer state included)."""
   out, meta = [], None
-  target = exp.init_state()
+  target = pieces.init_state()
   for epoch in sorted(ckpts.manager.all_steps()):
-    restored, meta = exp.restore(ckpts, epoch, target)
+    restored, meta = pieces.restore(ckpts, epoch, target)
     recorded = rows_by_epoch.get(epoch)
     if recorded:
-      found = exp.params_fingerprints(restored.params)
-      for i, label in enumerate(exp.members.labels):
+      found = epoch_lib.params_fingerprints(pieces, restored.params)
+      for i, label in enumerate(pieces.members.labels):
         want = recorded.get(label, {}).get('params_sha256')
         if want is not None and want != found[i]:
           out.append(f'checkpoint of epoch {epoch}: {label} holds parameters '
                      f'{found[i]}, the run recorded {want} (the checkpoint was changed '
                      'or written by another run)')
     if epoch in rerun_states:
-      leaves = _leaf_differences(exp.saved(restored), rerun_states[epoch])
+      leaves = _leaf_differences(pieces.saved(restored), rerun_states[epoch])
       if leaves:
         out.append(f'checkpoint of epoch {epoch} differs from the re-run state in '
                    + ', '.join(leaves[:5]) + (' ...' if len(leaves) > 5 else ''))
@@ -151,18 +150,17 @@ def _verify(config, workdir: str, epochs: int, print_fn) -> dict:
   """:func:`verify`'s work."""
   run = prepare.prepare_existing(config, workdir, 'a run to verify')
   all_rows = recorded_rows(workdir, epochs)
-  exp = experiment_lib.build(run.checked)
+  pieces = pieces_lib.build(run.checked)
   differences, kept, rerun, foreign, checkable = [], 0, epochs, [], epochs
   recorded = current = None
-  for part, folder in groups_lib.parts(exp, workdir):  # a split run: group by group
+  for part, folder in groups_lib.parts(pieces, workdir):  # a split run: group by group
     state = part.init_state()
-    workdir_lib.record_program(part, state)
     with _quiet_absl():  # orbax warns that a read-only manager will not save
       ckpts = ckpt_lib.Checkpoints(folder, read_only=True)
     try:
       checkpoint_epochs = set(ckpts.manager.all_steps())
       if recorded is None:
-        current = part.provenance['determinism']
+        current = epoch_lib.determinism(part, state)  # its programs compiled
         newest = max(checkpoint_epochs, default=None)
         recorded = recorded_provenance(workdir, ckpts.meta(newest) if newest else None)
         # A run continued on another machine: its epochs from there on give that
@@ -185,12 +183,12 @@ def _verify(config, workdir: str, epochs: int, print_fn) -> dict:
   # The files the run was trained on (the user's model and reader, the data) first:
   # an edited one is a difference even where the bits happen to agree.
   differences = [f'{change} (changed since the run was trained)' for change in
-                 provenance_lib.input_changes(recorded, exp.provenance)] + differences
+                 provenance_lib.input_changes(recorded, pieces.provenance)] + differences
   record = recorded.get('determinism')
   changes = (provenance_lib.record_differences(
       record, current, provenance_lib.reproducing(record) + ('program',))
              if record else [])
-  members = len(exp.members)
+  members = len(pieces.members)
   if not differences:
     print_fn(f'{workdir}: reproduced: epochs 1..{rerun} of {members} members bitwise '
              f'(parameters, train loss, dev and test metrics); '

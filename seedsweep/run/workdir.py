@@ -112,38 +112,27 @@ def latest_epoch(workdir: str) -> int:
 # ------------------------------------------------------------ the checkpoints' records
 
 
-def record_program(exp, state, meta: Optional[dict] = None) -> None:
-  """Adds the compiled train step's fingerprint (and on a CPU what in it is not
-  portable) to the run's determinism record: what a checkpoint's ``meta`` recorded
-  when training made it, else this process's."""
-  recorded = (meta or {}).get('determinism') or {}
-  keys = ('program', 'unportable_ops')
-  found = {k: recorded[k] for k in keys if k in recorded}
-  exp.provenance['determinism'].update(found if 'program' in found
-                                       else exp.program_record(state))
-
-
-def check_same_inputs(workdir: str, meta: dict, exp, doing: str = 'resume') -> None:
+def check_same_inputs(workdir: str, meta: dict, pieces, doing: str = 'resume') -> None:
   """Refuses to resume (or re-evaluate) a run whose checkpoint (its ``meta``) was
   trained on other input bytes (word vectors, dataset splits, the user's model or
   reader file) than this build reads: that would mix two inputs or two models in one
   seed's numbers, or record inputs the parameters were not trained on. A checkpoint
   that recorded none passes."""
-  changed = provenance_lib.input_changes(meta, exp.provenance)
+  changed = provenance_lib.input_changes(meta, pieces.provenance)
   if changed:
     raise UserError(
         f'{workdir}: cannot {doing}: its checkpoint was trained on other input bytes '
-        f'than {describe_inputs(exp.provenance)} hold now ('
+        f'than {describe_inputs(pieces.provenance)} hold now ('
         + '; '.join(changed) + '); put back the files it started with, or use '
         'another --workdir')
 
 
-def warn_changed_inputs(workdir: str, meta: Optional[dict], exp, doing: str,
+def warn_changed_inputs(workdir: str, meta: Optional[dict], pieces, doing: str,
                         print_fn) -> list:
   """What :func:`check_same_inputs` would refuse, said in one warning line through
   ``print_fn`` for a mode that writes nothing of the run (predict), which goes on
   with the files as they are now; returns the changes."""
-  changed = provenance_lib.input_changes(meta, exp.provenance)
+  changed = provenance_lib.input_changes(meta, pieces.provenance)
   if changed:
     print_fn(f'warning: {workdir}: {doing} with files other than its checkpoint was '
              f'trained on (' + '; '.join(changed) + '): the parameters were trained '
@@ -151,7 +140,7 @@ def warn_changed_inputs(workdir: str, meta: Optional[dict], exp, doing: str,
   return changed
 
 
-def check_saved_inputs(workdir: str, exp, ckpts, interrupted=None,
+def check_saved_inputs(workdir: str, pieces, ckpts, interrupted=None,
                        doing: str = 'resume') -> frozenset:
   """check_same_inputs on the meta record alone of the checkpoint a resume starts
   from (the stop signal's mid-epoch one of the epoch after the newest epoch
@@ -168,7 +157,7 @@ def check_saved_inputs(workdir: str, exp, ckpts, interrupted=None,
       where, meta = (ckpt_lib.INTERRUPTED, steps[-1]), record
   if not meta:
     return frozenset()
-  check_same_inputs(workdir, meta, exp, doing)
+  check_same_inputs(workdir, meta, pieces, doing)
   return frozenset([where])
 
 
@@ -195,13 +184,13 @@ class Resume:
   elapsed: float = 0.0
 
 
-def restore_latest(exp, ckpts, state, print_fn):
+def restore_latest(pieces, ckpts, state, print_fn):
   """``(state, meta, epoch)`` of the newest checkpoint that reads back as it was
-  saved (into ``exp``'s members on device); corrupt ones are reported and moved
+  saved (into ``pieces``'s members on device); corrupt ones are reported and moved
   aside (``(state, {}, 0)`` if none is left: the run starts afresh)."""
   for epoch in reversed(ckpts.steps()):
     try:
-      restored, meta = exp.restore(ckpts, epoch, state)
+      restored, meta = pieces.restore(ckpts, epoch, state)
     except ckpt_lib.CorruptCheckpoint as e:
       moved = ckpts.discard(epoch)
       print_fn(f'warning: {e}; moved it to {moved} and resuming from the checkpoint '
@@ -211,15 +200,15 @@ def restore_latest(exp, ckpts, state, print_fn):
   return state, {}, 0
 
 
-def restore_interrupted(exp, interrupted, state, epoch: int, print_fn):
+def restore_interrupted(pieces, interrupted, state, epoch: int, print_fn):
   """The mid-epoch checkpoint of epoch ``epoch + 1`` a stop signal left, as
   ``(state, Resume, meta, step)``; ``None`` if there is none, or an older one
   (superseded by a later epoch checkpoint; the finished run removes it)."""
   steps = interrupted.steps() if interrupted else []
   if not steps:
     return None
-  target = {'state': exp.saved(state),
-            'loss_sum': np.zeros(len(exp.members), np.float32)}
+  target = {'state': pieces.saved(state),
+            'loss_sum': np.zeros(len(pieces.members), np.float32)}
   try:
     tree, meta = interrupted.restore(steps[-1], target)
   except ckpt_lib.CorruptCheckpoint as e:
@@ -230,28 +219,28 @@ def restore_interrupted(exp, interrupted, state, epoch: int, print_fn):
     return None
   resume = Resume(epoch, int(meta['position']), tree['loss_sum'],
                   float(meta.get('elapsed', 0.0)))
-  return exp.on_device(tree['state']), resume, meta, steps[-1]
+  return pieces.on_device(tree['state']), resume, meta, steps[-1]
 
 
-def restore(exp, ckpts, interrupted, state, workdir: str, checked=frozenset(),
+def restore(pieces, ckpts, interrupted, state, workdir: str, verified=frozenset(),
             print_fn=print):
   """``(state, Resume, meta)``: the newest epoch checkpoint's, then a stop signal's
   of the epoch after it, else ``state`` (``meta`` None: nothing restored). Checks
-  the inputs of the one restored, unless ``checked`` (:func:`check_saved_inputs`)
+  the inputs of the one restored, unless ``verified`` (:func:`check_saved_inputs`)
   holds it."""
   latest = ckpts.latest_epoch() or 0
   resume, meta, where = Resume(), None, None
   if latest:
-    state, meta, latest = restore_latest(exp, ckpts, state, print_fn)
+    state, meta, latest = restore_latest(pieces, ckpts, state, print_fn)
     if latest:
       resume, where = Resume(latest, elapsed=float(meta.get('elapsed', 0.0))), (
           ckpt_lib.EPOCHS, latest)
     else:  # every checkpoint was corrupt: the run starts afresh
       meta = None
-  found = restore_interrupted(exp, interrupted, state, latest, print_fn)
+  found = restore_interrupted(pieces, interrupted, state, latest, print_fn)
   if found:
     state, resume, meta, step = found
     where = (ckpt_lib.INTERRUPTED, step)
-  if meta is not None and where not in checked:
-    check_same_inputs(workdir, meta, exp)
+  if meta is not None and where not in verified:
+    check_same_inputs(workdir, meta, pieces)
   return state, resume, meta

@@ -1,5 +1,5 @@
-"""A run's pieces, each built by a function of the config, and what a run does with
-them (one epoch, an evaluation, the selected results).
+"""A run's pieces, each built by a function of the config, as frozen values
+(:class:`Pieces`); what a run does with them is in run/epoch.py.
 
 :func:`build` puts them together in the order the data flows::
 
@@ -11,19 +11,17 @@ them (one epoch, an evaluation, the selected results).
     model     = make_model(config, data)        built once
     in_python = own_model.check(checked, data, model)   a user's: the model contract
     learner   = make_learner(config, data)      model, optimiser, L2 (engine.steps)
-    arrays    = host_arrays(data)               what every step gathers from
-    estimate  = estimate_memory(arrays, learner, schedule, placement.mode)
-    device    = put_on_device(arrays, members, placement)    engine.steps.DeviceData
+    arrays    = inputs.pipeline.device_arrays(data)   what every step gathers from
+    estimate  = memory.estimate(learner, schedule, arrays, placement.mode)
     steps     = engine.steps.Steps(learner, schedule.plan, placement.mode, ...)
+    device    = put_on_device(arrays, members, placement)    engine.steps.DeviceData
+    chunks    = eval_chunks(schedule.eval_plan, placement)   on the device, once
+    record    = provenance_of(checked, data, members, placement.mode)
 """
 import dataclasses
-import functools
-import threading
-import time
-from typing import Dict, List, Optional, Tuple
+from typing import Dict, Optional, Tuple
 
 import jax
-import jax.numpy as jnp
 import numpy as np
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
@@ -32,9 +30,7 @@ from seedsweep import data as data_lib
 from seedsweep.engine import conlleval
 from seedsweep.engine import embedding_rows
 from seedsweep.engine import hosts
-from seedsweep.engine import objectives
 from seedsweep.engine import optimizers
-from seedsweep.engine import portable as portable_lib
 from seedsweep.engine import rngs
 from seedsweep.engine import state as state_lib
 from seedsweep.engine import steps as steps_lib
@@ -43,7 +39,6 @@ from seedsweep import models
 from seedsweep.inputs import encoded
 from seedsweep.inputs import pipeline
 from seedsweep.run import checkpoints as ckpt_lib
-from seedsweep.run import faults
 from seedsweep.run import memory
 from seedsweep.run import own_model
 from seedsweep.run import outputs
@@ -64,7 +59,7 @@ class Members:
   seed_triples: np.ndarray   # [members, 3] int32: init, data-order, dropout seed
   view_ids: np.ndarray       # [members] int32: each member's data.views index (its fold)
   folds: Tuple[int, ...]     # the folds run; () without cross-validation
-  points: np.ndarray         # [members] int32: each member's point of config.stack
+  point_ids: np.ndarray      # [members] int32: each member's point of config.stack
   point_labels: Tuple[str, ...]  # one per point ('' for a run without a stack)
   factorial: bool = False    # config.seed_design: members differ by stream
 
@@ -83,7 +78,7 @@ class Members:
     folds = self.view_ids if self.folds else [None] * len(self)
     return [outputs.member_label(s[0], f, seed_triple=s if self.factorial else None,
                                  point=self.point_labels[p])
-            for s, f, p in zip(self.seed_triples, folds, self.points)]
+            for s, f, p in zip(self.seed_triples, folds, self.point_ids)]
 
 
 def select_members(config, data: encoded.EncodedDataset, points=None) -> Members:
@@ -103,7 +98,7 @@ def select_members(config, data: encoded.EncodedDataset, points=None) -> Members
           for c in range(len(combos))]
   return Members(seed_triples=combos[[c for _, _, c in grid]],
                  view_ids=np.asarray([f for _, f, _ in grid], np.int32), folds=folds,
-                 points=np.asarray([p for p, _, _ in grid], np.int32),
+                 point_ids=np.asarray([p for p, _, _ in grid], np.int32),
                  point_labels=labels, factorial=factorial)
 
 
@@ -167,7 +162,7 @@ def member_hparams(checked, model, members: Members,
     per_point = [float(value(c, key)) for c in configs]
     if key in stacking.OFF_AT_ZERO:
       per_point = [v or np.inf for v in per_point]
-    out[key] = np.asarray(per_point, np.float32)[members.points]
+    out[key] = np.asarray(per_point, np.float32)[members.point_ids]
   return out
 
 
@@ -234,15 +229,10 @@ def pad_members(x, size: int):
   return jax.tree.map(pad, x)
 
 
-def host_arrays(data: encoded.EncodedDataset) -> Dict[str, np.ndarray]:
-  """The arrays every step gathers from (inputs.pipeline.device_arrays), on the host."""
-  return pipeline.device_arrays(data.views, data.labels, data.tags)
-
-
 def put_on_device(arrays: Dict[str, np.ndarray], members: Members,
                   placement: Placement, hparams: Dict[str, np.ndarray]
                   ) -> steps_lib.DeviceData:
-  """The run's device data: ``arrays`` (:func:`host_arrays`) on every device; each member's
+  """The run's device data: ``arrays`` (inputs.pipeline.device_arrays) on every device; each member's
   seed triple ``[members, 3]``, view id ``[members]`` and ``hparams`` (``{key:
   [members]}``) split over the mesh."""
   streams, views, hparams = pad_members(
@@ -350,7 +340,7 @@ def portable_program(config) -> bool:
   return config.runtime.numerics == 'portable' and jax.default_backend() == 'cpu'
 
 
-def build(config) -> 'Experiment':
+def build(config) -> 'Pieces':
   """Every piece of the run ``config`` describes, data loaded and on device.
 
   ``config``: a ConfigDict, checked here (seedsweep.run.prepare.check_config:
@@ -366,76 +356,66 @@ def build(config) -> 'Experiment':
   in_python = own_model.check(checked, data, model)  # a user's: the model contract
   hparams = member_hparams(checked, model, members, in_python)
   learner = make_learner(config, data, hparams, model)
-  arrays = host_arrays(data)
-  estimate = estimate_memory(arrays, learner, schedule, placement.mode)
+  arrays = pipeline.device_arrays(data.views, data.labels, data.tags)
+  estimate = memory.estimate(learner, schedule.plan, schedule.eval_plan, arrays,
+                             placement.mode)
   memory.check_budget(estimate, memory.budget_mib(config))
   tag_tables = conlleval.tag_tables(data.tag_names) if data.tag_names else None
   steps = steps_lib.Steps(learner, schedule.plan, placement.mode,
                           config.train.patience, tag_tables,
                           single_member=len(members) == 1,
                           portable=portable_program(config))
-  return Experiment(config, data, members, placement,
-                    put_on_device(arrays, members, placement, hparams), schedule,
-                    learner, steps, estimate, checked)
+  return Pieces(config, checked, data, members, placement,
+                put_on_device(arrays, members, placement, hparams), schedule,
+                learner, steps, estimate, eval_chunks(schedule.eval_plan, placement),
+                provenance_of(checked, data, members, placement.mode))
 
 
-def estimate_memory(arrays: Dict[str, np.ndarray], learner: steps_lib.Learner,
-                    schedule: 'Schedule', mode: str) -> memory.MemoryEstimate:
-  """The run's peak memory from its shapes (seedsweep/run/memory.py), before any
-  compilation; ``arrays``: :func:`host_arrays`."""
-  return memory.estimate(learner, schedule.plan, schedule.eval_plan, arrays, mode)
+def eval_chunks(plan: pipeline.EvalPlan, placement: Placement) -> tuple:
+  """``((length, rows [views, c], split [views, c]), ...)``: the eval plan's chunks
+  in the order they are evaluated, put on the device once."""
+  host = [(length, rows[:, c], split[:, c])
+          for length, (rows, split) in plan.chunks.items() for c in range(rows.shape[1])]
+  arrays = jax.device_put([(r, s) for _, r, s in host], placement.shared)
+  return tuple((length, r, s) for (length, _, _), (r, s) in zip(host, arrays))
 
 
-class ChunkSizes:
-  """The steps of each dispatch: ``most`` (config.train.steps_per_dispatch) where that
-  many steps of one length come in a row, else one; one while a step takes longer
-  than ``most`` fit in :data:`CHUNK_SECONDS`, so that a stop signal is seen within
-  seconds however many members a step carries. A size is a static trip count (a
-  program per size and length, so two sizes only); any size gives the same bits
-  (tests/test_dispatch.py). Several processes (jax.distributed) keep ``most``.
-  """
-
-  def __init__(self, most: int):
-    self.most, self.size = most, most
-    self._last_end = None  # when the chunk before the last one ended
-
-  def next(self, run: int) -> int:
-    """The steps of the next chunk, whose length the next ``run`` steps share."""
-    return self.size if run >= self.size else 1
-
-  def ended(self, cursor, steps: int) -> None:
-    """Waits for the chunk of ``steps`` steps whose output is ``cursor``; from the
-    time between two chunks' ends, sizes the next chunks."""
-    jax.block_until_ready(cursor)
-    now = time.perf_counter()
-    # Under jax.distributed every process must dispatch the same chunks, so the
-    # sizes, which follow each process's clock, stay fixed there.
-    if self._last_end is not None and jax.process_count() == 1:
-      per_step = (now - self._last_end) / steps
-      self.size = self.most if per_step * self.most <= CHUNK_SECONDS else 1
-    self._last_end = now
+def provenance_of(checked, data: encoded.EncodedDataset, members: Members,
+                  mode: str) -> dict:
+  """What produced the run's numbers, computed once (it asks git): the config, the
+  data, the versions, the machine's determinism record; the loop adds the compiled
+  program's record and the machines that trained each epoch to a copy."""
+  record = {'name': data.name, 'checksums': data.checksums,
+            'raw_files': data.raw_checksums, 'protocol': data.protocol,
+            'vocab_size': data.vocab_size, 'classes': list(data.label_names),
+            'sizes': data.sizes(), 'vectors': data.vectors}
+  # The examples the run is tested on, named by content: a report compares rows
+  # only when this is the same (reports/collect.py).
+  record['test'] = provenance_lib.test_identity(record, members.folds)
+  return {'config': checked.as_dict,
+          # The seeds the members run (a factorial design's init seeds, not
+          # config.seeds, which it does not read).
+          'seeds': [int(s) for s in dict.fromkeys(members.seeds.tolist())],
+          'folds': [int(f) for f in members.folds],
+          'data': record,
+          'versions': provenance_lib.library_versions(),
+          'user_code': provenance_lib.user_code(checked.config),
+          'git_commit': provenance_lib.git_commit(),
+          'devices': provenance_lib.devices(),
+          'determinism': provenance_lib.determinism_record(),
+          'seed_parallel': mode}
 
 
-def _run_length(lengths: List[int], position: int) -> int:
-  """How many steps from ``position`` on have the padded length of the first."""
-  run = 1
-  while position + run < len(lengths) and lengths[position + run] == lengths[position]:
-    run += 1
-  return run
+# ------------------------------------------------------------------- the run's values
 
 
-# About how long a chunk of steps may run: a stop signal waits for at most two (the
-# running one and the one queued behind it), well inside a scheduler's grace period.
-CHUNK_SECONDS = 2.0
-
-
-# ------------------------------------------------------------------- what a run does
-
-
-@dataclasses.dataclass
-class Experiment:
-  """The pieces of one run (see :func:`build`) and the run's operations on them."""
+@dataclasses.dataclass(frozen=True)
+class Pieces:
+  """The values one run is made of (see :func:`build`), built once and never changed;
+  an epoch's phases are functions over them (run/epoch.py). Besides the fields,
+  what converts the members' state: fresh, fetched, as checkpoints hold it."""
   config: object
+  checked: 'prepare_lib.Checked'  # the config as checked once: its points, its JSON
   data: encoded.EncodedDataset
   members: Members
   placement: Placement
@@ -444,12 +424,8 @@ class Experiment:
   learner: steps_lib.Learner
   steps: steps_lib.Steps
   memory_estimate: memory.MemoryEstimate
-  checked: 'prepare_lib.Checked'  # the config as checked once: its points, its JSON
-
-  @property
-  def selection(self) -> str:
-    """``config.train.selection``: ``'best_dev'`` or ``'last'``."""
-    return self.config.train.selection
+  eval_chunks: tuple   # :func:`eval_chunks`, on the device
+  provenance: dict     # :func:`provenance_of`; read, never written
 
   def init_state(self) -> state_lib.TrainState:
     """Every member's fresh TrainState, stacked ``[members, ...]`` (from its init seed
@@ -460,21 +436,23 @@ class Experiment:
         self.learner.model, self.learner.tx, seeds, views, self.data.embedding_tables,
         portable=portable_program(self.config), sharding=self.placement.stacked)
 
-  @property
-  def padded(self) -> bool:
-    """Whether the state holds copies beyond the run's members (Placement.size)."""
-    return self.placement.size > len(self.members)
-
   def real(self, x) -> np.ndarray:
     """A ``[members on device]`` array fetched to the host, the run's members only."""
     return hosts.fetch(x)[:len(self.members)]
 
   def saved(self, state):
     """``state`` as checkpoints hold it: the run's members only (a run may resume on
-    another number of devices, hence other padding)."""
-    if not self.padded:
+    another number of devices, hence other padding; Placement.size)."""
+    if self.placement.size == len(self.members):
       return state
     return jax.tree.map(lambda a: a[:len(self.members)], state)
+
+  def on_device(self, state):
+    """A state read from a checkpoint (:meth:`saved`'s form), padded and placed."""
+    if self.placement.size == len(self.members):
+      return state
+    return jax.device_put(pad_members(jax.device_get(state), self.placement.size),
+                          self.placement.stacked)
 
   def restore(self, ckpts, step: int, target=None):
     """``(state, meta)`` of checkpoint ``step`` of ``ckpts``, padded and placed;
@@ -483,270 +461,17 @@ class Experiment:
     state, meta = ckpt_lib.restore_train_state(ckpts, step, self.saved(target))
     return self.on_device(state), meta
 
-  def on_device(self, state):
-    """A state read from a checkpoint (:meth:`saved`'s form), padded and placed."""
-    if not self.padded:
-      return state
-    return jax.device_put(pad_members(jax.device_get(state), self.placement.size),
-                          self.placement.stacked)
-
-  def train_epoch(self, state, epoch: int, on_step=None,
-                  max_steps: Optional[int] = None):
-    """One epoch for every member: ``(state, mean train loss [members])``; with
-    ``max_steps`` only the epoch's first batches (tests and benchmarks)."""
-    state, loss_sum, _ = self.train_steps(state, epoch, on_step=on_step,
-                                          max_steps=max_steps)
-    return state, self.mean_loss(loss_sum)
-
-  def train_steps(self, state, epoch: int, start: int = 0, loss_sum=None,
-                  on_step=None, stop=None, max_steps: Optional[int] = None):
-    """Epoch ``epoch``'s steps from position ``start`` on: ``(state, loss_sum
-    [members], position reached)``. ``loss_sum`` carries the sum over the steps
-    before ``start``.
-
-    The steps run in chunks, one dispatch each (engine.steps.Steps.train_chunk), of
-    steps of one padded length: ``steps_per_dispatch`` of them where that many of
-    one length come in a row, else one (:class:`ChunkSizes`). The host reads nothing
-    back; it waits for a chunk only once the next one is queued, so the device
-    never idles and a true ``stop()`` ends the loop within two chunks (the position
-    reached is then short of ``steps_per_epoch``). ``on_step(n)`` follows each
-    chunk's dispatch (its ``n`` steps).
-    """
-    visits = self.schedule.plan.schedule(epoch)
-    # The plan always holds the whole epoch (its length is a shape: the same
-    # programs for every ``max_steps``); ``end`` is where these steps stop.
-    end = len(visits) if max_steps is None else min(max_steps, len(visits))
-    lengths = [length for _, length in visits[:end]]
-    plan = self.steps.epoch_plan(self.device, epoch, visits)
-    total, cursor = self._chunk_carry(loss_sum, start)
-    sizes = self.chunk_sizes
-    position, running = start, None
-    while position < end:
-      if stop is not None and stop():
-        return state, total, position
-      length = lengths[position]
-      steps = sizes.next(_run_length(lengths, position))
-      state, total, cursor = self.steps.train_chunk(state, self.device, plan, cursor,
-                                                    total, length=length, count=steps)
-      position += steps
-      if running is not None:  # the chunk before this one: wait for it to end
-        sizes.ended(*running)
-      running = (cursor, steps)
-      for _ in range(steps):  # the chunk's steps, each a moment of its own
-        faults.reached('step')
-      if on_step is not None:
-        on_step(steps)
-    return state, total, position
-
-  def _chunk_carry(self, loss_sum, start: int):
-    """What a chunk carries on: ``(loss_sum [members on device], position ())`` on
-    the device, from the summed loss so far (None: none) and the position."""
-    total = pad_members(np.zeros(len(self.members), np.float32) if loss_sum is None
-                        else self.real(loss_sum).astype(np.float32), self.placement.size)
-    return jax.device_put((total, np.int32(start)), (self.placement.stacked, None))
-
-  @functools.cached_property
-  def chunk_sizes(self) -> 'ChunkSizes':
-    """How many steps each dispatch takes (kept across epochs: the timing carries)."""
-    return ChunkSizes(self.config.train.steps_per_dispatch)
-
-  def compile_ahead(self, params) -> Optional[threading.Thread]:
-    """Lowers the evaluation's programs and starts compiling them in a background
-    thread while the first epoch trains (XLA compiles without holding the GIL; the
-    evaluation then finds them in jit's cache); ``join()`` it before evaluating.
-    None where there is nothing to gain: a lone member under vmap runs paired
-    outside the program."""
-    if self.steps.paired:
-      return None
-    # Lowered here, on the arrays themselves (lowered from their shapes alone, jit
-    # compiles the call again): the training steps then donate them. One program
-    # per padded length: the first chunk of each.
-    firsts = {}
-    for length, rows, split in self.eval_chunks:
-      firsts.setdefault(length, (rows, split))
-    lowered = [self.steps.eval_batch.lower(params, self.device, rows, split,
-                                           length=length,
-                                           n_splits=len(self.schedule.eval_splits))
-               for length, (rows, split) in firsts.items()]
-
-    def compile_all():
-      try:
-        for program in lowered:
-          program.compile()
-      except Exception:  # pylint: disable=broad-except
-        pass  # the evaluation compiles what is missing, and reports any failure itself
-
-    thread = threading.Thread(target=compile_all, name='compile-ahead', daemon=True)
-    thread.start()
-    return thread
-
-  def mean_loss(self, loss_sum) -> np.ndarray:
-    """``[members]``: an epoch's summed train loss over its steps."""
-    return self.real(loss_sum).astype(np.float64) / self.schedule.plan.steps_per_epoch
-
-  def evaluate_all(self, params) -> Dict[str, np.ndarray]:
-    """``{'dev_accuracy', 'dev_loss', 'test_accuracy', ...}`` each ``[members]``:
-    dev and test in the same chunks (inputs.pipeline.EvalPlan)."""
-    splits = self.schedule.eval_splits
-    total = None
-    for length, rows, split in self.eval_chunks:  # the host picks each length's program
-      sums = self.steps.eval_batch(params, self.device, rows, split, length=length,
-                                   n_splits=len(splits))
-      total = sums if total is None else jax.tree.map(jnp.add, total, sums)
-      faults.reached('eval')
-    total = {k: self.real(v).astype(np.float64) for k, v in total.items()}
-    out = {}
-    for i, split_name in enumerate(splits):
-      for name, value in objectives.finalize({k: v[..., i]
-                                              for k, v in total.items()}).items():
-        out[f'{split_name}_{name}'] = value
-    return out
-
-  @functools.cached_property
-  def eval_chunks(self):
-    """``[(length, rows [views, c], split [views, c])]``: the eval plan's chunks in
-    the order they are evaluated, put on the device once (inputs.pipeline.EvalPlan)."""
-    host = [(length, rows[:, c], split[:, c])
-            for length, (rows, split) in self.schedule.eval_plan.chunks.items()
-            for c in range(rows.shape[1])]
-    arrays = jax.device_put([(r, s) for _, r, s in host], self.placement.shared)
-    return [(length, r, s) for (length, _, _), (r, s) in zip(host, arrays)]
-
-  def evaluate_split(self, params, split: str) -> Dict[str, np.ndarray]:
-    """``{'accuracy', 'loss', ...}``, each ``[members]``, of one split (every split is
-    evaluated: they share chunks)."""
-    prefix = split + '_'
-    return {k[len(prefix):]: v for k, v in self.evaluate_all(params).items()
-            if k.startswith(prefix)}
-
-  def keep_best(self, state, evals, epoch: int):
-    """Each member keeps its parameters if ``evals``' dev accuracy is its best yet
-    (``state`` unchanged without a dev split)."""
-    if 'dev_accuracy' not in evals:
-      return state
-    score = pad_members(np.asarray(evals['dev_accuracy'], np.float32),
-                        self.placement.size)
-    score, epoch = jax.device_put((score, np.int32(epoch)),
-                                  (self.placement.stacked, None))
-    return self.steps.select_best(state, score, epoch)
-
-  def all_stopped(self, state, epoch: int) -> bool:
-    """True when early stopping has ended every member's selection after ``epoch``."""
-    patience = self.config.train.patience
-    return bool(patience) and bool(np.all(
-        steps_lib.stopped(self.real(state.best_epoch), epoch, patience)))
-
-  def selected_params(self, state):
-    """The parameters the results use: the best dev epoch's under ``best_dev``, else the
-    last."""
-    return state.best_params if self.selection == 'best_dev' else state.params
-
-  def selected_epochs(self, state, epochs_completed: int) -> np.ndarray:
-    """``[members]``: the epoch whose parameters each member's results use."""
-    if self.selection == 'best_dev':
-      return self.real(state.best_epoch)
-    return np.full(len(self.members), epochs_completed)
-
-  def selected_metrics(self, state, epochs_completed: int, evaluated=None):
-    """Eval metrics ``{name: [members]}`` of the selected parameters.
-
-    ``evaluated`` maps epochs evaluated in this process to their metrics; when it holds
-    every member's selected epoch they are read from it (the same program on the
-    same parameters: the same numbers), else the selected parameters are evaluated.
-    """
-    epochs = self.selected_epochs(state, epochs_completed)
-    if evaluated and all(int(e) in evaluated for e in epochs):
-      names = evaluated[int(epochs[0])].keys()
-      return {k: np.array([evaluated[int(e)][k][i] for i, e in enumerate(epochs)])
-              for k in names}
-    return self.evaluate_all(self.selected_params(state))
-
-  def selected(self, state, epochs_completed: int, evaluated=None) -> dict:
-    """What results.json is made of, JSON-ready (a group of a split run keeps it
-    in a file): ``per_member`` {metric, ``best_epoch`` under best-dev selection,
-    ``nonfinite_step``: [members]} and ``epochs_completed``."""
-    metrics = self.selected_metrics(state, epochs_completed, evaluated)
-    if self.selection == 'best_dev':
-      metrics['best_epoch'] = self.real(state.best_epoch)
-    metrics['nonfinite_step'] = self.real(state.nonfinite_step)
-    return {'per_member': {k: np.asarray(v).tolist() for k, v in metrics.items()},
-            'epochs_completed': int(epochs_completed)}
-
-  def results_of(self, selected: dict) -> dict:
-    """results.json of :meth:`selected`'s numbers (of all the run's members)."""
-    metrics = dict(selected['per_member'])
-    nonfinite = metrics.pop('nonfinite_step')
-    return outputs.stacked_results(
-        self.members, metrics, self.checked.points,
-        selection=self.selection, epochs_completed=selected['epochs_completed'],
-        nonfinite_step=[int(s) for s in nonfinite],
-        paper=self.config.paper.to_dict(), provenance=self.provenance)
-
-  def group(self, start: int, stop: int) -> 'Experiment':
-    """Members ``start..stop-1`` as a run of their own (a group of a split run,
+  def group(self, start: int, end: int) -> 'Pieces':
+    """Members ``start..end-1`` as a run of their own (a group of a split run,
     run/groups.py): the same data on device, programs and provenance."""
-    m, part = self.members, slice(start, stop)
+    m, part = self.members, slice(start, end)
     members = dataclasses.replace(m, seed_triples=m.seed_triples[part],
-                                  view_ids=m.view_ids[part], points=m.points[part])
+                                  view_ids=m.view_ids[part],
+                                  point_ids=m.point_ids[part])
     placement = place(self.config, len(members))
     hparams = {k: self.real(v)[part] for k, v in self.device.hparams.items()}
-    group = dataclasses.replace(
+    return dataclasses.replace(
         self, members=members, placement=placement,
         device=put_on_device(self.device.arrays, members, placement, hparams),
-        steps=self.steps.for_members(len(members), placement.mode))
-    # The run's record, computed once; each group adds its program's fingerprint.
-    group.__dict__['provenance'] = {
-        **self.provenance, 'determinism': dict(self.provenance['determinism'])}
-    return group
-
-  @functools.cached_property
-  def provenance(self) -> dict:
-    """What produced this run's numbers (computed once: it asks git)."""
-    data = {'name': self.data.name, 'checksums': self.data.checksums,
-            'raw_files': self.data.raw_checksums,
-            'protocol': self.data.protocol,
-            'vocab_size': self.data.vocab_size,
-            'classes': list(self.data.label_names),
-            'sizes': self.data.sizes(), 'vectors': self.data.vectors}
-    # The examples the run is tested on, named by content: a report compares rows
-    # only when this is the same (reports/collect.py).
-    data['test'] = provenance_lib.test_identity(data, self.members.folds)
-    return {'config': self.checked.as_dict,
-            # The seeds the members run (a factorial design's init seeds, not
-            # config.seeds, which it does not read).
-            'seeds': [int(s) for s in dict.fromkeys(self.members.seeds.tolist())],
-            'folds': [int(f) for f in self.members.folds],
-            'data': data,
-            'versions': provenance_lib.library_versions(),
-            'user_code': provenance_lib.user_code(self.config),
-            'git_commit': provenance_lib.git_commit(),
-            'devices': provenance_lib.devices(),
-            'determinism': provenance_lib.determinism_record(),
-            'seed_parallel': self.placement.mode}
-
-  def params_fingerprints(self, params) -> list:
-    """A hash of each member's parameters ``[members]`` (its bits, in tree order):
-    what ``--mode=verify`` compares."""
-    leaves = [hosts.fetch(leaf) for leaf in jax.tree.leaves(params)]
-    return [provenance_lib.fingerprint_arrays([leaf[m] for leaf in leaves])
-            for m in range(len(self.members))]
-
-  def train_step_hlo(self, state) -> str:
-    """The optimised HLO of the compiled training programs, a one-step chunk of each
-    padded length in order (XLA's own choices included); from the compilation cache
-    when they were compiled before."""
-    plan = self.steps.epoch_plan(self.device, 1, self.schedule.plan.schedule(1))
-    total, cursor = self._chunk_carry(None, 0)
-    return '\n'.join(
-        self.steps.train_chunk.lower(state, self.device, plan, cursor, total,
-                                     length=length, count=1).compile().as_text()
-        for length in self.steps.lengths)
-
-  def program_record(self, state) -> dict:
-    """``program``: a hash of :meth:`train_step_hlo`; on a CPU, ``unportable_ops``:
-    what in it computes with kernels that follow the CPU (engine.portable)."""
-    text = self.train_step_hlo(state)
-    record = {'program': provenance_lib.program_fingerprint(text)}
-    if jax.default_backend() == 'cpu':
-      record['unportable_ops'] = portable_lib.unportable_ops(text)
-    return record
+        steps=self.steps.for_members(len(members), placement.mode),
+        eval_chunks=eval_chunks(self.schedule.eval_plan, placement))
