@@ -264,8 +264,10 @@ def test_a_bare_logits_array_trains_as_its_model_output(model_file, tmp_path):
   assert min(bare['metrics']['test_accuracy']) > 0
 
 
+# The README tier: linen's nn.Dropout (the refusal is the same check for NNX); an
+# nnx.Dropout trains in the tier's NNX member test (dropout 0.3).
 @pytest.mark.slow
-@pytest.mark.parametrize('name', ['FlaxDropout', 'NNXMean'])
+@pytest.mark.parametrize('name', in_tier(['FlaxDropout', 'NNXMean'], 'FlaxDropout'))
 def test_flax_own_dropout_trains_and_refuses_only_a_stacked_rate(model_file, tmp_path,
                                                                  name):
   results = train(demo_config(f'{model_file}:{name}', dropout=0.3), tmp_path / 'run')
