@@ -295,7 +295,8 @@ def test_the_package_dropout_stacks_its_rate_in_a_users_model(model_file, tmp_pa
 def test_an_nnx_member_has_the_same_bits_alone_and_among_others(model_file, tmp_path):
   name = f'{model_file}:NNXMean'
   alone = train(demo_config(name, seeds=(2,), dropout=0.3), tmp_path / 'alone')
-  group = train(demo_config(name, seeds=(1, 2, 3), dropout=0.3), tmp_path / 'group')
+  # Seeds (1, 2): the programs of the NNX dropout test's first run (--all).
+  group = train(demo_config(name, seeds=(1, 2), dropout=0.3), tmp_path / 'group')
   for metric, values in alone['metrics'].items():
     assert values[0] == group['metrics'][metric][1], metric
   assert group['metrics']['test_loss'][0] != group['metrics']['test_loss'][1]

@@ -165,6 +165,8 @@ def test_the_command_names_a_model_over_a_packaged_config(project):
 
 
 @pytest.mark.slow
+@pytest.mark.full  # trained to the end by the manual's command, in this process by
+# the stop-signal test below (the same load_config and seedsweep.train)
 def test_load_config_and_train_a_model_named_over_a_packaged_config(project,
                                                                     monkeypatch):
   monkeypatch.chdir(project)
