@@ -3,7 +3,8 @@
 The readers live here, one module per dataset (``sst.py``, ``trec.py``, ``mr.py``,
 ``subj.py``, ``imdb.py``, ``atis.py``, ``demo.py``; ``user_files.py`` and
 ``user_code.py`` for a user's files and code), with the sha256 of their raw files
-(``raw_files.py``) and the registry below; what every dataset goes through is
+(each module's ``SHA256``, ``raw_files.py`` the layout) and the registry
+below; what every dataset goes through is
 :mod:`seedsweep.inputs`: raw files (``$SEEDSWEEP_DATA`` or downloads, checked against
 their record) -> TFDS builder (array_record, built once; :mod:`seedsweep.inputs.cache`)
 -> pooled examples (:mod:`seedsweep.inputs.pool`) -> views (splits, folds, held-out
@@ -12,31 +13,27 @@ dev) with a vocabulary from each view's training rows -> flat int32 arrays
 (:mod:`seedsweep.inputs.pipeline`).
 
 Names (``config.data.name``): see :data:`REGISTRY` and ``python -m seedsweep.data --list``.
-To add a dataset: a reader and a :class:`seedsweep.inputs.tfds_base.RawTextBuilder`
-subclass in its own module, its raw files' sha256 in ``data/raw_files.py``, and a
-:class:`DatasetSpec` here.
+To add a dataset: one module of ``data/`` with a reader, a
+:class:`seedsweep.inputs.tfds_base.RawTextBuilder` subclass, ``DATASETS`` (its names'
+:class:`DatasetSpec`) and ``SHA256`` (its raw files' record): :data:`REGISTRY` and the
+record (``raw_files.recorded()``) are derived from every such module
+(:mod:`seedsweep.declared`).
 """
-import dataclasses
 import os
-from typing import Callable, Dict, List, Mapping, Optional, Tuple, Type
+import sys
+from typing import Dict, List, Tuple
 
 import tensorflow_datasets as tfds
 
+from seedsweep import declared
 from seedsweep import files
 from seedsweep.config import checks as config_checks
 from seedsweep.config import keys
 from seedsweep.config import python_files
-from seedsweep.data import atis
-from seedsweep.data import demo
-from seedsweep.data import demo_grammar
-from seedsweep.data import imdb
-from seedsweep.data import mr
 from seedsweep.data import raw_files
-from seedsweep.data import sst
-from seedsweep.data import subj
-from seedsweep.data import trec
 from seedsweep.data import user_code
 from seedsweep.data import user_files
+from seedsweep.data.spec import DatasetSpec
 from seedsweep.errors import UserError
 from seedsweep.inputs import cache
 from seedsweep.inputs import encoded
@@ -44,52 +41,10 @@ from seedsweep.inputs import pool as pool_lib
 from seedsweep.inputs import raw
 from seedsweep.inputs import vocabulary as vocab_lib
 
-
-@dataclasses.dataclass(frozen=True)
-class DatasetSpec:
-  builder: Type[tfds.core.GeneratorBasedBuilder]
-  config: Optional[str] = None             # the builder config
-  raw_files: Tuple[str, ...] = ()          # relative to the data root; () = generated
-  downloads: Mapping[str, raw.Download] = dataclasses.field(default_factory=dict)
-  label_names: Optional[Tuple[str, ...]] = None  # class order; None: sorted names
-  cross_validation: bool = False           # one pooled split, k-fold CV
-  # split -> sha256 the decoded examples must have (see pool.checksum); None: unchecked.
-  expected_checksums: Optional[Callable[[], Dict[str, str]]] = None
-
-
-def _demo_checksums() -> Dict[str, str]:
-  return {split: pool_lib.checksum(*zip(*demo_grammar.generate_split(split)))
-          for split in demo_grammar.SPLIT_SIZES}
-
-
-def _sst(config, labels):
-  return DatasetSpec(sst.SeedsweepSst, config, sst.RAW_FILES, sst.DOWNLOADS, labels)
-
-
-def _atis(config):
-  return DatasetSpec(atis.SeedsweepAtis, config, atis.RAW_FILES[config], atis.DOWNLOADS)
-
-
-REGISTRY: Dict[str, DatasetSpec] = {
-    'demo': DatasetSpec(demo.SeedsweepDemo, label_names=demo_grammar.LABEL_NAMES,
-                        expected_checksums=_demo_checksums),
-    'sst/fine': _sst('fine', sst.LABEL_NAMES_FINE),
-    'sst/binary': _sst('binary', sst.LABEL_NAMES_BINARY),
-    'sst/fine_phrases': _sst('fine_phrases', sst.LABEL_NAMES_FINE),
-    'sst/binary_phrases': _sst('binary_phrases', sst.LABEL_NAMES_BINARY),
-    'trec/coarse': DatasetSpec(trec.SeedsweepTrec, 'coarse', trec.RAW_FILES,
-                               trec.DOWNLOADS, trec.LABELS_COARSE),
-    'trec/fine': DatasetSpec(trec.SeedsweepTrec, 'fine', trec.RAW_FILES, trec.DOWNLOADS),
-    'mr': DatasetSpec(mr.SeedsweepMr, None, mr.RAW_FILES, mr.DOWNLOADS, mr.LABEL_NAMES,
-                      cross_validation=True),
-    'subj': DatasetSpec(subj.SeedsweepSubj, None, subj.RAW_FILES, subj.DOWNLOADS,
-                        subj.LABEL_NAMES, cross_validation=True),
-    'imdb': DatasetSpec(imdb.SeedsweepImdb, None, imdb.RAW_FILES, imdb.DOWNLOADS,
-                        imdb.LABEL_NAMES),
-    'atis': _atis('slotgated'),
-    'atis/jointslu': _atis('jointslu'),
-    'files': DatasetSpec(user_files.SeedsweepFiles),
-}
+# Every dataset module of this package (one declaring DATASETS), by module name; the
+# registry is the union of their DATASETS.
+MODULES = declared.modules_declaring(sys.modules[__name__], 'DATASETS')
+REGISTRY: Dict[str, DatasetSpec] = declared.merged(MODULES, 'DATASETS')
 
 
 def spec_of(name: str) -> DatasetSpec:
@@ -101,7 +56,7 @@ def spec_of(name: str) -> DatasetSpec:
   if name not in REGISTRY:
     raise UserError(f'config.data.name={name!r} is not a registered dataset'
                     f'{keys.did_you_mean(name, REGISTRY)}; expected one of '
-                    f'{sorted(REGISTRY)} (data/__init__.py)')
+                    f'{sorted(REGISTRY)} (DATASETS of a module of data/)')
   return REGISTRY[name]
 
 
@@ -151,7 +106,7 @@ def prepare(name: str, data_config) -> Tuple[tfds.core.DatasetBuilder, Dict[str,
   elif spec.raw_files:
     root = raw.root() or cache.download_root(spec.raw_files, spec.downloads)
     digests = raw.check_files(root, spec.raw_files, spec.downloads, verify,
-                              raw_files.RECORDED)
+                              raw_files.recorded())
     key = raw.digest_of(digests)
   else:
     digests, key = {}, 'generated'

@@ -20,6 +20,7 @@ from typing import Dict, Iterable, List, Tuple
 
 import tensorflow_datasets as tfds
 
+from seedsweep.data.spec import DatasetSpec
 from seedsweep.errors import UserError
 from seedsweep.inputs import raw as raw_lib
 from seedsweep.inputs import tfds_base
@@ -141,6 +142,37 @@ DOWNLOADS = {
        for rel in RAW_FILES['jointslu']},
 }
 
+# Each raw file, relative to the data root, and the sha256 it must have (the offline
+# copy's SHA256SUMS; data/raw_files.py).
+SHA256 = {
+    'atis/jointslu/atis-2.dev.w-intent.iob':
+        '99385eebb9295a214ed8a1c0cc547eb8e8d0618c2a4f1094720d52d8902f7ffc',
+    'atis/jointslu/atis-2.train.w-intent.iob':
+        'c4b1fe74c23b226814ca0cb905eb68190226f3954799277a873a7d29347b7d0e',
+    'atis/jointslu/atis.test.w-intent.iob':
+        '744bc272bce1c6a828df7b5580b47a4aee2ad2019e5d2376c348bea1c15f0d6e',
+    'atis/jointslu/atis.train.w-intent.iob':
+        'e0a1e3de978345b4fbfa4f2eefa8bb974460f0f7f38330e179ccaecc80d68178',
+    'atis/slotgated/test/label':
+        'ce4bfe6590d9498e1078f30b4137d3e8b3e94277b444b26360c0bf2e9e282761',
+    'atis/slotgated/test/seq.in':
+        '4b2119fc59c37f9398c6605db435d4f467505009e6ee3e5af04fed09f39dc397',
+    'atis/slotgated/test/seq.out':
+        'a4690d6bceadc06876d1ff99bc401744aa981cb321e598ae12a3859d7be53254',
+    'atis/slotgated/train/label':
+        'd0a771547665eecbdf9f96ea015ef07d1f6ee9f063e861020dafabb3c2a04377',
+    'atis/slotgated/train/seq.in':
+        '3a670980841b21ab39088b2595efc17d487cdc45769c075a3e5f9458bba28c7f',
+    'atis/slotgated/train/seq.out':
+        '14c7131bd66562f797dbd7189bc7358f0cf354c6afb0785a9ab973c35b58f34c',
+    'atis/slotgated/valid/label':
+        '06957cfe6fdffac84f8280bc3a1f8ca85c85631b363817aa4543aac611f8addf',
+    'atis/slotgated/valid/seq.in':
+        'c7435b96e7948393608c34819628e863c5338f11ca68e8f896d2cc041d8e17f8',
+    'atis/slotgated/valid/seq.out':
+        '83ccff3e36f83a993f8e5b5b82adf3256076f234abda4d784051381d7ac76922',
+}
+
 
 class SeedsweepAtis(tfds_base.RawTextBuilder):
   """ATIS utterances with an intent label and one BIO slot tag per token.
@@ -167,3 +199,9 @@ class SeedsweepAtis(tfds_base.RawTextBuilder):
     return {split: [tfds_base.Example(' '.join(e['tokens']), e['intent'],
                                       ' '.join(e['tags'])) for e in rows]
             for split, rows in splits.items()}
+
+
+# The registry's names of this module (data/spec.py).
+DATASETS = {'atis': DatasetSpec(SeedsweepAtis, 'slotgated', RAW_FILES['slotgated'], DOWNLOADS),
+            'atis/jointslu': DatasetSpec(SeedsweepAtis, 'jointslu', RAW_FILES['jointslu'],
+                                         DOWNLOADS)}

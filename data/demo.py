@@ -3,9 +3,13 @@
 The sentences come from :mod:`data.demo_grammar`; nothing is downloaded. Built once into
 array_record files and read back through ``tfds.data_source`` like every dataset here.
 """
+from typing import Dict
+
 import tensorflow_datasets as tfds
 
 from seedsweep.data import demo_grammar
+from seedsweep.data.spec import DatasetSpec
+from seedsweep.inputs import pool as pool_lib
 from seedsweep.inputs import tfds_base
 
 
@@ -23,3 +27,15 @@ class SeedsweepDemo(tfds_base.RawTextBuilder):
     return {split: [tfds_base.Example(text, demo_grammar.LABEL_NAMES[label])
                     for text, label in demo_grammar.generate_split(split)]
             for split in demo_grammar.SPLIT_SIZES}
+
+
+def expected_checksums() -> Dict[str, str]:
+  """split -> the sha256 of the grammar's examples (inputs/pool.py ``checksum``)."""
+  return {split: pool_lib.checksum(*zip(*demo_grammar.generate_split(split)))
+          for split in demo_grammar.SPLIT_SIZES}
+
+
+# The registry's name of this module (data/spec.py): nothing to read, the sentences
+# checked as generated.
+DATASETS = {'demo': DatasetSpec(SeedsweepDemo, label_names=demo_grammar.LABEL_NAMES,
+                                expected_checksums=expected_checksums)}

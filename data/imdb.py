@@ -17,6 +17,7 @@ import tarfile
 import zlib
 from typing import List, Tuple
 
+from seedsweep.data.spec import DatasetSpec
 from seedsweep.errors import UserError
 from seedsweep.inputs import raw as raw_lib
 from seedsweep.inputs import tfds_base
@@ -130,6 +131,12 @@ RAW_FILES = (f'imdb/{ARCHIVE}',)
 # The original archive also holds train/unsup and *.feat files, which are skipped.
 DOWNLOADS = {RAW_FILES[0]: raw_lib.Download(
     'https://ai.stanford.edu/~amaas/data/sentiment/aclImdb_v1.tar.gz')}
+# Each raw file, relative to the data root, and the sha256 it must have (the offline
+# copy's SHA256SUMS; data/raw_files.py).
+SHA256 = {
+    'imdb/aclImdb_labeled.tar.gz':
+        '303c3113354d16f21cbd94d7392f82c924ff8af86e67f292bd3a56cf6cadd37f',
+}
 
 
 class SeedsweepImdb(tfds_base.RawTextBuilder):
@@ -143,3 +150,7 @@ class SeedsweepImdb(tfds_base.RawTextBuilder):
     splits = read_splits_with_ratings(os.path.join(root, 'imdb'))
     return {split: [tfds_base.Example(token_text(text), LABEL_NAMES[label])
                     for text, label, _ in rows] for split, rows in splits.items()}
+
+
+# The registry's name of this module (data/spec.py).
+DATASETS = {'imdb': DatasetSpec(SeedsweepImdb, None, RAW_FILES, DOWNLOADS, LABEL_NAMES)}

@@ -11,6 +11,7 @@ an example in :func:`read_all` is its position in that order.
 import os
 from typing import List, Tuple
 
+from seedsweep.data.spec import DatasetSpec
 from seedsweep.errors import UserError
 from seedsweep.inputs import raw as raw_lib
 from seedsweep.inputs import tfds_base
@@ -78,6 +79,14 @@ RAW_FILES = tuple(f'mr/{name}' for name in FILES)
 _TAR = 'https://www.cs.cornell.edu/people/pabo/movie-review-data/rt-polaritydata.tar.gz'
 DOWNLOADS = {rel: raw_lib.Download(_TAR, 'rt-polaritydata/' + rel[len('mr/'):])
              for rel in RAW_FILES}
+# Each raw file, relative to the data root, and the sha256 it must have (the offline
+# copy's SHA256SUMS; data/raw_files.py).
+SHA256 = {
+    'mr/rt-polarity.neg':
+        '4af43bf489620b498a0852c5a8c6a535155dec7985fdfea782b8f7756b957ccc',
+    'mr/rt-polarity.pos':
+        'd79ef14009bbf87cd6be21f91c3ea1a3cbcb73b34dfb4231aef7bbcd7677abc4',
+}
 
 
 class SeedsweepMr(tfds_base.RawTextBuilder):
@@ -90,3 +99,8 @@ class SeedsweepMr(tfds_base.RawTextBuilder):
     """Every snippet under ``root/mr`` in one split ``train``."""
     return {'train': [tfds_base.Example(text, LABEL_NAMES[label])
                       for text, label in read_all(os.path.join(root, 'mr'))]}
+
+
+# The registry's name of this module (data/spec.py): its folds are cross-validation's.
+DATASETS = {'mr': DatasetSpec(SeedsweepMr, None, RAW_FILES, DOWNLOADS, LABEL_NAMES,
+                              cross_validation=True)}

@@ -18,6 +18,7 @@ from typing import Iterator, List, NamedTuple, Optional, Sequence, Tuple
 
 import tensorflow_datasets as tfds
 
+from seedsweep.data.spec import DatasetSpec
 from seedsweep.errors import UserError
 from seedsweep.inputs import raw as raw_lib
 from seedsweep.inputs import tfds_base
@@ -323,3 +324,21 @@ class SeedsweepSst(tfds_base.RawTextBuilder):
 
 
 DOWNLOADS = {rel: raw_lib.Download(_ZIP, rel[len('sst/'):]) for rel in RAW_FILES}
+# Each raw file, relative to the data root, and the sha256 it must have (the offline
+# copy's SHA256SUMS; data/raw_files.py).
+SHA256 = {
+    'sst/trees/dev.txt':
+        '0e9336aed6e4730e19f58d00a77b3f0297efdb755f7b5e598c98a05e3f97ea40',
+    'sst/trees/test.txt':
+        '6e54806dee95cf80cd918e7dfb3f6770f6df24bf826f289a4d1f709e1c8f6761',
+    'sst/trees/train.txt':
+        'e2f3f41b0b1e6d4dddc0effe3bfc2d27ed8928079aa9a03d652311614fc5feb7',
+}
+
+
+# The registry's names of this module (data/spec.py): one per builder config.
+DATASETS = {
+    f'sst/{config}': DatasetSpec(SeedsweepSst, config, RAW_FILES, DOWNLOADS,
+                                 LABEL_NAMES_FINE if config.startswith('fine')
+                                 else LABEL_NAMES_BINARY)
+    for config in ('fine', 'binary', 'fine_phrases', 'binary_phrases')}

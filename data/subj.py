@@ -13,6 +13,7 @@ import os
 from typing import List, Tuple
 
 from seedsweep.data.mr import read_lines
+from seedsweep.data.spec import DatasetSpec
 from seedsweep.inputs import raw as raw_lib
 from seedsweep.inputs import tfds_base
 
@@ -38,6 +39,14 @@ def read_all(root: str) -> List[Tuple[str, int]]:
 RAW_FILES = tuple(f'subj/{name}' for name in FILES)
 _TAR = 'https://www.cs.cornell.edu/people/pabo/movie-review-data/rotten_imdb.tar.gz'
 DOWNLOADS = {rel: raw_lib.Download(_TAR, rel[len('subj/'):]) for rel in RAW_FILES}
+# Each raw file, relative to the data root, and the sha256 it must have (the offline
+# copy's SHA256SUMS; data/raw_files.py).
+SHA256 = {
+    'subj/plot.tok.gt9.5000':
+        '5ddc9b44dc60d64d651347fcd7bdd489b0c70661e3f768215c16eea36f51204a',
+    'subj/quote.tok.gt9.5000':
+        '73a2dcf8dc3cbcc7f068a70ef9f021c86b2a8e4dac81566b7fd015b3e938f2c5',
+}
 
 
 class SeedsweepSubj(tfds_base.RawTextBuilder):
@@ -50,3 +59,8 @@ class SeedsweepSubj(tfds_base.RawTextBuilder):
     """Every sentence under ``root/subj`` in one split ``train``."""
     return {'train': [tfds_base.Example(text, LABEL_NAMES[label])
                       for text, label in read_all(os.path.join(root, 'subj'))]}
+
+
+# The registry's name of this module (data/spec.py): its folds are cross-validation's.
+DATASETS = {'subj': DatasetSpec(SeedsweepSubj, None, RAW_FILES, DOWNLOADS, LABEL_NAMES,
+                                cross_validation=True)}

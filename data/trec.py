@@ -14,6 +14,7 @@ from typing import List, Tuple
 
 import tensorflow_datasets as tfds
 
+from seedsweep.data.spec import DatasetSpec
 from seedsweep.errors import UserError
 from seedsweep.inputs import raw as raw_lib
 from seedsweep.inputs import tfds_base
@@ -96,6 +97,14 @@ def fine_labels(root: str) -> Tuple[str, ...]:
 RAW_FILES = tuple(f'trec/{name}' for name in FILES.values())
 _URL = 'https://cogcomp.seas.upenn.edu/Data/QA/QC/'
 DOWNLOADS = {rel: raw_lib.Download(_URL + rel[len('trec/'):]) for rel in RAW_FILES}
+# Each raw file, relative to the data root, and the sha256 it must have (the offline
+# copy's SHA256SUMS; data/raw_files.py).
+SHA256 = {
+    'trec/TREC_10.label':
+        '033f22c028c2bbba9ca682f68ffe204dc1aa6e1cf35dd6207f2d4ca67f0d0e8e',
+    'trec/train_5500.label':
+        '9e4c8bdcaffb96ed61041bd64b564183d52793a8e91d84fc3a8646885f466ec3',
+}
 
 
 class SeedsweepTrec(tfds_base.RawTextBuilder):
@@ -113,3 +122,10 @@ class SeedsweepTrec(tfds_base.RawTextBuilder):
     return {split: [tfds_base.Example(q, label) for q, label in
                     read_split(os.path.join(root, 'trec'), split, fine=fine)]
             for split in SPLITS}
+
+
+# The registry's names of this module (data/spec.py): coarse labels in their order.
+DATASETS = {
+    'trec/coarse': DatasetSpec(SeedsweepTrec, 'coarse', RAW_FILES, DOWNLOADS, LABELS_COARSE),
+    'trec/fine': DatasetSpec(SeedsweepTrec, 'fine', RAW_FILES, DOWNLOADS),
+}

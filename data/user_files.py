@@ -22,6 +22,7 @@ from typing import Dict, List, NamedTuple, Optional, Sequence, Tuple
 
 import tensorflow_datasets as tfds
 
+from seedsweep.data.spec import DatasetSpec
 from seedsweep.errors import UserError
 from seedsweep.inputs import tfds_base
 
@@ -193,19 +194,25 @@ def _jsonl_objects(path: str):
                         'per line') from None
 
 
-def _read_parquet(path: str, columns: Columns) -> List[tfds_base.Example]:
-  """A Parquet file's rows (Hugging Face datasets' format) as a JSONL file's objects;
-  the text column ``text`` or ``sentence`` unless the config names one."""
+def _parquet_table(path: str):
+  """``path``'s pyarrow table; one UserError without pyarrow (naming the extra) or
+  for a file pyarrow cannot read."""
   try:
     import pyarrow.parquet as pq  # pylint: disable=g-import-not-at-top
   except ImportError as e:
     raise UserError(f"{path}: reading Parquet needs pyarrow: pip install "
                     "'seedsweep[parquet]'") from e
   try:
-    table = pq.read_table(path)
+    return pq.read_table(path)
   except Exception as e:  # pylint: disable=broad-except  (pyarrow's many errors)
     raise UserError(f'{path}: not a readable Parquet file ({type(e).__name__}: '
                     f'{str(e)[:120]}); expected a Parquet table of examples') from None
+
+
+def _read_parquet(path: str, columns: Columns) -> List[tfds_base.Example]:
+  """A Parquet file's rows (Hugging Face datasets' format) as a JSONL file's objects;
+  the text column ``text`` or ``sentence`` unless the config names one."""
+  table = _parquet_table(path)
   names = table.column_names
   text = _find(names, columns.text_names())
   label = _find(names, columns.label_names())
@@ -339,6 +346,22 @@ def _jsonl_inputs(path: str, columns: Columns) -> List[InputRow]:
   return rows
 
 
+def _parquet_inputs(path: str, columns: Columns) -> List[InputRow]:
+  """The rows of a Parquet file to predict, one each (a null text an empty row, its
+  ``line`` the row's number from 1): the text column as training finds it
+  (``text``/``sentence``, or config.data.files.text_column), the label column
+  optional."""
+  table = _parquet_table(path)
+  names = table.column_names
+  text, label = _find(names, columns.text_names()), _find(names, columns.label_names())
+  if text is None:
+    raise UserError(f'{path}: columns {names}; expected a text column '
+                    f'{"/".join(columns.text_names())} (config.data.files.text_column)')
+  return [_input_row(r[names[text]], r[names[label]] if label is not None else None,
+                     f'{path}: row {i}', i)
+          for i, r in enumerate(table.to_pylist(), 1)]
+
+
 def _text_inputs(path: str) -> List[InputRow]:
   """A plain text file: one text per line, a blank line an empty row."""
   with open(path, encoding='utf-8', newline='') as f:
@@ -348,18 +371,17 @@ def _text_inputs(path: str) -> List[InputRow]:
 
 def read_inputs(path: str, columns: Columns = Columns()) -> List[InputRow]:
   """The rows of a file of texts to predict, in file order, one per row: TSV, CSV
-  (``.tsv``, ``.txt``, ``.csv``) and JSONL (``.jsonl``, ``.json``) by the column
-  rules training reads them with (:func:`read_file`), a label optional; any other
-  file one text per line. An empty row is kept (text ''), so answers line up with
-  the input."""
+  (``.tsv``, ``.txt``, ``.csv``), JSONL (``.jsonl``, ``.json``) and Parquet
+  (``.parquet``, pyarrow) by the column rules training reads them with
+  (:func:`read_file`), a label optional; any other file one text per line. An empty
+  row is kept (text ''), so answers line up with the input."""
   ext = os.path.splitext(path)[1].lower()
-  if ext == PARQUET:
-    raise UserError(f'{path}: predict reads TSV, CSV, JSONL or text files; expected '
-                    'one of those (write the Parquet table as JSONL)')
   if not os.path.isfile(path):
     raise UserError(f'--input={path}: file not found')
   try:
-    if ext in JSONL_EXTENSIONS:
+    if ext == PARQUET:
+      rows = _parquet_inputs(path, columns)
+    elif ext in JSONL_EXTENSIONS:
       rows = _jsonl_inputs(path, columns)
     elif ext in DELIMITERS:
       rows = _delimited_inputs(path, columns)
@@ -442,3 +464,7 @@ class SeedsweepFiles(tfds_base.RawTextBuilder):
     check_splits(out, paths)
     return {split: [e._replace(tags=e.tags or '') for e in rows]
             for split, rows in out.items()}
+
+
+# The registry's name of this module (data/spec.py): the files config.data.files names.
+DATASETS = {'files': DatasetSpec(SeedsweepFiles)}

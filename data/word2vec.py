@@ -37,7 +37,6 @@ import numpy as np
 from seedsweep import files
 from seedsweep.config import keys
 from seedsweep.data import imdb
-from seedsweep.data import raw_files
 from seedsweep.errors import UserError
 from seedsweep.inputs import raw as raw_lib
 
@@ -536,7 +535,7 @@ def train_file(corpus: str, out: str, *, dim: int = DEFAULTS['dim'],
                   'total': round(time.perf_counter() - start, 2)},
   }
   if corpus in CORPORA:
-    recorded = raw_files.RECORDED.get(f'imdb/{imdb.ARCHIVE}')
+    recorded = imdb.SHA256.get(f'imdb/{imdb.ARCHIVE}')
     record['corpus']['source_matches_recorded'] = source_sha == recorded
   with _atomic(out + '.json') as f:
     f.write((json.dumps(record, indent=1) + '\n').encode())

@@ -3,9 +3,12 @@
 To add a model: write a Flax module (linen, or NNX for one of your own) that meets the
 model contract (:mod:`seedsweep.models.contract`: a batch dict and ``train`` in,
 logits or a :class:`~seedsweep.models.output.ModelOutput` out, the word embedding
-named ``embedding``), then add one line to ``REGISTRY`` (name -> (class, fixed
-fields)); or keep it in your own folder and name it in the config:
-``config.model.name = 'path/to/file.py:Name'`` (or ``'package.module:Name'``).
+named ``embedding``) in a file of ``models/`` that declares ``MODELS`` (name ->
+:class:`~seedsweep.models.registered.Named`: class, fixed fields, the sizes the tests
+build it at): that file is all, :data:`REGISTRY` and the tests' tables are derived
+from every such file (:mod:`seedsweep.declared`); or keep it in your own folder and
+name it in the config: ``config.model.name = 'path/to/file.py:Name'`` (or
+``'package.module:Name'``).
 Config fields under ``config.model`` other than ``name`` become the module's
 dataclass fields. A model named over a config file's own (``--config.model.name``)
 keeps only the file's fields it takes, and adds its own defaults
@@ -15,34 +18,26 @@ import dataclasses
 import difflib
 import inspect
 import math
+import sys
 from typing import Any, Callable, Collection, Dict, Tuple, Type
 
 import flax.linen as nn
 
+from seedsweep import declared
 from seedsweep.config import checks as config_checks
 from seedsweep.config import keys
 from seedsweep.config import python_files
 from seedsweep.errors import UserError
-from seedsweep.models import baselines
-from seedsweep.models import clstm
-from seedsweep.models import dclstm
-from seedsweep.models import dlstm
-from seedsweep.models import joint_slu
-from seedsweep.models import mtlstm
 from seedsweep.models import nnx_adapter
 from seedsweep.models import pooling
+from seedsweep.models import registered
 
+# Every family of this package (a module declaring MODELS), by module name order; each
+# registered name's declaration; REGISTRY, name -> (class, fixed fields), from them.
+FAMILIES = declared.modules_declaring(sys.modules[__name__], 'MODELS')
+NAMED: Dict[str, registered.Named] = declared.merged(FAMILIES, 'MODELS')
 REGISTRY: Dict[str, Tuple[Type[nn.Module], Dict[str, Any]]] = {
-    'lstm': (baselines.RecurrentClassifier, {'bidirectional': False}),
-    'bilstm': (baselines.RecurrentClassifier, {'bidirectional': True}),
-    'bow': (baselines.BagOfWords, {}),
-    'dclstm': (dclstm.DenseBiLSTM, {}),
-    'stacked_bilstm': (dclstm.DenseBiLSTM, {'dense': False}),
-    'clstm': (clstm.CLSTM, {}),
-    'mtlstm': (mtlstm.MTLSTM, {}),
-    'dlstm': (dlstm.DLSTM, {}),
-    'joint_slu': (joint_slu.JointSLU, {}),
-}
+    name: (named.cls, dict(named.fixed)) for name, named in NAMED.items()}
 
 
 # Int fields that must be positive; the others (depths such as DC-Bi-LSTM's dl, which
@@ -106,7 +101,7 @@ def model_class(name) -> Tuple[Type[nn.Module], Dict[str, Any]]:
     if name not in REGISTRY:
       raise UserError(f'config.model.name={name!r} is not a registered model'
                       f'{keys.did_you_mean(name, REGISTRY)}; expected one of '
-                      f'{sorted(REGISTRY)} (models/__init__.py), or path/to/file.py:Name')
+                      f'{sorted(REGISTRY)} (MODELS of a file of models/), or path/to/file.py:Name')
     return REGISTRY[name]
   cls = python_files.load_object(name, 'config.model.name')
   if nnx_adapter.is_nnx_class(cls):  # run as a linen module (models/nnx_adapter.py)
@@ -215,11 +210,9 @@ def build_model(model_config, *, vocab_size: int, num_classes: int,
       check_field(field, fields[field.name])
   if 'pooling' in fields:
     config_checks.one_of('model.pooling', fields['pooling'], sorted(pooling.POOLINGS))
-  if cls is dclstm.DenseBiLSTM:
-    dl, dh = fields.get('dl', cls.dl), fields.get('dh', cls.dh)
-    if dl and not dh:  # dh=0 is the plain Bi-LSTM of the papers' tables, with dl=0
-      raise UserError(f'config.model.dh={dh} with config.model.dl={dl}; expected dh '
-                      '>= 1 (dl dense layers of dh units each), or dl=0 for none')
+  check = NAMED[name].check if name in NAMED else None
+  if check:
+    check(fields)
   if 'num_tags' in field_names:
     fields['num_tags'] = num_tags
   return cls(vocab_size=vocab_size, num_classes=num_classes, **fixed, **fields)

@@ -16,6 +16,7 @@ from seedsweep.models.dropout import Dropout
 from seedsweep.models.output import ModelOutput
 from seedsweep.models import pooling
 from seedsweep.models import recurrent
+from seedsweep.models import registered
 
 def symmetric_uniform(scale: float):
   """Initialiser drawing from U(-scale, scale)."""
@@ -84,3 +85,19 @@ class BagOfWords(nn.Module):
     pooled = pooling.masked_mean(x, mask)
     pooled = Dropout(self.dropout, deterministic=not train)(pooled)
     return ModelOutput(logits=nn.Dense(self.num_classes, name='classifier')(pooled))
+
+
+# The registry's names of this family (models/registered.py) and its paper configs as
+# the tests run them; the demo's golden run is the Bi-LSTM's too.
+MODELS = {
+    'lstm': registered.Named(RecurrentClassifier, fixed={'bidirectional': False},
+                             small={'embed_dim': 8, 'hidden': 6}, paper={'hidden': 150}),
+    'bilstm': registered.Named(RecurrentClassifier, fixed={'bidirectional': True},
+                               small={'embed_dim': 8, 'hidden': 6, 'pooling': 'mean'},
+                               paper={'hidden': 150}),
+    'bow': registered.Named(BagOfWords, small={'embed_dim': 8}, paper={}),
+}
+PAPER_CONFIGS = registered.PaperConfigs(
+    golden={'demo': 'experiments/demo.py',
+            'bilstm_sst2_quick': 'experiments/bilstm.py:sst/binary,quick'},
+    trained=(('bilstm', 'trec/coarse,quick'),))

@@ -33,6 +33,7 @@ from seedsweep.models.baselines import symmetric_uniform
 from seedsweep.models.dropout import Dropout
 from seedsweep.models.output import ModelOutput
 from seedsweep.models import recurrent
+from seedsweep.models import registered
 
 
 def conv_windows(x, kernel, bias):
@@ -111,3 +112,14 @@ def parameter_count(filters: int, hidden: int, num_classes: int, embed_dim: int 
   conv = sum(k * embed_dim * filters + filters for k in widths)
   lstm_in = filters * len(widths)
   return conv + 4 * hidden * (lstm_in + hidden + 1) + hidden * num_classes + num_classes
+
+
+# The registry's name of this family (models/registered.py) and its paper configs as
+# the tests run them.
+MODELS = {
+    'clstm': registered.Named(CLSTM, small={'embed_dim': 5, 'filters': 4, 'hidden': 6},
+                              paper={'filters': 150, 'hidden': 150}),
+}
+PAPER_CONFIGS = registered.PaperConfigs(
+    golden={'clstm_trec_quick': 'experiments/clstm_trec.py:quick'},
+    trained=(('clstm_trec', 'quick'),), traced=(('clstm_sst', 'binary,quick'),))

@@ -27,11 +27,13 @@ from typing import List
 import flax.linen as nn
 import jax.numpy as jnp
 
+from seedsweep.errors import UserError
 from seedsweep.models.baselines import embed_batch
 from seedsweep.models.dropout import Dropout
 from seedsweep.models.output import ModelOutput
 from seedsweep.models import pooling
 from seedsweep.models import recurrent
+from seedsweep.models import registered
 
 
 class BiLSTMLayerParams(nn.Module):
@@ -137,3 +139,27 @@ def parameter_count(dl: int, dh: int, th: int, num_classes: int, embed_dim: int 
       in_l = embed_dim if l == 0 else 2 * widths[l - 1]
     total += 2 * 4 * w * (in_l + w + 1)
   return total + 2 * th * num_classes + num_classes
+
+
+def check_depths(fields) -> None:
+  """``config.model``'s ``dl`` and ``dh`` together: dense layers need units."""
+  dl, dh = fields.get('dl', DenseBiLSTM.dl), fields.get('dh', DenseBiLSTM.dh)
+  if dl and not dh:  # dh=0 is the plain Bi-LSTM of the papers' tables, with dl=0
+    raise UserError(f'config.model.dh={dh} with config.model.dl={dl}; expected dh '
+                    '>= 1 (dl dense layers of dh units each), or dl=0 for none')
+
+
+# The registry's names of this family (models/registered.py) and its paper configs as
+# the tests run them.
+_SMALL, _PAPER = {'embed_dim': 6, 'dl': 2, 'dh': 3, 'th': 5}, {'dl': 15, 'dh': 13, 'th': 100}
+MODELS = {
+    'dclstm': registered.Named(DenseBiLSTM, small=_SMALL, paper=_PAPER,
+                               check=check_depths),
+    'stacked_bilstm': registered.Named(DenseBiLSTM, fixed={'dense': False}, small=_SMALL,
+                                       paper=_PAPER, check=check_depths),
+}
+PAPER_CONFIGS = registered.PaperConfigs(
+    golden={'dclstm_sst2_quick': 'experiments/dclstm_sst.py:binary,quick'},
+    trained=(('dclstm_trec', 'quick'),),
+    traced=(('dclstm_sst', 'binary,quick'), ('dclstm_mr', 'quick'),
+            ('dclstm_subj', 'quick')))

@@ -32,6 +32,7 @@ from seedsweep.models.baselines import embed_batch
 from seedsweep.models.dropout import Dropout
 from seedsweep.models.output import ModelOutput
 from seedsweep.models import pooling
+from seedsweep.models import registered
 
 CELLS = ('literal', 'own')
 PEEPHOLES = ('full', 'diagonal')
@@ -141,3 +142,15 @@ def parameter_count(embed_dim: int, hidden: int, layers: int, num_classes: int,
     total += 4 * k * hidden + 4 * hidden * hidden + v + 4 * hidden
     k = hidden
   return total + layers * hidden * num_classes + num_classes
+
+
+# The registry's name of this family (models/registered.py) and its paper configs as
+# the tests run them.
+MODELS = {
+    'dlstm': registered.Named(DLSTM, paper={'hidden': 256}, small={
+        'embed_dim': 6, 'hidden': 5, 'layers': 2, 'units': 2}),
+}
+PAPER_CONFIGS = registered.PaperConfigs(
+    golden={'dlstm_trec_quick': 'experiments/dlstm_trec.py:quick'},
+    trained=(('dlstm_trec', 'quick'),),
+    traced=(('dlstm_sst', 'binary,quick'), ('dlstm_atis', 'quick')))

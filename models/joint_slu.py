@@ -37,6 +37,7 @@ from seedsweep.models import clstm
 from seedsweep.models.dropout import Dropout
 from seedsweep.models.output import ModelOutput
 from seedsweep.models import recurrent
+from seedsweep.models import registered
 
 HEADS = ('mean', 'softmax', 'sparse')
 
@@ -248,3 +249,14 @@ class JointSLU(nn.Module):
     if tag_head is None:
       return jnp.swapaxes(ys, 0, 1)
     return jnp.swapaxes(ys[0], 0, 1), jnp.swapaxes(ys[1], 0, 1)
+
+
+# The registry's name of this family (models/registered.py) and its paper configs as
+# the tests run them.
+MODELS = {
+    'joint_slu': registered.Named(JointSLU, paper={'latent': True, 'hidden': 200}, small={
+        'embed_dim': 8, 'tag_dim': 5, 'filters': 6, 'hidden': 9}),
+}
+PAPER_CONFIGS = registered.PaperConfigs(
+    golden={'joint_atis_quick': 'experiments/joint_atis.py:quick'},
+    trained=(('joint_trec', 'quick'),), traced=(('joint_atis', 'quick'),))

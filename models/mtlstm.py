@@ -31,6 +31,7 @@ from seedsweep.models.baselines import embed_batch
 from seedsweep.models.baselines import symmetric_uniform
 from seedsweep.models.dropout import Dropout
 from seedsweep.models.output import ModelOutput
+from seedsweep.models import registered
 
 STRATEGIES = ('f2s', 's2f')
 IMPLEMENTATIONS = ('masked', 'unrolled', 'strided')
@@ -278,3 +279,14 @@ class MTLSTM(nn.Module):
         self.num_classes, name='classifier',
         kernel_init=symmetric_uniform(self.init_scale))(final))
 
+
+# The registry's name of this family (models/registered.py) and its paper configs as
+# the tests run them.
+MODELS = {
+    'mtlstm': registered.Named(MTLSTM, small={'embed_dim': 6, 'hidden': 6, 'groups': 3},
+                               paper={'hidden': 100, 'groups': 5}),
+}
+PAPER_CONFIGS = registered.PaperConfigs(
+    golden={'mtlstm_trec_quick': 'experiments/mtlstm_trec.py:quick'},
+    trained=(('mtlstm_trec', 's2f,quick'),),
+    traced=(('mtlstm_sst', 'binary,quick'), ('mtlstm_imdb', 'quick')))

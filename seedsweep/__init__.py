@@ -3,7 +3,8 @@
 The layers, bottom to top (each imports only its own and those below it;
 tests/test_layers.py):
 
-1. :mod:`seedsweep.errors`, :mod:`seedsweep.files`, :mod:`seedsweep.config`
+1. :mod:`seedsweep.errors`, :mod:`seedsweep.files`, :mod:`seedsweep.declared`,
+   :mod:`seedsweep.config`
 2. :mod:`seedsweep.inputs`   the input machinery: raw files, the prepared-dataset cache,
    vocabularies, encoded arrays, the device-resident pipeline (layer 1 only)
 3. :mod:`seedsweep.models`, :mod:`seedsweep.data` (the checkout's ``models/`` and

@@ -98,8 +98,8 @@ def train(config, workdir: str, print_fn=print) -> dict:
   Args:
     config: the experiment's ConfigDict (:func:`load_config`).
     workdir: the run's folder: a new one, or one holding a run of this config.
-    print_fn: called with every line of text (epochs, early stop, warnings, the
-      final table); the progress bar (``config.train.progress``) goes to stderr.
+    print_fn: called with every line of text (epochs, early stop, warnings, a
+      dataset being prepared, the final table); the progress bar (``config.train.progress``) goes to stderr.
 
   Returns:
     The results dict, also written to ``workdir/results.json``.
@@ -165,10 +165,10 @@ def predict(workdir: str, texts: Optional[Sequence[str]] = None, print_fn=print,
     print_fn: called with a line saying what predicts (and, for ``input_file`` with
       gold labels, the accuracy).
     input_file: instead of ``texts``, a file read as ``--mode=predict`` reads
-      ``--input`` (TSV, CSV, JSONL by training's column rules, else one text a line):
-      the result then also has ``'rows'``, one record per input row in input order
-      (``line``, ``text``, ``label``, ``gold`` where the row has one; an empty row's
-      ``label`` None), and ``'gold'`` (the accuracy on the labelled rows).
+      ``--input`` (TSV, CSV, JSONL, Parquet by training's column rules, else one text
+      a line): the result then also has ``'rows'``, one record per input row in
+      input order (``line``, ``text``, ``label``, ``gold`` where the row has one; an
+      empty row's ``label`` None), and ``'gold'`` (the accuracy on the labelled rows).
 
   Returns:
     Every member's label for each text and the members' ensemble (the class of the

@@ -14,8 +14,8 @@ epochs and compares them bit for bit with what W recorded; exit status 1 if not;
 JSON), ``report`` (the tables and plots of every run under W, and the verdict of its
 tests against the best row), ``list`` (what the package installs), ``commands`` (one
 command line per sweep point), ``predict`` (the run in W labels the rows of
-``--input``: TSV, CSV, JSONL or text; JSONL out to ``--output``, ``-`` for stdout;
-seedsweep/run/predict.py). Override any config field with
+``--input``: TSV, CSV, JSONL, Parquet or text; JSONL out to ``--output``, ``-`` for
+stdout; seedsweep/run/predict.py). Override any config field with
 ``--config.a.b=value`` and select a config variant with ``--config=file.py:arg``.
 
 Sweeps: ``--sweep=sweeps/X.py[:arg]`` trains every point in ``W/<point name>``;
@@ -80,9 +80,9 @@ _MARGIN = flags.DEFINE_float(
     'margin', None, 'verify --statistical: the equivalence margin in points of the '
     "metric (default: the smallest the seed counts resolve from the record's spread).")
 _INPUT = flags.DEFINE_string(
-    'input', None, 'predict: the texts: TSV, CSV or JSONL read as training reads them '
-    '(a header naming the text and, optionally, label column, or label<TAB>text '
-    'rows), else one text per line; one answer per row, in order.')
+    'input', None, 'predict: the texts: TSV, CSV, JSONL or Parquet read as training '
+    'reads them (a header naming the text and, optionally, label column, or '
+    'label<TAB>text rows), else one text per line; one answer per row, in order.')
 _OUTPUT = flags.DEFINE_string(
     'output', '-', 'predict: where the JSONL answers go (- : stdout). report: the '
     'folder report.md, report.csv and plots/ go to (- : --workdir).')
@@ -300,8 +300,8 @@ def predict(config, workdir: str) -> None:
   from seedsweep.errors import UserError  # pylint: disable=g-import-not-at-top
   from seedsweep.run import predict as predict_lib  # pylint: disable=g-import-not-at-top
   if not _INPUT.value:
-    raise UserError('--mode=predict needs --input=FILE (TSV, CSV or JSONL read as '
-                    'training reads them, or one text per line)')
+    raise UserError('--mode=predict needs --input=FILE (TSV, CSV, JSONL or Parquet '
+                    'read as training reads them, or one text per line)')
   rows, result = predict_lib.predict_file(
       config, workdir, _INPUT.value, print_fn=lambda *a: print(*a, file=sys.stderr))
   predict_lib.write_jsonl(_OUTPUT.value, rows, result)

@@ -16,17 +16,15 @@ import sys
 import tempfile
 from typing import Dict, List
 
+from seedsweep import models
+from seedsweep.models import registered
+
 GOLDEN_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'golden')
-# name -> config; the quick runs are those ../shared/cross-machine holds for a Zen 3.
-GOLDEN = {
-    'demo': 'experiments/demo.py',
-    'bilstm_sst2_quick': 'experiments/bilstm.py:sst/binary,quick',
-    'dclstm_sst2_quick': 'experiments/dclstm_sst.py:binary,quick',
-    'clstm_trec_quick': 'experiments/clstm_trec.py:quick',
-    'mtlstm_trec_quick': 'experiments/mtlstm_trec.py:quick',
-    'dlstm_trec_quick': 'experiments/dlstm_trec.py:quick',
-    'joint_atis_quick': 'experiments/joint_atis.py:quick',
-}
+# name -> config, as each model family declares them (models/registered.py,
+# PaperConfigs.golden): the demo and a quick run per family, those
+# ../shared/cross-machine holds for a Zen 3.
+GOLDEN = {name: config for family in models.FAMILIES
+          for name, config in registered.paper_configs(family).golden.items()}
 # What a golden keeps of the machine that made it (provenance.determinism_record).
 RECORD = ('numerics', 'cpu_isa', 'cpu_arch', 'cpu_model', 'cpu_simd', 'jax', 'jaxlib',
           'backend', 'device_kind', 'platform_version', 'xla_flags', 'cpu_threads',

@@ -68,7 +68,7 @@ def test_a_changed_file_is_reported_and_a_malformed_line_names_file_and_line(
   path.write_bytes(b'\n'.join(lines))
   dataset = data_lib.load_dataset(config(verify_checksums=False))
   assert dataset.sizes() == {'train': 5452, 'test': 500}
-  assert dataset.raw_checksums['trec/train_5500.label'] != raw_files.RECORDED[
+  assert dataset.raw_checksums['trec/train_5500.label'] != raw_files.recorded()[
       'trec/train_5500.label']
 
 
@@ -81,7 +81,7 @@ def test_prepared_data_is_keyed_by_the_raw_files(trec_root, tmp_path):
   dataset = data_lib.load_dataset(config(verify_checksums=False))
   assert len(set(os.listdir(tmp_path / 'tfds')) - before) == 1  # a new build
   assert 'vail' not in dataset.vocab.words  # test words never enter the vocabulary
-  assert dataset.raw_checksums['trec/TREC_10.label'] != raw_files.RECORDED[
+  assert dataset.raw_checksums['trec/TREC_10.label'] != raw_files.recorded()[
       'trec/TREC_10.label']
 
 
@@ -110,7 +110,7 @@ def test_downloaded_files_are_assembled_into_the_data_root_layout(tmp_path):
   manager = FakeDownloads({url: str(tmp_path / 'extracted')})
   raw.fetch(manager, str(tmp_path / 'root'), mr.RAW_FILES, mr.DOWNLOADS)
   digests = raw.check_files(str(tmp_path / 'root'), mr.RAW_FILES, mr.DOWNLOADS,
-                            verify=True, recorded=raw_files.RECORDED)
+                            verify=True, recorded=raw_files.recorded())
   assert set(digests) == set(mr.RAW_FILES) and manager.calls == [url, url]
 
 

@@ -7,29 +7,25 @@ import json
 import jax
 import pytest
 
+from seedsweep import models
 from seedsweep.engine import steps as steps_lib
+from seedsweep.models import registered
 from seedsweep.run import experiment
 from seedsweep.run import loop
 from tests.conftest import in_tier
 from tests.conftest import tiny_shapes
 
-# One quick variant per model family trains end to end, under vmap: the TREC ones
-# (tests/determinism_probe.py's, which compiles the same programs with
-# train.seed_parallel=vmap). The golden runs train every family under map, the
+# Each model family's paper configs as its module declares them (PAPER_CONFIGS):
+# one quick variant per family trains end to end, under vmap (the TREC ones,
+# tests/determinism_probe.py's, which compiles the same programs with
+# train.seed_parallel=vmap); the golden runs train every family under map, the
 # default; joint_atis:quick trains in tests/test_joint_slu.py, the cross-validated
-# loop in tests/test_cross_validation.py.
-TRAINED = [
-    ('dclstm_trec', 'quick'), ('clstm_trec', 'quick'), ('bilstm', 'trec/coarse,quick'),
-    ('mtlstm_trec', 's2f,quick'), ('dlstm_trec', 'quick'), ('joint_trec', 'quick'),
-]
-# The other config files' quick variants: built on their dataset and traced (a
-# compilation each would cost 20-35 s of CI time and test no other code).
-TRACED = [
-    ('dclstm_sst', 'binary,quick'), ('dclstm_mr', 'quick'), ('dclstm_subj', 'quick'),
-    ('clstm_sst', 'binary,quick'), ('mtlstm_sst', 'binary,quick'),
-    ('mtlstm_imdb', 'quick'), ('dlstm_sst', 'binary,quick'), ('dlstm_atis', 'quick'),
-    ('joint_atis', 'quick'),
-]
+# loop in tests/test_cross_validation.py. The other config files' quick variants are
+# built on their dataset and traced (a compilation each would cost 20-35 s of CI time
+# and test no other code).
+PAPER = [registered.paper_configs(family) for family in models.FAMILIES]
+TRAINED = [config for paper in PAPER for config in paper.trained]
+TRACED = [config for paper in PAPER for config in paper.traced]
 
 
 def get_config(name, arg):

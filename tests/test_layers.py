@@ -13,7 +13,7 @@ from tests.conftest import REPO
 # Bottom to top. The folders the checkout keeps at its top level are installed as
 # sub-packages (setup.cfg, package_dir).
 LAYERS = (
-    ('seedsweep.errors', 'seedsweep.files'),
+    ('seedsweep.errors', 'seedsweep.files', 'seedsweep.notices', 'seedsweep.declared'),
     ('seedsweep.config',),
     ('seedsweep.inputs',),  # the input machinery: the engine's pipeline, caches, arrays
     ('seedsweep.models', 'seedsweep.data'),  # models; the datasets' readers, registry

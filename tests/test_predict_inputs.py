@@ -1,10 +1,11 @@
-"""predict reads what training reads (issue 78, item 6): CSV, TSV and JSONL with
-their header and columns, one answer per input row in input order (an empty row an
-empty answer), the gold label beside each answer and an accuracy line; on a real
+"""predict reads what training reads (issue 78, item 6): CSV, TSV, JSONL and Parquet
+with their header and columns, one answer per input row in input order (an empty row
+an empty answer), the gold label beside each answer and an accuracy line; on a real
 run of the demo."""
 import csv
 import json
 import os
+import sys
 
 import pytest
 
@@ -107,6 +108,53 @@ def test_the_command_writes_one_line_per_input_row_and_the_accuracy(run):
   assert len(records) == 11 and records[5] == {'line': 7, 'text': '', 'label': None}
   assert [r['gold'] for r in records if r['text']] == labels[:10]
   assert 'accuracy on the 10 rows with a gold label: ' in out.stderr
+
+
+@pytest.mark.slow
+def test_a_parquet_file_gets_one_answer_per_row_with_its_gold(run):
+  """A Parquet table (Hugging Face datasets' format) as training reads it: the
+  ``sentence`` column, the label beside each answer, a null text an empty row."""
+  pa = pytest.importorskip('pyarrow')
+  pq = pytest.importorskip('pyarrow.parquet')
+  workdir, texts, labels, folder = run
+  path = str(folder / 'texts.parquet')
+  pq.write_table(pa.table({'idx': list(range(11)),
+                           'sentence': texts[:5] + [None] + texts[5:10],
+                           'label': labels[:5] + ['negative'] + labels[5:10]}), path)
+  direct = predict.predict(None, workdir, texts[:10], print_fn=lambda *_: None)
+  lines, say = _said()
+  result = seedsweep.predict(workdir, print_fn=say, input_file=path)
+  rows = result['rows']
+  assert [r['line'] for r in rows] == list(range(1, 12))
+  assert rows[5] == {'line': 6, 'text': '', 'label': None, 'gold': 'negative'}
+  answered = [r for r in rows if r['text']]
+  assert [r['text'] for r in answered] == texts[:10]
+  assert [r['label'] for r in answered] == direct['labels']
+  assert [r['gold'] for r in answered] == labels[:10]
+  ensemble = 100 * sum(p == y for p, y in zip(direct['labels'], labels)) / 10
+  assert result['gold']['accuracy'] == pytest.approx(ensemble)
+  assert any(l.startswith(f'accuracy on the 10 rows with a gold label: {ensemble:.2f}')
+             for l in lines)
+
+
+def test_parquet_inputs_take_the_training_columns_and_need_pyarrow(tmp_path,
+                                                                   monkeypatch):
+  pa = pytest.importorskip('pyarrow')
+  pq = pytest.importorskip('pyarrow.parquet')
+  path = str(tmp_path / 'named.parquet')
+  pq.write_table(pa.table({'review': ['a fine film', ''], 'stars': [5, 1]}), path)
+  assert user_files.read_inputs(path, user_files.Columns('review', 'stars')) == [
+      user_files.InputRow(1, 'a fine film', '5'), user_files.InputRow(2, '', '1')]
+  assert user_files.read_inputs(path, user_files.Columns('review', '')) == [
+      user_files.InputRow(1, 'a fine film', None), user_files.InputRow(2, '', None)]
+  with pytest.raises(UserError, match=r"^.*named.parquet: columns \['review', 'stars'\]; "
+                     r'expected a text column text/sentence '
+                     r'\(config.data.files.text_column\)$'):
+    user_files.read_inputs(path)
+  monkeypatch.setitem(sys.modules, 'pyarrow.parquet', None)  # as if not installed
+  with pytest.raises(UserError, match=r"^.*named.parquet: reading Parquet needs "
+                     r"pyarrow: pip install 'seedsweep\[parquet\]'$"):
+    user_files.read_inputs(path, user_files.Columns('review', ''))
 
 
 def test_input_files_are_read_by_the_training_column_rules(tmp_path):

@@ -12,6 +12,7 @@ from seedsweep.config import base as base_config
 from seedsweep.config import keys
 from seedsweep.run import checkpoints
 from seedsweep.sweep import runner as sweep
+from tests.conftest import REPO
 from tests.conftest import run_launch
 from tests.conftest import small_config
 
@@ -107,6 +108,32 @@ def test_a_point_without_a_stacked_value_takes_the_configs_own(tmp_path):
   assert tuple(runs[0].config.stack.fields) == ('l2.coef', 'optimizer.learning_rate')
   assert tuple(runs[0].config.stack.points) == (
       (1e-4, config.optimizer.learning_rate), (0.0, 0.02))
+
+
+def test_a_point_naming_an_own_model_file_takes_that_class_s_fields(tmp_path):
+  """As a single run's --config.model.name: the class's own fields and defaults, the
+  packaged fields it lacks left out (also in a stacked run), one it lacks set by the
+  point refused in one line; a packaged name keeps the config's fields."""
+  cnn = os.path.join(REPO, 'examples', 'linen_cnn.py') + ':CNNClassifier'
+  spec = tmp_path / 'own.py'
+  spec.write_text(f'def sweep(arg):\n  return [{{"model.name": "bilstm"}},\n'
+                  f'    {{"model.name": {cnn!r}, "model.filters": 4}},\n'
+                  f'    {{"model.name": {cnn!r}, "optimizer.learning_rate": 0.01}},\n'
+                  f'    {{"model.name": {cnn!r}, "optimizer.learning_rate": 0.02}}]\n')
+  config = small_config()
+  _, runs = sweep.plan_runs(config, str(spec))
+  assert dict(runs[0].config.model) == dict(config.model)
+  assert dict(runs[1].config.model) == {'name': cnn, 'embed_dim': 32, 'dropout': 0.2,
+                                        'filters': 4, 'widths': (3, 4, 5)}
+  assert runs[2].stacked and dict(runs[2].config.model) == {**runs[1].config.model,
+                                                            'filters': 16}
+  spec.write_text(f'def sweep(arg):\n  return [{{"model.name": {cnn!r}, '
+                  '"model.hidden": 8}]\n')
+  with pytest.raises(UserError, match=r"^--sweep=.*own.py point 0 \(name=.*,hidden=8\) "
+                     r"sets model.hidden=8: model .* \(CNNClassifier\) has no field "
+                     r"'hidden'; the closest it has is '\w+'; its fields are "
+                     r"\['embed_dim', 'filters', 'widths', 'dropout'\]$"):
+    sweep.plan_runs(config, str(spec))
 
 
 @pytest.mark.slow

@@ -308,3 +308,42 @@ def test_every_line_goes_through_print_fn_and_the_bar_only_to_stderr(tmp_path, c
   assert out == ''
   assert 'step' in err  # the bar, on stderr
   assert any(l.startswith('epoch 1/1') for l in lines)
+
+
+@pytest.mark.slow
+def test_the_lower_layers_notices_go_through_print_fn_too(tmp_path, capfd):
+  """A fresh dataset cache: 'preparing dataset' (the input machinery's line, said
+  without a print_fn of its own) reaches the caller's print_fn like the epoch lines,
+  and nothing reaches stdout or stderr; outside a run it goes to stderr again."""
+  import seedsweep  # pylint: disable=g-import-not-at-top
+  from seedsweep import notices  # pylint: disable=g-import-not-at-top
+  config = small_config(seeds=(1,), epochs=1)
+  config.data.num_buckets = 1
+  config.data.tfds_dir = str(tmp_path / 'fresh_cache')
+  capfd.readouterr()
+  lines = []
+  seedsweep.train(config, str(tmp_path / 'run'), print_fn=lines.append)
+  out, err = capfd.readouterr()
+  assert (out, err) == ('', '')
+  said = '\n'.join(lines)
+  assert (f'preparing dataset seedsweep_demo once, in {tmp_path / "fresh_cache"}'
+          in said), said
+  assert 'epoch 1/1' in said
+  notices.say('a line outside any run')
+  assert capfd.readouterr().err == 'a line outside any run\n'
+
+
+def test_a_notices_sink_is_restored_however_its_block_ends(capfd):
+  """Nested doors (a sweep's run) give the line to the innermost print_fn; each
+  block's end, by an error too, restores the one before."""
+  from seedsweep import notices  # pylint: disable=g-import-not-at-top
+  outer, inner = [], []
+  with notices.to(outer.append):
+    with pytest.raises(UserError):
+      with notices.to(inner.append):
+        notices.say('inner')
+        raise UserError('stopped')
+    notices.say('outer')
+  notices.say('none')
+  assert (outer, inner) == (['outer'], ['inner'])
+  assert capfd.readouterr().err == 'none\n'

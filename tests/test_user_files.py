@@ -167,7 +167,7 @@ def test_glue_csv_and_headerless_sst2_files_train_end_to_end(tmp_path):
                    env={'SEEDSWEEP_TFDS_DIR': str(tmp_path / 'tfds')})
   assert out.returncode == 0, out.stderr[-3000:]
   # Nothing is downloaded: no TFDS "Downloading and preparing" lines or warnings.
-  assert 'preparing dataset seedsweep_files once' in out.stderr
+  assert 'preparing dataset seedsweep_files once' in out.stdout  # through print_fn
   assert 'Downloading' not in out.stderr + out.stdout, out.stderr
   assert 'dataset_info' not in out.stderr, out.stderr
   results = json.loads((tmp_path / 'run' / 'results.json').read_text())

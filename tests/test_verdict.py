@@ -9,11 +9,13 @@ import shutil
 import numpy as np
 import pytest
 
+import seedsweep
 from seedsweep import reports
 from seedsweep.reports import collect
 from seedsweep.reports import verdict
 from tests import test_model_contract as model_contract
 from tests import test_own_code as own_code
+from tests.conftest import REPO
 from tests.conftest import run_launch
 from tests.test_reports import make_run
 
@@ -122,3 +124,37 @@ def test_a_sweep_over_the_model_name_is_compared_in_the_terminal(tmp_path):
   proc = run_launch(*QUICK, '--sweep=demo_models', f'--workdir={root}')
   assert proc.returncode == 0, proc.stderr[-3000:]
   _check_terminal_verdict(str(root), ['name=bilstm', 'name=lstm'])
+
+
+@pytest.mark.slow
+@pytest.mark.full  # the tier keeps the own-model point (test_sweep) and the verdict
+def test_a_sweep_over_a_packaged_and_an_own_model_is_compared(tmp_path, monkeypatch):
+  """docs/compare.md's sweep with an own model file (examples/linen_cnn.py) beside the
+  Bi-LSTM: the CNN point trains with its class's fields, the report's verdict tests
+  the two rows."""
+  monkeypatch.chdir(REPO)  # the model file is named from the checkout, as the page does
+  spec = tmp_path / 'own_models.py'
+  spec.write_text('from seedsweep.sweep import grid\n\n\ndef sweep(arg=""):\n'
+                  '  return grid.product(**{"model.name": '
+                  '("bilstm", "examples/linen_cnn.py:CNNClassifier")})\n')
+  config = seedsweep.load_config('demo:quick', seeds=(1, 2, 3), train__num_epochs=1,
+                                 train__progress=False, data__num_buckets=1)
+  root = str(tmp_path / 'cmp_sweep')
+  names = ['name=bilstm', 'name=examples_linen_cnn.py_CNNClassifier']
+  done = seedsweep.run_sweep(config, str(spec), root, print_fn=lambda *_: None)
+  assert sorted(done) == names
+  with open(os.path.join(root, names[1], 'config.json')) as f:
+    model = json.load(f)['model']
+  assert model == {'name': 'examples/linen_cnn.py:CNNClassifier', 'embed_dim': 32,
+                   'filters': 16, 'widths': [3, 4, 5], 'dropout': 0.2}
+  printed = []
+  out = seedsweep.report(root, plots=False, print_fn=printed.append)
+  best, against = out['verdict']
+  assert printed[-2:] == out['verdict']
+  means = {n: float(np.mean(done[n]['metrics']['test_accuracy'])) for n in names}
+  first, second = sorted(names, key=lambda n: -means[n])
+  label = {n: n + (' [name=examples/linen_cnn.py:CNNClassifier]' if 'cnn' in n else '')
+           for n in names}  # the folder, and the model it names where they differ
+  assert best.startswith(f'verdict, demo (no paper source), test_accuracy: best '
+                         f'{label[first]} {means[first]:.2f} ± '), best
+  assert against.startswith(f'  against {label[second]} {means[second]:.2f} ± '), against

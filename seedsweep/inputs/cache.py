@@ -14,12 +14,12 @@ import json
 import logging
 import os
 import shutil
-import sys
 from typing import Dict, Mapping, Optional, Sequence
 
 import tensorflow_datasets as tfds
 
 from seedsweep import files
+from seedsweep import notices
 from seedsweep.errors import UserError
 from seedsweep.inputs import raw
 
@@ -52,9 +52,9 @@ def download_root(raw_files: Sequence[str], downloads: Mapping[str, raw.Download
           f'${raw.ENV} is not set and the raw files of this dataset cannot be '
           f'downloaded: {offline} for {url}. Offline? Point ${raw.ENV} (or '
           '--data_dir) at a folder with the raw files (layout: data/raw_files.py).')
-    print(f'${raw.ENV} is not set: downloading {len(missing)} raw file(s) of this '
-          f'dataset from {url} ... into {target} (offline? set ${raw.ENV} or '
-          '--data_dir to a local copy)', file=sys.stderr, flush=True)
+    notices.say(f'${raw.ENV} is not set: downloading {len(missing)} raw file(s) of '
+                f'this dataset from {url} ... into {target} (offline? set ${raw.ENV} or '
+                '--data_dir to a local copy)')
     manager = tfds.download.DownloadManager(
         download_dir=os.path.join(cache_root(), 'downloads'))
     try:
@@ -98,12 +98,11 @@ def prepared_builder(builder_class, config, data_dir: str, manual_dir):
         if why == NO_RECORD:  # prepared before integrity records existed: trusted
           record_integrity(builder.data_dir)
         return builder
-      print(f'warning: the prepared dataset in {builder.data_dir} is damaged ({why}); '
-            'preparing it again', file=sys.stderr, flush=True)
+      notices.say(f'warning: the prepared dataset in {builder.data_dir} is damaged '
+                  f'({why}); preparing it again')
       shutil.rmtree(builder.data_dir)
       builder = make()
-    print(f'preparing dataset {builder.name} once, in {data_dir}', file=sys.stderr,
-          flush=True)
+    notices.say(f'preparing dataset {builder.name} once, in {data_dir}')
     tfds.disable_progress_bar()
     with quiet_tfds():
       builder.download_and_prepare(download_config=tfds.download.DownloadConfig(

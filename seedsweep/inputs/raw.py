@@ -7,8 +7,8 @@ download the files from their original addresses (:class:`Download`) through TFD
 download manager and assemble the same layout.
 
 Before a dataset is prepared, its files are hashed and compared with their recorded
-sha256 (``data/raw_files.py``, ``RECORDED``); a mismatch is an error unless
-``config.data.verify_checksums`` is False. The prepared array_record files live under a
+sha256 (its dataset module's ``SHA256``, ``data/raw_files.py``); a mismatch is an
+error unless ``config.data.verify_checksums`` is False. The prepared array_record files live under a
 folder named after the raw files' hashes (:func:`digest_of`), so prepared data never
 outlives the raw files it was made from.
 """
@@ -68,7 +68,7 @@ def missing_file_error(path: str, rel: str, download: Optional[Download]) -> Use
 def check_files(data_root: str, rels: Sequence[str], downloads: Dict[str, Download],
                 verify: bool, recorded: Mapping[str, str]) -> Dict[str, str]:
   """sha256 of each raw file ``rels`` under ``data_root``; checks presence and the
-  ``recorded`` sha256 (``data/raw_files.py``, ``RECORDED``).
+  ``recorded`` sha256 (each dataset module's ``SHA256``: ``data/raw_files.py``).
 
   Raises UserError naming the path and how to obtain a missing file, or naming the
   file, both digests and the way out for a checksum mismatch.
@@ -83,9 +83,10 @@ def check_files(data_root: str, rels: Sequence[str], downloads: Dict[str, Downlo
     if verify and expected is not None and digests[rel] != expected:
       raise UserError(
           f'{path}: sha256 {digests[rel]} differs from the recorded {expected} '
-          f'(data/raw_files.py RECORDED). The file is damaged or another version; restore '
-          'the original, or set --config.data.verify_checksums=False to prepare the '
-          'dataset from it anyway (its results then record the other checksum).')
+          f'(SHA256 of data/{rel.split("/")[0]}.py). The file is damaged or another '
+          'version; restore the original, or set --config.data.verify_checksums=False to '
+          'prepare the dataset from it anyway (its results then record the other '
+          'checksum).')
   return digests
 
 

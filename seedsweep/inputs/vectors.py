@@ -16,7 +16,6 @@ import gzip
 import hashlib
 import json
 import os
-import sys
 import zipfile
 import zlib
 from typing import BinaryIO, Dict, Iterator, List, Optional, Sequence, Tuple
@@ -24,6 +23,7 @@ from typing import BinaryIO, Dict, Iterator, List, Optional, Sequence, Tuple
 import numpy as np
 
 from seedsweep import files
+from seedsweep import notices
 from seedsweep.inputs import raw as raw_lib
 from seedsweep.errors import UserError
 
@@ -344,8 +344,8 @@ def load_vectors_cached(path: str, words: Sequence[str], cache_dir: str, *,
           return z['matrix'], z['found']
     except (OSError, ValueError, KeyError, zipfile.BadZipFile, EOFError) as e:
       # A damaged entry (the zip's CRC-32 catches flipped bytes): said, rebuilt.
-      print(f'warning: the vectors cache {cache_file} is damaged ({type(e).__name__}: '
-            f'{str(e)[:80]}); rebuilding it', file=sys.stderr, flush=True)
+      notices.say(f'warning: the vectors cache {cache_file} is damaged '
+                  f'({type(e).__name__}: {str(e)[:80]}); rebuilding it')
   matrix, found = load_vectors(path, words, fmt=fmt, lowercase=lowercase)
   try:
     os.makedirs(cache_dir, exist_ok=True)

@@ -22,6 +22,7 @@ import time
 import jax
 
 from seedsweep import files
+from seedsweep import notices
 from seedsweep.engine import hosts
 from seedsweep.errors import Stopped, UserError
 from seedsweep.run import checkpoints as ckpt_lib
@@ -61,11 +62,12 @@ def train(config, workdir: str, print_fn=print) -> dict:
     Stopped: SIGTERM or SIGINT stopped the run at the next step boundary after
       saving where it was; rerunning the command resumes from there.
   """
-  run = prepare.prepare_run(config, workdir)
-  if run.finished is not None:
-    return _finished(run, print_fn)
-  with run.locked() as run:
-    return _train_locked(run, print_fn)
+  with notices.to(print_fn):  # the lower layers' lines (a dataset prepared) too
+    run = prepare.prepare_run(config, workdir)
+    if run.finished is not None:
+      return _finished(run, print_fn)
+    with run.locked() as run:
+      return _train_locked(run, print_fn)
 
 
 def _finished(run: prepare.Prepared, print_fn) -> dict:
@@ -376,6 +378,12 @@ def evaluate(config, workdir: str, print_fn=print) -> dict:
     UserError: ``workdir`` holds no config.json, a run of another config, or no
       checkpoint; or its checkpoint was trained on other input bytes.
   """
+  with notices.to(print_fn):  # the lower layers' lines (a dataset prepared) too
+    return _evaluate(config, workdir, print_fn)
+
+
+def _evaluate(config, workdir: str, print_fn) -> dict:
+  """:func:`evaluate`'s work."""
   run = prepare.prepare_existing(config, workdir,
                                  'a run (python launch.py --mode=train ... first)')
   with run.locked():

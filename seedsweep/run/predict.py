@@ -11,8 +11,8 @@ The ensemble label of a text is the class of the highest mean probability over t
 members; a tagging model's ensemble tag of a token is the tag most members chose
 (ties: the first in the dataset's tag order).
 
-``--mode=predict --input=FILE --output=FILE`` reads the rows of a TSV, CSV or JSONL
-file by the column rules training reads them with, or a text file one text a line
+``--mode=predict --input=FILE --output=FILE`` reads the rows of a TSV, CSV, JSONL or
+Parquet file by the column rules training reads them with, or a text file one text a line
 (:func:`read_inputs`), and writes one JSON object per input row, in input order, an
 empty row's answer empty (:func:`write_jsonl`); rows with a gold label get it beside
 the answer, and an accuracy line is printed (:func:`predict_file`).
@@ -25,6 +25,7 @@ from typing import Dict, List, Optional, Sequence
 import numpy as np
 
 from seedsweep import files
+from seedsweep import notices
 from seedsweep.engine import hosts
 from seedsweep.errors import UserError
 from seedsweep.inputs import vocabulary as vocab_lib
@@ -38,7 +39,12 @@ from seedsweep.run import workdir as workdir_lib
 def predict(config, workdir: str, texts: Sequence[str], print_fn=print) -> dict:
   """The run's answers for ``texts``; see :func:`answers` for the dict. ``config``:
   the one ``workdir``'s run was trained with (None: the one it stored)."""
-  texts = check_texts(texts)
+  with notices.to(print_fn):  # the lower layers' lines (a dataset prepared) too
+    return _predict(config, workdir, check_texts(texts), print_fn)
+
+
+def _predict(config, workdir: str, texts: List[str], print_fn) -> dict:
+  """:func:`predict`'s work, on checked ``texts``."""
   run = prepare.prepare_existing(config, workdir, 'a trained run')
   config = run.config
   latest = workdir_lib.latest_epoch(workdir)
@@ -212,8 +218,8 @@ def columns_of(config, workdir: str):
 
 def read_inputs(path: str, columns=None):
   """The rows of ``path`` to predict (seedsweep.data.user_files.read_inputs: TSV,
-  CSV and JSONL by training's column rules, a label optional; other files one text
-  a line), an empty row kept in its place."""
+  CSV, JSONL and Parquet by training's column rules, a label optional; other files
+  one text a line), an empty row kept in its place."""
   from seedsweep.data import user_files  # pylint: disable=g-import-not-at-top
   files.refuse_folder(path, '--input', 'a file of texts')
   return user_files.read_inputs(path, columns or user_files.Columns())

@@ -9,6 +9,8 @@ import re
 import sys
 from typing import Optional, Tuple
 
+from seedsweep import notices
+
 # XLA:CPU allocates large per-step buffers; glibc's default malloc returns them to the
 # kernel and faults them in again (a fifth of CPU time in the kernel). These settings
 # keep them. benchmarks/seed_parallel.py measured the demo Bi-LSTM 1.49x faster with
@@ -72,8 +74,8 @@ def _heal_damaged_cache_entries(folder: str) -> None:
     except Exception as e:  # pylint: disable=broad-except  (jax warns and compiles)
       path = os.path.join(folder, f'{cache_key}-cache')
       if os.path.exists(path):
-        print(f'warning: compilation cache entry {path} is damaged ({type(e).__name__}: '
-              f'{str(e)[:80]}); removed, compiling it again', file=sys.stderr, flush=True)
+        notices.say(f'warning: compilation cache entry {path} is damaged '
+                    f'({type(e).__name__}: {str(e)[:80]}); removed, compiling it again')
         os.remove(path)
       raise
 

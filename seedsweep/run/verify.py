@@ -20,6 +20,7 @@ import jax
 import numpy as np
 from absl import logging
 
+from seedsweep import notices
 from seedsweep.engine import hosts
 from seedsweep.errors import UserError
 from seedsweep.run import checkpoints as ckpt_lib
@@ -142,6 +143,12 @@ def verify(config, workdir: str, epochs: int = 1, print_fn=print) -> dict:
   """
   if epochs < 1:
     raise UserError(f'--verify_epochs={epochs}; expected a positive number of epochs')
+  with notices.to(print_fn):  # the lower layers' lines (a dataset prepared) too
+    return _verify(config, workdir, epochs, print_fn)
+
+
+def _verify(config, workdir: str, epochs: int, print_fn) -> dict:
+  """:func:`verify`'s work."""
   run = prepare.prepare_existing(config, workdir, 'a run to verify')
   all_rows = recorded_rows(workdir, epochs)
   exp = experiment_lib.build(run.checked)

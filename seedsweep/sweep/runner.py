@@ -148,7 +148,7 @@ def plan_points(config, points: Sequence[Dict[str, Any]], names: Sequence[str],
   outside :data:`stacking.STACKABLE` share one run (in the order of their first
   point); a group of one is a plain run named by its point. Every point's overrides
   are checked first (UserError naming ``where`` and the point)."""
-  configs = [keys.with_values(config, p, f'{where} point {i} ({names[i]})')
+  configs = [point_config(config, p, f'{where} point {i} ({names[i]})')
              for i, p in enumerate(points)]
   groups = {}
   for i, point in enumerate(points):
@@ -169,10 +169,32 @@ def plan_points(config, points: Sequence[Dict[str, Any]], names: Sequence[str],
   return runs
 
 
+def point_config(config, point: Dict[str, Any], where: str):
+  """A resolved copy of ``config`` with ``point``'s overrides (keys.with_values).
+
+  A point whose ``model.name`` names an own model file (``FILE:Class``) gets that
+  class's fields as a single run's ``--config.model.name`` does
+  (models.take_named_model): of ``config``'s model fields it keeps those the class
+  takes, the class's defaults fill the rest, and a model field the point sets that
+  the class lacks is refused in one line. (A packaged name keeps ``config``'s fields
+  as they are, so sweep roots trained before stay resumable.)
+  """
+  name = point.get('model.name')
+  if not python_files.is_reference(name):
+    return keys.with_values(config, point, where)
+  from seedsweep import models  # pylint: disable=g-import-not-at-top
+  named = keys.with_values(config, {'model.name': name}, where)
+  models.take_named_model(named, config.model.name, list(point),
+                          lambda key: f'{where} sets {key}={point[key]!r}')
+  for key, value in point.items():
+    keys.set_value(named, key, value, where)
+  return named
+
+
 def _stacked_run(config, where: str, points: List[Dict[str, Any]], indices) -> Run:
   """The run of ``points`` (same non-stackable overrides) as one program."""
   rest = stacking.split_overrides(points[0])[1]
-  base = keys.with_values(config, rest, f'{where} point {indices[0]}')
+  base = point_config(config, rest, f'{where} point {indices[0]}')
   fields = list(dict.fromkeys(k for p in points for k in stacking.split_overrides(p)[0]))
   rows = tuple(tuple(p.get(k, _value(base, k)) for k in fields) for p in points)
   stacked = keys.with_values(base, {'stack.fields': tuple(fields), 'stack.points': rows},
