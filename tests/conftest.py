@@ -7,8 +7,11 @@ duplicate of a behaviour the README tier already checks (another model family, m
 golden, parameter): ``@pytest.mark.full``, or ``in_tier(values, kept)`` for a
 parametrisation. Every test file keeps a test in the README tier, and every module is
 imported or named by such a file (tests/test_tiers.py). A test named by its id
-(``file.py::test``) runs whatever its tier. ``slow`` (over a second) is apart:
-``-m "not slow"`` is the README tier's minute-long part while editing."""
+(``file.py::test``) runs whatever its tier. ``short``, the other way round: the
+README tier's short form of a test the whole suite runs whole (one kill of the chaos
+sweep's three, three moments of the fault chain's thirteen), left out by ``--all``.
+``slow`` (over a second) is apart: ``-m "not slow"`` is the README tier's minute-long
+part while editing."""
 import fcntl
 import os
 import shutil
@@ -227,7 +230,8 @@ def pytest_addoption(parser):
 def pytest_report_header(config):
   """Which tier runs, on the session's first lines."""
   if config.getoption('whole_suite'):
-    return 'tests: the whole suite (--all)'
+    return ('tests: the whole suite (--all; the README tier\'s short forms, marked '
+            'short, left out)')
   return 'tests: the README tier (tests marked full left out; --all runs them)'
 
 
@@ -263,8 +267,8 @@ def _named(config):
 
 @pytest.hookimpl(tryfirst=True)  # before -m and -k deselect: TIER_BY_FILE sees all
 def pytest_collection_modifyitems(config, items):
-  """Without ``--all``, the tests marked full are deselected (unless named by id).
-  Then the longest tests first (LONGEST), then the other end-to-end tests (marked
+  """Without ``--all``, the tests marked full are deselected, with it those marked
+  short (either unless named by id). Then the longest tests first (LONGEST), then the other end-to-end tests (marked
   slow, up to half a minute each) in their files' order, then the many short ones:
   with setup.cfg's ``--dist=worksteal`` the short tests fill in at the end instead of
   a long one starting last while the other worker idles."""
@@ -274,15 +278,15 @@ def pytest_collection_modifyitems(config, items):
     if not item.get_closest_marker('full'):
       kept.append(item.nodeid)
   config.stash[TIER_BY_FILE] = tier
-  if not config.getoption('whole_suite'):
-    named = _named(config)
-    def runs(item):
-      return not item.get_closest_marker('full') or any(
-          item.nodeid == n or item.nodeid.startswith((n + '[', n + '::')) for n in named)
-    left_out = [item for item in items if not runs(item)]
-    if left_out:
-      config.hook.pytest_deselected(items=left_out)
-      items[:] = [item for item in items if runs(item)]
+  other = 'short' if config.getoption('whole_suite') else 'full'  # the tier leaves out
+  named = _named(config)
+  def runs(item):
+    return not item.get_closest_marker(other) or any(
+        item.nodeid == n or item.nodeid.startswith((n + '[', n + '::')) for n in named)
+  left_out = [item for item in items if not runs(item)]
+  if left_out:
+    config.hook.pytest_deselected(items=left_out)
+    items[:] = [item for item in items if runs(item)]
   def seconds(item):
     known = [s for name, s in LONGEST.items() if item.nodeid.startswith(name)]
     return known[0] if known else 1 if item.get_closest_marker('slow') else 0

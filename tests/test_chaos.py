@@ -4,16 +4,17 @@ launch's process group killed at seeded random moments by SIGKILL and SIGTERM an
 relaunched; the end equals the undisturbed sweep. The long form (100 kills) runs on
 demand: python benchmarks/chaos_sweep.py --kills=100. Also the same sweep and its
 report on a disk that fills up."""
+import ast
 import errno
 import json
 import os
 import subprocess
+import time
 
 import pytest
 
 from benchmarks import chaos_sweep
 from tests.conftest import built_once
-from tests.conftest import in_tier
 
 
 def test_chaos_sweep_compares_reports_without_their_wall_times():
@@ -25,13 +26,37 @@ def test_chaos_sweep_compares_reports_without_their_wall_times():
   assert not chaos_sweep.LEFTOVERS.search('metrics.jsonl')
 
 
+def _calm_here(tmp):
+  """``chaos_sweep.undisturbed(tmp)`` with the sweep trained in this process: the
+  same points, flags and bits, without the launch's and its jobs' processes (what
+  the test kills is the other sweep); its report is written by the command."""
+  import seedsweep  # pylint: disable=g-import-not-at-top
+  sweep = os.path.join(tmp, 'chaos_sweep.py')
+  with open(sweep, 'w') as f:
+    f.write(chaos_sweep.SWEEP)
+  spec, overrides = None, {}
+  for flag in chaos_sweep.FLAGS:  # '--config=FILE:ARG', '--config.a.b=VALUE'
+    name, value = flag[2:].split('=', 1)
+    if name == 'config':
+      spec = value
+    else:
+      value = {'false': 'False', 'true': 'True'}.get(value.lower(), value)
+      overrides[name[len('config.'):].replace('.', '__')] = ast.literal_eval(value)
+  config = seedsweep.load_config(os.path.join(chaos_sweep.REPO, spec), **overrides)
+  calm = os.path.join(tmp, 'calm')
+  start = time.perf_counter()
+  seedsweep.run_sweep(config, sweep, calm, print_fn=lambda *a: None)
+  calm_s = time.perf_counter() - start
+  assert chaos_sweep.report(calm).returncode == 0
+  return sweep, calm, calm_s
+
+
 @pytest.fixture
 def calm(tmp_path_factory):
-  """``chaos_sweep.undisturbed``: the sweep file, the sweep run undisturbed and its
-  report, made once per run of the suite; both tests compare with it, neither writes
-  to it."""
+  """The sweep file, the sweep run undisturbed and its report (:func:`_calm_here`),
+  made once per run of the suite; both tests compare with it, neither writes to it."""
   def build(folder):
-    made = chaos_sweep.undisturbed(folder)
+    made = _calm_here(folder)
     with open(os.path.join(folder, 'undisturbed.json'), 'w') as f:
       json.dump(made, f)
   with open(os.path.join(built_once(tmp_path_factory, 'chaos_calm', build),
@@ -39,8 +64,11 @@ def calm(tmp_path_factory):
     return tuple(json.load(f))
 
 
+# The README tier kills once; --all kills three times (the same first kill: one
+# seeded schedule), not once more.
 @pytest.mark.slow
-@pytest.mark.parametrize('kills', in_tier([1, 3], 1))  # --all: three kills
+@pytest.mark.parametrize('kills', [pytest.param(1, marks=pytest.mark.short),
+                                   pytest.param(3, marks=pytest.mark.full)])
 def test_a_sweep_killed_ends_as_the_undisturbed_one(tmp_path, calm, kills):
   # The jobs kill themselves at rows (a timed group kill can miss a fast sweep).
   figures = chaos_sweep.chaos(kills=kills, seed=0, tmp=str(tmp_path), kinds=('jobs',),

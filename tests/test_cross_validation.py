@@ -43,7 +43,7 @@ def test_a_cross_validated_run_reports_the_cv_mean_per_seed(tmp_path):
   config = seedsweep.load_config(
       'experiments/demo.py:quick', data__name='mr', data__folds=(0, 1),
       data__dev_holdout=0.1, seeds=(1, 2), train__num_epochs=1, train__progress=False,
-      data__num_buckets=1)
+      data__num_buckets=1, data__max_length=32)  # a fold's numbers, not their size
   said = []  # what the command prints (launch.py: the same call, in this process)
   seedsweep.train(config, str(tmp_path), print_fn=said.append)
   results = json.loads((tmp_path / 'results.json').read_text())

@@ -102,8 +102,8 @@ def straight(tmp_path_factory):
   return os.path.join(built_once(tmp_path_factory, 'faults_straight', build), 'run')
 
 
-@pytest.mark.parametrize('chain', [
-    pytest.param(SHORT_CHAIN, id='mid_epoch'),
+@pytest.mark.parametrize('chain', [  # --all: the whole chain (the short one's moments)
+    pytest.param(SHORT_CHAIN, id='mid_epoch', marks=pytest.mark.short),
     pytest.param(CHAIN, id='every_moment', marks=pytest.mark.full)])
 def test_a_run_killed_and_stopped_ends_like_an_uninterrupted_one(
     straight, tmp_path, chain):

@@ -7,8 +7,10 @@ written."""
 import collections
 import json
 import os
+import pathlib
 import re
 import shlex
+import shutil
 import subprocess
 import sys
 
@@ -42,13 +44,35 @@ def _doc_command():
   return words[1:]
 
 
-@pytest.fixture
-def project(tmp_path):
-  """A user's folder holding docs/data.md's model as my_code/cnn.py."""
-  folder = tmp_path / 'project'
+def _make_project(folder):
+  """``folder`` made a user's folder holding docs/data.md's model as my_code/cnn.py."""
   (folder / 'my_code').mkdir(parents=True)
   (folder / 'my_code' / 'cnn.py').write_text(_doc_model())
   return folder
+
+
+@pytest.fixture
+def project(tmp_path):
+  """A user's folder holding docs/data.md's model as my_code/cnn.py."""
+  return _make_project(tmp_path / 'project')
+
+
+def _train_args(workdir):
+  """docs/data.md's command as written, to ``workdir`` (two seeds, to be quick)."""
+  return [f'--workdir={workdir}' if a.startswith('--workdir=') else a
+          for a in _doc_command()] + ["--config.seeds=(1,2)",
+                                      '--config.train.progress=False']
+
+
+def manual_run(tmp_path_factory) -> str:
+  """A project folder whose ``run`` docs/data.md's command trained, made once per
+  run of the suite (tests/test_verdict.py compares it too): tests copy it."""
+  def build(folder):
+    project = _make_project(pathlib.Path(folder) / 'project')
+    trained = _command(*_train_args(project / 'run'), cwd=project)
+    assert trained.returncode == 0, trained.stderr[-3000:]
+  return os.path.join(conftest.built_once(tmp_path_factory, 'own_code_manual', build),
+                      'project')
 
 
 def _command(*args, cwd):
@@ -141,6 +165,8 @@ def test_the_command_names_a_model_over_a_packaged_config(project):
 
 
 @pytest.mark.slow
+@pytest.mark.full  # trained to the end by the manual's command, in this process by
+# the stop-signal test below (the same load_config and seedsweep.train)
 def test_load_config_and_train_a_model_named_over_a_packaged_config(project,
                                                                     monkeypatch):
   monkeypatch.chdir(project)
@@ -153,15 +179,14 @@ def test_load_config_and_train_a_model_named_over_a_packaged_config(project,
 
 
 @pytest.mark.slow
-def test_the_manuals_own_model_trains_and_its_edited_file_is_named(project):
-  """docs/data.md's command as written (two seeds, to be quick); then the model file
-  edited (relu -> tanh) as a user might between training and what comes after."""
+def test_the_manuals_own_model_trains_and_its_edited_file_is_named(tmp_path,
+                                                                   tmp_path_factory):
+  """docs/data.md's command as written (two seeds, to be quick; the run shared with
+  tests/test_verdict.py, copied here); then the model file edited (relu -> tanh) as a
+  user might between training and what comes after."""
+  project = tmp_path / 'project'
+  shutil.copytree(manual_run(tmp_path_factory), project)
   workdir = project / 'run'
-  args = [f'--workdir={workdir}' if a.startswith('--workdir=') else a
-          for a in _doc_command()]
-  trained = _command(*args, "--config.seeds=(1,2)", '--config.train.progress=False',
-                     cwd=project)
-  assert trained.returncode == 0, trained.stderr[-3000:]
   results = json.loads((workdir / 'results.json').read_text())
   assert results['provenance']['config']['model'] == {
       'name': MODEL, 'embed_dim': 32, 'dropout': 0.3, 'filters': 16, 'width': 3}
@@ -189,8 +214,7 @@ def test_the_manuals_own_model_trains_and_its_edited_file_is_named(project):
   assert 'file my_code/cnn.py: ' in _error_line(evaluated)
 
   (workdir / 'results.json').unlink()  # unfinished: training resumes from epoch 2
-  resumed = _command(*args, "--config.seeds=(1,2)", '--config.train.progress=False',
-                     cwd=project)
+  resumed = _command(*_train_args(workdir), cwd=project)
   assert resumed.returncode != 0
   assert _error_line(resumed).startswith(f'error: {workdir}: cannot resume: ')
   assert 'file my_code/cnn.py: ' in _error_line(resumed)

@@ -4,6 +4,7 @@ end to end, the two ways docs/compare.md shows."""
 import json
 import os
 import re
+import shutil
 
 import numpy as np
 import pytest
@@ -12,6 +13,8 @@ import seedsweep
 from seedsweep import reports
 from seedsweep.reports import collect
 from seedsweep.reports import verdict
+from tests import test_model_contract as model_contract
+from tests import test_own_code as own_code
 from tests.conftest import REPO
 from tests.conftest import run_launch
 from tests.test_reports import make_run
@@ -78,11 +81,13 @@ QUICK = ('--config=demo:quick', '--config.seeds=(1,2,3)', '--config.train.num_ep
 def _check_terminal_verdict(root, names):
   """The report over ``root`` prints the verdict: the better of ``names`` (by the
   means results.json holds) as best, the other against it, and report.md has it."""
-  means = {}
+  means, seeds = {}, set()
   for name in names:
     with open(os.path.join(root, name, 'results.json')) as f:
       values = json.load(f)['metrics']['test_accuracy']
     means[name] = sum(values) / len(values)
+    seeds.add(len(values))
+  (n_seeds,) = seeds
   proc = run_launch('--mode=report', f'--workdir={root}')
   assert proc.returncode == 0, proc.stderr[-3000:]
   lines = proc.stdout.strip().splitlines()
@@ -91,21 +96,25 @@ def _check_terminal_verdict(root, names):
   assert lines[-2].startswith('verdict, demo (no paper source), test_accuracy: best '
                               f'{best} {means[best]:.2f} ± '), proc.stdout
   assert re.match(rf"  against {re.escape(other)} {means[other]:.2f} ± [\d.]+ "
-                  r"\(3 seeds\): difference \+[\d.]+, Cohen's d [\d.]+, p \(Welch\) ",
-                  lines[-1]), proc.stdout
+                  rf"\({n_seeds} seeds\): difference \+[\d.]+, Cohen's d [\d.]+, "
+                  r"p \(Welch\) ", lines[-1]), proc.stdout
   assert lines[-1].endswith('fewer than 5 seeds: read no p-value yet')
   with open(os.path.join(root, 'report.md')) as f:
     assert lines[-1].strip().replace('  ', ' ') in f.read()
 
 
 @pytest.mark.slow
-def test_two_runs_under_one_root_are_compared_in_the_terminal(tmp_path):
+def test_two_runs_under_one_root_are_compared_in_the_terminal(tmp_path,
+                                                              tmp_path_factory):
+  """Two runs the command trained (docs/data.md's own CNN and its NNX example: the
+  manual's runs of tests/test_own_code.py and tests/test_model_contract.py, made once
+  for the suite) copied under one root: the report command compares them."""
   root = tmp_path / 'cmp'
-  for name, hidden in (('h32', 32), ('h8', 8)):
-    proc = run_launch(*QUICK, f'--config.model.hidden={hidden}',
-                      f'--workdir={root / name}')
-    assert proc.returncode == 0, proc.stderr[-3000:]
-  _check_terminal_verdict(str(root), ['h32', 'h8'])
+  shutil.copytree(os.path.join(own_code.manual_run(tmp_path_factory), 'run'),
+                  root / 'own_cnn')
+  shutil.copytree(os.path.join(model_contract.manual_run(tmp_path_factory, 'nnx_cnn'),
+                               'run'), root / 'nnx_cnn')
+  _check_terminal_verdict(str(root), ['own_cnn', 'nnx_cnn'])
 
 
 @pytest.mark.slow
