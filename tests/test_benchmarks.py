@@ -79,6 +79,19 @@ def test_compile_profile_sums_each_programs_phases_from_jax_log_lines():
       'eval_batch': {'compile': 1.5, 'count': 1}}
 
 
+
+def test_first_run_puts_checkouts_side_by_side_with_dispatches_per_epoch():
+  from benchmarks import first_run  # pylint: disable=g-import-not-at-top
+  row = {'wall_s': 90.0, 'xla_compile_s': 20.0, 'programs': 6,
+         'timing': {'compile': 17.0, 'train': 70.0}}
+  rows = [dict(row, checkout='/tmp/before', xla_compile_cpu_s=16.5,
+               calls={'train_chunk': 36, 'eval_chunk': 16}),
+          dict(row, checkout='/tmp/after', xla_compile_cpu_s=None,
+               calls={'train_chunk': 278, 'eval_batch': 16})]
+  lines = first_run.table(rows, epochs=2).splitlines()
+  assert lines[2] == '| /tmp/before | 90.0 | 17.0 | 70.0 | 20.0 | 16.5 | 6 | 18 | 16 |'
+  assert lines[3] == '| /tmp/after | 90.0 | 17.0 | 70.0 | 20.0 | - | 6 | 139 | 16 |'
+
 @pytest.mark.slow
 @pytest.mark.full  # a benchmark run (the README tier checks their parsing and tables)
 def test_device_check_smoke_measures_members_and_a_lone_seeds_bits(tmp_path):

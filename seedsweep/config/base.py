@@ -180,9 +180,10 @@ TRAIN = Section('``config.train``: epochs, batches, selection, early stopping, N
     'checkpoint_every': Field(1, 'epochs between checkpoints (and the last one)',
                               check=Int(1)),
     # The most train steps the host hands the device at a time (one program runs them,
-    # the host reading nothing back in between), all of one padded length: one step
-    # where fewer of one length come in a row, or while a chunk would run over about
-    # 2 s, so that a stop signal is seen within seconds. Changes no number.
+    # the host reading nothing back in between); fewer while a chunk would run over
+    # about 2 s, so that a stop signal is seen within seconds. Off the CPU all of one
+    # padded length, one step where fewer of one length come in a row
+    # (engine.steps.host_free_programs). Changes no number.
     'steps_per_dispatch': Field(8, 'most train steps one program runs at a time',
                                 semantic=False, added=1, check=Int(
         1, 4096, ' (steps one program runs before the host looks again)')),

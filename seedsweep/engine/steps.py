@@ -3,14 +3,17 @@
 One training step, through the modules (every array has a leading members axis):
 
 1. ``train_steps`` (run/epoch.py) puts the epoch's
-   :class:`EpochPlan` on the device and dispatches its steps a chunk at a time, each
-   chunk steps of one padded length (the host knows each step's length from
-   inputs.pipeline.TrainPlan.schedule): ``Steps.train_chunk`` is
-   :meth:`Steps._train_chunk` jitted for a static ``length`` and ``count``, its state
-   donated, a ``fori_loop`` of ``count`` trips (a constant) whose body builds each
-   step's :class:`StepAt` (orders, slot, epoch, position) and runs
-   :meth:`Steps._train_step`. No conditional on a device value and no loop bound
-   on the device: XLA:GPU would copy either to the host and wait, once a step.
+   :class:`EpochPlan` on the device and dispatches its steps a chunk at a time
+   through ``Steps.train_chunk``, in the form :func:`host_free_programs` picks for
+   the backend. Off the CPU each chunk is steps of one padded length (the host knows
+   each step's length from inputs.pipeline.TrainPlan.schedule):
+   :meth:`Steps._train_chunk` jitted for a static ``length`` and ``count``, its
+   state donated, a ``fori_loop`` of ``count`` trips (a constant) whose body builds
+   each step's :class:`StepAt` (orders, slot, epoch, position) and runs
+   :meth:`Steps._train_step`; no conditional on a device value and no loop bound on
+   the device, which XLA:GPU would copy to the host and wait for, once a step. On
+   the CPU one program, :meth:`Steps._switched_chunk`, runs any steps, a
+   ``lax.switch`` over the lengths picking each step's ``_train_step``.
 2. ``_train_step`` gathers each member's batch from its own view,
    ``pipeline.gather_batch`` ``[members, batch, length]``, and draws its dropout key,
    ``rngs.dropout_key(seed, epoch, position)``.
@@ -33,6 +36,7 @@ the same bits alone and in any group (``vmap`` on the CPU); see docs/design.md
 (determinism policy).
 """
 import dataclasses
+import functools
 from typing import Any, Callable, Dict, Optional, Sequence
 
 import flax
@@ -51,6 +55,23 @@ from seedsweep.engine import rngs
 from seedsweep.engine.state import TrainState
 from seedsweep.inputs import pipeline
 from seedsweep.models.output import as_output
+
+
+def host_free_programs(backend: str) -> bool:
+  """Whether the train chunks on ``backend`` (``jax.default_backend()``) are
+  host-free: a program per (padded length, steps), both static, the host picking it
+  (:meth:`Steps._train_chunk`), rather than one program whose ``lax.switch`` over
+  the lengths and loop bound read device values (:meth:`Steps._switched_chunk`).
+
+  Off the CPU, yes: XLA:GPU (and TPU) copies a conditional's index and a
+  loop-carried trip count to the host and waits, once a step. XLA:CPU's runtime is
+  driven by the host anyway, so there neither costs a copy, and one program holding
+  every length takes 8 steps a dispatch whatever their lengths (runs of one length
+  are short) and is compiled once: on a first Bi-LSTM SST-2 epoch 18 dispatches
+  instead of 132-139, and fewer programs to compile (docs/log.md, 2026-12-04). Both
+  forms run the same :meth:`Steps._train_step` per step: the same bits.
+  """
+  return backend != 'cpu'
 
 
 def seed_parallel(fn: Callable, mode: str, in_axes: Sequence = None) -> Callable:
@@ -149,10 +170,14 @@ class StepAt:
 class EpochPlan:
   """An epoch's batches on the device, read by :meth:`Steps.train_chunk`: the step at
   ``position`` takes slot ``slots[position]`` of each member's ``orders``. Each
-  step's padded length stays on the host, which picks the program."""
+  step's padded length stays on the host, which picks the program; only the
+  switched chunk (on a CPU) reads it here, as ``buckets[position]``."""
   orders: jax.Array   # [members, slots, batch] int32: Steps.epoch_orders
   slots: jax.Array    # [steps] int32: inputs.pipeline.TrainPlan.schedule's slots
   epoch: jax.Array    # () int32
+  # [steps] int32: each slot's length as an index of Steps.lengths; None when the
+  # programs are host-free (no argument then: their programs stay as they were).
+  buckets: Optional[jax.Array] = None
 
 
 class Steps:
@@ -163,8 +188,9 @@ class Steps:
 
   * ``epoch_orders(data, epoch)`` -> ``[members, slots, batch]`` int32 rows;
   * ``train_chunk(state, data, plan, position, loss_sum, length=, count=)`` ->
-    ``(state, loss_sum, position)``: ``count`` steps of padded length ``length``
-    as one program (what training runs);
+    ``(state, loss_sum, position)``: ``count`` steps from ``position`` as one
+    program, the first of padded length ``length`` (what training runs):
+    ``chunk_program`` in the backend's form (:func:`host_free_programs`);
   * ``train_step(state, data, at, length=)`` -> ``(state, [members] losses)``: one;
   * ``eval_batch(params, data, idx [views, batch], split [views, batch], length=,
     n_splits=)`` -> ``{name: [members, n_splits]}`` sums of one chunk, a program
@@ -180,7 +206,9 @@ class Steps:
     self.learner = learner
     self.plan, self.mode, self.patience = plan, mode, patience
     self.single_member, self.portable = single_member, portable
-    # The padded lengths an epoch visits, a chunk program each.
+    self.host_free = host_free_programs(jax.default_backend())
+    # The padded lengths an epoch visits: a host-free chunk program each, or a
+    # branch each of the switched one.
     self.lengths = tuple(plan.boundaries[b]
                          for b in sorted(set(plan.slot_bucket.tolist())))
     self.tag_tables = tag_tables  # (prefix, kind) of each slot tag: slot F1 in eval
@@ -193,10 +221,13 @@ class Steps:
     form = portable_lib.make_portable if portable else lambda fn: fn
     self.train_step = paired(jax.jit(form(self._train_step), static_argnames=('length',),
                                      donate_argnums=(0,)), (0, 1, 2))
-    self.train_chunk = paired(jax.jit(form(self._train_chunk),
-                                      static_argnames=('length', 'count'),
-                                      donate_argnums=(0, 4)),
-                              (0, 1, 2, 4), outputs=(0, 1))
+    if self.host_free:
+      chunk = jax.jit(form(self._train_chunk), static_argnames=('length', 'count'),
+                      donate_argnums=(0, 4))
+    else:
+      chunk = jax.jit(form(self._switched_chunk), donate_argnums=(0, 4))
+    self.chunk_program = paired(chunk, (0, 1, 2, 4), outputs=(0, 1))
+    self._counts = {}  # the switched chunk's step counts, on the device once each
     self.eval_batch = paired(jax.jit(form(self._eval_batch),
                                      static_argnames=('length', 'n_splits')), (0, 1))
     self.predict_batch = paired(jax.jit(form(self._predict_batch)), (0, 1))
@@ -216,7 +247,40 @@ class Steps:
     length)], inputs.pipeline.TrainPlan.schedule's), put on the device explicitly."""
     slots, epoch = jax.device_put((np.asarray([s for s, _ in visits], np.int32),
                                    np.int32(epoch)))
-    return EpochPlan(self.epoch_orders(data, epoch), slots, epoch)
+    buckets = None
+    if not self.host_free:
+      index = {length: i for i, length in enumerate(self.lengths)}
+      buckets = jax.device_put(np.asarray([index[l] for _, l in visits], np.int32))
+    return EpochPlan(self.epoch_orders(data, epoch), slots, epoch, buckets)
+
+  def train_chunk(self, state: TrainState, data: DeviceData, plan: EpochPlan,
+                  position, loss_sum, *, length: int, count: int):
+    """``count`` steps from ``position`` (() int32 on the device), the first of
+    padded length ``length``, one dispatch of ``chunk_program``: ``(state, loss_sum +
+    their [members] losses, position + count)``. Host-free, every one of the steps
+    must have that length; switched, any lengths."""
+    if self.host_free:
+      return self.chunk_program(state, data, plan, position, loss_sum, length=length,
+                                count=count)
+    return self.chunk_program(state, data, plan, position, loss_sum,
+                              self._count_on_device(count))
+
+  def lower_chunks(self, state: TrainState, data: DeviceData, plan: EpochPlan,
+                   position, loss_sum) -> list:
+    """Every train program of a one-step chunk, lowered (``jax.stages.Lowered``):
+    one per padded length, in order, when host-free; else the one switched program."""
+    if self.host_free:
+      return [self.chunk_program.lower(state, data, plan, position, loss_sum,
+                                       length=length, count=1)
+              for length in self.lengths]
+    return [self.chunk_program.lower(state, data, plan, position, loss_sum,
+                                     self._count_on_device(1))]
+
+  def _count_on_device(self, count: int):
+    """``count`` as a device scalar, put once per count."""
+    if count not in self._counts:
+      self._counts[count] = jax.device_put(np.int32(count))
+    return self._counts[count]
 
   @staticmethod
   def _loss_fn(learner: Learner, batch, dropout_key):
@@ -337,6 +401,26 @@ class Steps:
 
     state, loss_sum = jax.lax.fori_loop(0, count, step, (state, loss_sum))
     return state, loss_sum, position + count
+
+  def _switched_chunk(self, state: TrainState, data: DeviceData, plan: EpochPlan,
+                      position, loss_sum, count):
+    """``count`` (() int32) steps from ``position`` (() int32) of any padded lengths
+    as one program: ``(state, loss_sum [members] + their losses, position +
+    count)``, each step :meth:`_train_step` at its length, a ``lax.switch`` on
+    ``plan.buckets``; the CPU's form (:func:`host_free_programs`)."""
+    branches = [functools.partial(self._train_step, length=length)
+                for length in self.lengths]
+
+    def step(p, carry):
+      state, loss_sum = carry
+      at = StepAt(orders=plan.orders, slot=plan.slots[p], epoch=plan.epoch, position=p)
+      state, loss = jax.lax.switch(
+          plan.buckets[p], [lambda s, b=b: b(s, data, at) for b in branches], state)
+      return state, loss_sum + loss
+
+    end = position + count
+    state, loss_sum = jax.lax.fori_loop(position, end, step, (state, loss_sum))
+    return state, loss_sum, end
 
   def _eval_batch(self, params, data: DeviceData, idx, split, *, length: int,
                   n_splits: int):

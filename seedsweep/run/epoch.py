@@ -119,9 +119,9 @@ def train_steps(pieces, state, epoch: int, start: int = 0, loss_sum=None,
   before ``start``; ``max_steps``: only the epoch's first steps (benchmarks, tests).
 
   The steps run in chunks, one dispatch each (engine.steps.Steps.train_chunk), of
-  steps of one padded length: ``steps_per_dispatch`` of them where that many of
-  one length come in a row, else one (:class:`ChunkSizes`, ``sizes`` or a fresh
-  one). The host reads nothing back; it waits for a chunk only once the next one
+  ``steps_per_dispatch`` steps, fewer where steps are slow; host-free (off the
+  CPU) only steps of one padded length share a chunk, else it is one step
+  (:class:`ChunkSizes`, ``sizes`` or a fresh one). The host reads nothing back; it waits for a chunk only once the next one
   is queued, so the device never idles and a true ``stop()`` ends the loop within
   two chunks (the position reached is then short of ``steps_per_epoch``).
   ``on_step(n)`` follows each chunk's dispatch (its ``n`` steps).
@@ -133,16 +133,15 @@ def train_steps(pieces, state, epoch: int, start: int = 0, loss_sum=None,
   lengths = [length for _, length in visits[:end]]
   batches = pieces.steps.epoch_plan(pieces.device, epoch, visits)
   total, cursor = chunk_carry(pieces, loss_sum, start)
-  sizes = sizes or ChunkSizes(pieces.config.train.steps_per_dispatch)
+  sizes = sizes or chunk_sizes(pieces)
   position, running = start, None
   while position < end:
     if stop is not None and stop():
       return state, total, position
-    length = lengths[position]
-    steps = sizes.next(_run_length(lengths, position))
+    steps = sizes.next(lengths, position)
     state, total, cursor = pieces.steps.train_chunk(state, pieces.device, batches,
-                                                    cursor, total, length=length,
-                                                    count=steps)
+                                                    cursor, total,
+                                                    length=lengths[position], count=steps)
     position += steps
     if running is not None:  # the chunk before this one: wait for it to end
       sizes.ended(*running)
@@ -164,21 +163,29 @@ def chunk_carry(pieces, loss_sum, start: int):
 
 
 class ChunkSizes:
-  """The steps of each dispatch: ``most`` (config.train.steps_per_dispatch) where that
-  many steps of one length come in a row, else one; one while a step takes longer
-  than ``most`` fit in :data:`CHUNK_SECONDS`, so that a stop signal is seen within
-  seconds however many members a step carries. A size is a static trip count (a
-  program per size and length, so two sizes only); any size gives the same bits
-  (tests/test_dispatch.py). Several processes (jax.distributed) keep ``most``.
+  """The steps of each dispatch: ``most`` (config.train.steps_per_dispatch), fewer
+  while a step takes longer than ``most`` fit in :data:`CHUNK_SECONDS`, so that a
+  stop signal is seen within seconds however many members a step carries. Any size
+  gives the same bits (tests/test_dispatch.py). Several processes (jax.distributed)
+  keep ``most``.
+
+  ``one_length`` (host-free chunks, engine.steps.host_free_programs): a chunk's
+  steps share a padded length and its size is a static trip count, a program per
+  size and length, so two sizes only: ``most`` where that many steps of one length
+  come in a row and they fit in the time, else one. Otherwise the size is a value
+  the one program reads, any from one to ``most``, whatever the steps' lengths.
   """
 
-  def __init__(self, most: int):
-    self.most, self.size = most, most
+  def __init__(self, most: int, one_length: bool):
+    self.most, self.size, self.one_length = most, most, one_length
     self._last_end = None  # when the chunk before the last one ended
 
-  def next(self, run: int) -> int:
-    """The steps of the next chunk, whose length the next ``run`` steps share."""
-    return self.size if run >= self.size else 1
+  def next(self, lengths: List[int], position: int) -> int:
+    """The steps of the chunk from ``position`` on, ``lengths`` each step's padded
+    length up to where these steps stop."""
+    if not self.one_length:
+      return min(self.size, len(lengths) - position)
+    return self.size if _run_length(lengths, position) >= self.size else 1
 
   def ended(self, cursor, steps: int) -> None:
     """Waits for the chunk of ``steps`` steps whose output is ``cursor``; from the
@@ -189,8 +196,15 @@ class ChunkSizes:
     # sizes, which follow each process's clock, stay fixed there.
     if self._last_end is not None and jax.process_count() == 1:
       per_step = (now - self._last_end) / steps
-      self.size = self.most if per_step * self.most <= CHUNK_SECONDS else 1
+      self.size = int(min(self.most, max(1, CHUNK_SECONDS // max(per_step, 1e-9))))
+      if self.one_length and self.size < self.most:
+        self.size = 1
     self._last_end = now
+
+
+def chunk_sizes(pieces) -> ChunkSizes:
+  """Fresh :class:`ChunkSizes` for ``pieces``' steps and their chunks' form."""
+  return ChunkSizes(pieces.config.train.steps_per_dispatch, pieces.steps.host_free)
 
 
 def _run_length(lengths: List[int], position: int) -> int:
@@ -207,15 +221,15 @@ CHUNK_SECONDS = 2.0
 
 
 def train_programs_hlo(pieces, state) -> str:
-  """The optimised HLO of the compiled training programs, a one-step chunk of each
-  padded length in order (XLA's own choices included); from the compilation cache
-  when they were compiled before."""
+  """The optimised HLO of the compiled training programs (engine.steps.Steps.
+  lower_chunks: a one-step chunk of each padded length in order, or the one
+  switched program; XLA's own choices included); from the compilation cache when
+  they were compiled before."""
   batches = pieces.steps.epoch_plan(pieces.device, 1, pieces.schedule.plan.schedule(1))
   total, cursor = chunk_carry(pieces, None, 0)
-  return '\n'.join(
-      pieces.steps.train_chunk.lower(state, pieces.device, batches, cursor, total,
-                                     length=length, count=1).compile().as_text()
-      for length in pieces.steps.lengths)
+  return '\n'.join(lowered.compile().as_text() for lowered in
+                    pieces.steps.lower_chunks(state, pieces.device, batches, cursor,
+                                              total))
 
 
 def determinism(pieces, state, recorded: Optional[dict] = None) -> dict:

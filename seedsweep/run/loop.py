@@ -180,7 +180,7 @@ def _train_members(pieces, folder: str, workdir: str, timer, print_fn) -> dict:
           on_step=progress_without_compilation(bar), stop=lambda: bool(signal),
           timer=timer, wall_time=clock,
           before_eval=ahead.join if ahead is not None else lambda: None,
-          sizes=epoch_lib.ChunkSizes(pieces.config.train.steps_per_dispatch))
+          sizes=epoch_lib.chunk_sizes(pieces))
       for epoch in range(first, num_epochs + 1):
         began = time.perf_counter()
         done = epoch_lib.run_epoch(pieces, state, epoch, start, loss_sum, hooks)
