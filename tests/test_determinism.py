@@ -29,9 +29,9 @@ from tests.test_reports import make_run
 
 LINUX = hasattr(os, 'sched_setaffinity')
 
-# That every model gives the same bits on one core as on all (with a user's NPROC
-# beside the config's pinned pool) is tests/test_golden.py's: its runs train on one
-# core, the goldens were made on two.
+# That every model gives the same bits on one core as on all (a user's NPROC sizing
+# the pool) is tests/test_golden.py's: its runs train on one core under a pool of 3,
+# the goldens were made on two under a pool of 2; other pools: tests/test_pool.py.
 
 
 def test_the_pool_cannot_change_once_jax_has_started():
