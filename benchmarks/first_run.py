@@ -92,7 +92,7 @@ print(json.dumps({'calls': dict(calls), 'timing': results.get('timing', {}),
 def run(checkout: str, config: str, seeds: int, epochs: int, cores, tmp: str,
         chunk_seconds: str = '', sync: bool = False) -> dict:
   """One first run of ``config`` in ``checkout``: its wall, timing, calls, programs;
-  ``chunk_seconds``: run/experiment.py's CHUNK_SECONDS for it ('': its own);
+  ``chunk_seconds``: run/epoch.py's CHUNK_SECONDS (run/experiment.py's before 2026-12-04) for it ('': its own);
   ``sync``: see ``--sync``."""
   env = dict(os.environ, **compare.framework_env(os.path.join(tmp, 'cache')),
              JAX_LOG_COMPILES='1', PYTHONPATH=checkout)

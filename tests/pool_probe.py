@@ -5,6 +5,8 @@ Run by tests/test_pool.py once per pool size, since the pool is fixed when JAX s
 its CPU client: ``python -m tests.pool_probe THREADS STEPS [SEEDS] [CONFIG...]``; forced
 CPU devices come from the environment's XLA_FLAGS
 (``--xla_force_host_platform_device_count``), as a user gives them.
+``python -m tests.pool_probe sums THREADS`` hashes the C-LSTM's input-bias gradient
+sums alone, in the portable form (seconds, not minutes).
 """
 import json
 import os
@@ -33,7 +35,33 @@ def probe(spec: str, threads: int, steps: int, seeds: int) -> dict:
           'devices': exp.placement.devices}
 
 
+# The C-LSTM's input-bias gradient, [members, time, batch, 4 x hidden] summed over
+# time and batch, at the lengths whose plain reduce split by the pool (2026-12-04).
+SUM_LENGTHS = (4, 6, 8, 12, 38)
+
+
+def sums() -> dict:
+  """``{length: hash}`` of :data:`SUM_LENGTHS`' sums under ``make_portable``."""
+  import hashlib  # pylint: disable=g-import-not-at-top
+  import jax  # pylint: disable=g-import-not-at-top
+  import numpy as np  # pylint: disable=g-import-not-at-top
+  from seedsweep.engine import portable  # pylint: disable=g-import-not-at-top
+  fn = jax.jit(portable.make_portable(lambda x: x.sum((1, 2))))
+  rng = np.random.default_rng(0)
+  return {str(t): hashlib.sha256(np.asarray(fn(
+      rng.standard_normal((2, t, 50, 1200)).astype(np.float32))).tobytes()).hexdigest()[:16]
+          for t in SUM_LENGTHS}
+
+
 def main(argv):
+  if argv[1] == 'sums':
+    from seedsweep.run import runtime  # pylint: disable=g-import-not-at-top
+    runtime.pin_cpu_threads(int(argv[2]))
+    runtime.pin_numerics('portable')
+    import jax  # pylint: disable=g-import-not-at-top
+    jax.config.update('jax_enable_compilation_cache', False)
+    print(json.dumps({'cpu_threads': runtime.cpu_threads(), 'sums': sums()}))
+    return
   threads, steps = int(argv[1]), int(argv[2])
   seeds = int(argv[3]) if len(argv) > 3 else 2
   specs = argv[4:] or CONFIGS

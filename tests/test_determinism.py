@@ -29,18 +29,19 @@ from tests.test_reports import make_run
 
 LINUX = hasattr(os, 'sched_setaffinity')
 
-# That every model gives the same bits on one core as on all (with a user's NPROC
-# beside the config's pinned pool) is tests/test_golden.py's: its runs train on one
-# core, the goldens were made on two.
+# That every model gives the same bits on one core as on all (a user's NPROC sizing
+# the pool) is tests/test_golden.py's: its runs train on one core under a pool of 3,
+# the goldens were made on two under a pool of 2; other pools: tests/test_pool.py.
 
 
 def test_the_pool_cannot_change_once_jax_has_started():
   jax.devices()  # the CPU client exists now, with the pool conftest pinned
   runtime.pin_cpu_threads(DEFAULT_THREADS)
   runtime.pin_cpu_threads(0)  # 0: whatever the process has
-  with pytest.raises(UserError, match=r'config.runtime.cpu_threads=3.*new process'):
-    runtime.pin_cpu_threads(3)
-  assert runtime.cpu_threads() == DEFAULT_THREADS
+  other = runtime.cpu_threads() + 1
+  with pytest.raises(UserError, match=rf'config.runtime.cpu_threads={other}.*new process'):
+    runtime.pin_cpu_threads(other)
+  assert runtime.cpu_threads() == runtime.default_pool()
 
 
 @pytest.mark.parametrize('bad', [-1, 2.0, True, '4'])
@@ -87,10 +88,16 @@ def test_record_names_what_decides_the_bits():
   record = provenance.determinism_record()
   for field in provenance.REPRODUCING + ('cpu_model', 'usable_cores', 'glibc_tunables'):
     assert field in record, field
-  assert record['cpu_threads'] == DEFAULT_THREADS and record['backend'] == 'cpu'
-  changed = dict(record, cpu_threads=2, usable_cores=64)
-  assert provenance.record_differences(record, changed) == [
-      f'cpu_threads: {DEFAULT_THREADS} -> 2']
+  threads = record['cpu_threads']
+  assert threads == runtime.cpu_threads() >= 2 and record['backend'] == 'cpu'
+  changed = dict(record, cpu_threads=threads + 1, usable_cores=64)
+  # Portable numerics: neither the pool nor the cores decide the bits; native: both.
+  assert record['numerics'] == 'portable'
+  assert provenance.record_differences(record, changed) == []
+  native, native_changed = (dict(r, numerics='native') for r in (record, changed))
+  assert provenance.record_differences(native, native_changed) == [
+      f'usable_cores: {record["usable_cores"]} -> 64',
+      f'cpu_threads: {threads} -> {threads + 1}']
 
 
 ZEN4_CPUINFO = """processor\t: 0
@@ -195,7 +202,9 @@ def _verify(workdir, *extra, env=None):
 def test_results_and_checkpoints_carry_the_record(trained):
   record = outputs.read_json(os.path.join(trained, outputs.RESULTS))[
       'provenance']['determinism']
-  assert record['cpu_threads'] == DEFAULT_THREADS and len(record['program']) == 16
+  # The pool that ran: the usable cores, at least 2 (launched without NPROC).
+  assert record['cpu_threads'] == max(2, runtime.usable_cores())
+  assert len(record['program']) == 16
   meta = json.load(open(os.path.join(trained, 'checkpoints', '2', 'meta', 'metadata')))
   assert meta['determinism'] == record
   rows = outputs.MetricsLog(trained).rows()
@@ -272,7 +281,9 @@ def test_report_warns_when_a_table_mixes_records(tmp_path):
                                     'dev_accuracy': [81.0, 83.0]})
     path = os.path.join(run_dir, outputs.RESULTS)
     results = outputs.read_json(path)
-    results['provenance'] = {'determinism': dict(record, cpu_threads=threads)}
+    # Native numerics: the pool decides the bits (portable: tests/test_pool.py).
+    results['provenance'] = {'determinism': dict(record, numerics='native',
+                                                 cpu_threads=threads)}
     outputs.write_json(path, results)
   echoed = []
   reports.write_report(root, plots=False, print_fn=echoed.append)

@@ -3,8 +3,9 @@ machine, the committed parameter hashes and metrics of every epoch and seed, to 
 bit (tests/golden_runs.py says how they were made and how to regenerate them).
 
 Each run trains in a process of its own on one core, with NPROC=3 in its environment
-(a user's setting that the config's pinned pool overrides), and the goldens were made
-on two cores: so the same test holds a seed's bits across CPUs and core counts.
+(a user's setting, which sizes the default pool: 3 threads), and the goldens were made
+on two cores (a pool of 2): so the same test holds a seed's bits across CPUs, core
+counts and pool sizes.
 """
 import json
 import os

@@ -26,19 +26,14 @@ pytestmark = pytest.mark.slow
 DEMO = 'experiments/demo.py:quick'
 
 STEPS = 2  # the first update, and one from updated parameters
-# 2, 3, 4, 8, 16 and 32 ran once (docs/log.md, "2026-12-04: the pool's size and the
-# bits"): three sets of C-LSTM bits, under 2 = 3, 4, and 8 = 16 = 32. The suite keeps
-# one pool of each, each probe ~3.5 CPU-minutes; `python -m tests.pool_probe` runs any.
-POOLS = (2, 4, 32)
+# Until 2026-12-04 the C-LSTM had three sets of bits, under 2 and 3 threads, under 4,
+# under 8 to 32: its LSTM input bias's gradient, a YNNPACK reduce of [T, 1, 50, 1200]
+# whose split followed the pool; engine/portable.py now sums it as a dot (docs/log.md,
+# "the pool's size and the bits"). Each probe ~3.5 CPU-minutes; `python -m
+# tests.pool_probe` runs any pool.
+POOLS = (2, 3, 4, 8, 16, 32)
 DEVICES = 4  # forced CPU devices, each holding one of four seeds
 DEVICE_POOLS = (4, 32)  # a pool has at least one thread per device
-CLSTM = 'experiments/clstm_trec.py'
-# Where the bits are known to follow the pool (2026-12-04): the C-LSTM has three sets,
-# under 2 and 3 threads, under 4, under 8 to 32 (its LSTM input bias's gradient, a
-# YNNPACK reduce of [6, 1, 50, 1200] whose split follows the pool). Strict: a fix makes
-# these pass, and fail here.
-KNOWN = {(CLSTM, threads): f'C-LSTM: a pool of {threads} gives other bits than 2'
-         for threads in (4, 8, 16, 32)}
 
 
 def _probe(threads: int, devices: int = 1, seeds: int = 2, specs=CONFIGS) -> dict:
@@ -70,13 +65,9 @@ def _probed(tmp_path_factory, threads: int, devices: int = 1) -> dict:
     return json.load(f)
 
 
-def _cases(pools, known):
-  """``(spec, threads)`` for every family and every pool but the first, the
-  ``known`` differences marked."""
-  return [pytest.param(spec, threads, marks=pytest.mark.xfail(strict=True,
-                                                              reason=known[spec, threads])
-                       if (spec, threads) in known else ())
-          for threads in pools[1:] for spec in CONFIGS]
+def _cases(pools):
+  """``(spec, threads)`` for every family and every pool but the first."""
+  return [(spec, threads) for threads in pools[1:] for spec in CONFIGS]
 
 
 def _assert_same(reference: dict, found: dict, spec: str):
@@ -85,23 +76,38 @@ def _assert_same(reference: dict, found: dict, spec: str):
       f'{found[spec]["params"]} under {found["cpu_threads"]}')
 
 
+@pytest.mark.full  # a minute of six processes; the C-LSTM's probes below hold it too
+def test_the_clstm_bias_gradient_sums_give_the_same_bits_under_every_pool():
+  """The op whose split followed the pool, alone in its portable form (a dot of
+  ones): pools of 1 to 32 threads, a process each (seconds)."""
+  found = {}
+  for threads in (1, 2, 3, 4, 8, 32):
+    proc = subprocess.run([sys.executable, '-m', 'tests.pool_probe', 'sums', str(threads)],
+                          cwd=REPO, capture_output=True, text=True,
+                          env=user_environment(), timeout=600, check=False)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    out = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert out['cpu_threads'] == threads
+    found[threads] = out['sums']
+  assert all(sums == found[1] for sums in found.values()), found
+
+
 def test_a_small_model_gives_the_same_bits_under_pools_of_2_and_8():
   first, second = (_probe(threads, specs=(DEMO,)) for threads in (2, 8))
   assert first[DEMO]['params'] == second[DEMO]['params']
 
 
 @pytest.mark.full  # six families at full size, a process a pool
-@pytest.mark.parametrize('spec, threads', _cases(POOLS, KNOWN))
+@pytest.mark.parametrize('spec, threads', _cases(POOLS))
 def test_a_family_gives_the_bits_of_a_pool_of_two(tmp_path_factory, spec, threads):
   _assert_same(_probed(tmp_path_factory, POOLS[0]), _probed(tmp_path_factory, threads),
                spec)
 
 
 @pytest.mark.full  # six families at full size, a process a pool
-@pytest.mark.parametrize('spec, threads', _cases(DEVICE_POOLS, {}))
+@pytest.mark.parametrize('spec, threads', _cases(DEVICE_POOLS))
 def test_members_on_several_devices_give_the_same_bits_whatever_the_pool(
     tmp_path_factory, spec, threads):
-  """Forced CPU devices share the one pool (one seed a device, under vmap: the
-  C-LSTM agrees here too)."""
+  """Forced CPU devices share the one pool (one seed a device, under vmap)."""
   _assert_same(_probed(tmp_path_factory, DEVICE_POOLS[0], DEVICES),
                _probed(tmp_path_factory, threads, DEVICES), spec)

@@ -45,6 +45,29 @@ def test_a_weight_gradient_leaves_ynnpack_unless_rewritten():
   assert portable.unportable_ops(_compiled_text(portable.make_portable(fn), x, dy)) == []
 
 
+# (shape, axes): a bias gradient over batch and time, the same with members in front,
+# a sum over time keeping batch and features, a lone summed axis.
+MAJOR_SUMS = [((50, 6, 120), (0, 1)), ((3, 6, 50, 120), (1, 2)),
+              ((4, 9, 5, 16), (2,)), ((300, 12), (0,))]
+
+
+@pytest.mark.parametrize('shape, axes', MAJOR_SUMS)
+def test_a_sum_over_major_axes_is_a_ynnpack_dot_with_the_same_values(shape, axes):
+  x = jax.random.normal(jax.random.key(2), shape)
+  fn = jax.jit(portable.make_portable(lambda x: x.sum(axes)))
+  np.testing.assert_allclose(fn(x), np.asarray(x, np.float64).sum(axes), atol=1e-4)
+  text = fn.lower(x).compile().as_text()
+  assert ' dot(' in text and portable.unportable_ops(text) == []
+
+
+def test_sums_over_the_last_axis_and_integer_sums_stay_reduces():
+  """Only float32 sums that keep the minor axis take the dot form."""
+  fn = lambda x, n: (x.sum(-1), x.sum(), n.sum(0))
+  x, n = jnp.ones((6, 40)), jnp.ones((6, 40), jnp.int32)
+  eqns = jax.make_jaxpr(portable.make_portable(fn))(x, n).eqns
+  assert [e.primitive.name for e in eqns] == ['reduce_sum'] * 3
+
+
 @pytest.mark.parametrize('shape', [(150, 600), (600, 150), (50, 50), (7, 3)])
 def test_orthogonal_initialisers_get_lapacks_matrix_without_lapack(shape):
   init = lambda key: nn.initializers.orthogonal()(key, shape)

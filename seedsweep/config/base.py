@@ -198,16 +198,16 @@ TRAIN = Section('``config.train``: epochs, batches, selection, early stopping, N
 
 RUNTIME = Section('``config.runtime``: the CPU thread pool, the numerics, the memory '
                   'budget', {
-    # Where the arithmetic runs. XLA:CPU splits long sums into one part per thread of
-    # its intra-op pool, so the pool's size is part of what defines a seed's numbers:
-    # pinned (4 by default) they are the same on every machine, 1 core or 64. Another
-    # value gives numbers of its own, again the same on every machine; 0 = XLA's
-    # default (the usable cores: numbers then depend on the machine). docs/design.md,
-    # "Core counts". Runs made before the pool was pinned used the machine's cores (0).
-    'cpu_threads': Field(4, "XLA:CPU's thread pool, part of a seed's numbers (0 = "
-                         'the usable cores)', added=0, check=Int(0, None, (
-        ' (4 = the default, the same numbers on every machine; 0 = the usable '
-        'cores)'))),
+    # Where the arithmetic runs: XLA:CPU's intra-op pool. 0 (the default) = the
+    # usable cores, at least 2 (NPROC where the environment sets it). Under portable
+    # numerics a seed's bits do not depend on it (engine/portable.py's sums and dots);
+    # under native numerics they do (Eigen splits dots by it). The record names the
+    # pool that ran. docs/design.md, "Core counts". Runs made before the pool was
+    # pinned used the machine's cores (0); from 2026-11-23 to 2026-12-04 the default
+    # was 4.
+    'cpu_threads': Field(0, "XLA:CPU's thread pool (0 = the usable cores, at least 2)",
+                         added=0, check=Int(0, None, (
+        ' (0 = the default, the usable cores, at least 2)'))),
     # 'portable': the same bits on every x86-64 CPU with AVX2 and FMA (XLA and its
     # kernels pinned to arithmetic that does not follow the CPU); 'native': XLA's
     # choices for this CPU, numbers of this CPU family only. docs/design.md, "Portable

@@ -95,6 +95,8 @@ def _eval_eqn(eqn, invals):
     return _canonical_dot(*invals, **eqn.params)
   if name == 'qr':
     return _householder_qr(*invals, **eqn.params)
+  if name == 'reduce_sum' and _is_major_axis_sum(invals[0], **eqn.params):
+    return _major_axis_sum(invals[0], eqn.params['axes'])
   if name in _INLINE:
     inner = eqn.params[_INLINE[name]]
     if isinstance(inner, jcore.ClosedJaxpr):
@@ -173,6 +175,37 @@ def _canonical_dot(lhs, rhs, *, dimension_numbers, **params):
 
 # YNNPACK declines a dot whose m, n and k are all below this (xla/backends/cpu).
 _YNN_SMALLEST = 8
+
+
+def _is_major_axis_sum(x, *, axes, out_sharding=None) -> bool:
+  """Whether a ``reduce_sum`` is a float32 sum over axes before the last (a bias's
+  gradient, a sum over time) that :func:`_major_axis_sum` rewrites."""
+  shape, aval = np.shape(x), jax.typeof(x)
+  return (out_sharding is None and aval.dtype == np.float32 and not aval.weak_type
+          and bool(axes) and len(shape) - 1 not in axes and shape[-1] > 1
+          and _size(x, axes) > 1)
+
+
+def _major_axis_sum(x, axes):
+  """``x.sum(axes)`` as a YNNPACK dot of ones ``[8, K]`` (8: YNNPACK takes it) and
+  ``x`` laid out ``[kept..., K, last]``: row 0 of the product.
+
+  YNNPACK splits a reduce's outer summed axis over the pool's threads once it is
+  short, so the rounding followed the pool's size; its dots sum alike under any pool
+  (docs/log.md, 2026-12-04).
+  """
+  shape = np.shape(x)
+  kept = [d for d in range(len(shape) - 1) if d not in axes]
+  order = (*kept, *sorted(axes), len(shape) - 1)
+  if order != tuple(range(len(shape))):
+    x = jax.lax.transpose(x, order)
+  batch, k = _size(x, range(len(kept))), _size(x, range(len(kept), len(order) - 1))
+  x = x.reshape(batch, k, shape[-1])
+  ones = jax.lax.broadcast(np.float32(1), (batch, _YNN_SMALLEST, k))
+  ones, x = jax.lax.optimization_barrier((ones, x))
+  out = jax.lax.dot_general(ones, x, (((2,), (1,)), ((0,), (0,))))
+  out = jax.lax.optimization_barrier(out)[:, 0]
+  return out.reshape(tuple(shape[d] for d in kept) + (shape[-1],))
 
 
 def _size(x, dims) -> int:

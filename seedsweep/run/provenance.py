@@ -131,13 +131,14 @@ def determinism_record() -> dict:
 # microarchitecture; and so do the usable cores, through the orthogonal initialisers'
 # QR, which LAPACK runs in OpenBLAS on one thread per core (a Bi-LSTM of hidden 150
 # started from other parameters on 1 core than on 2, found 2026-11-28). Under portable
-# numerics only the instruction-set class does (cpu_isa); the cores do not once XLA's
-# pool is pinned (cpu_threads).
+# numerics only the instruction-set class does (cpu_isa): neither the cores nor XLA's
+# pool (cpu_threads, recorded: the pool that ran), whose split no portable step's sum
+# or dot follows (engine/portable.py; tests/test_pool.py).
 REPRODUCING = ('jax', 'jaxlib', 'backend', 'device_kind', 'platform_version',
                'cpu_arch', 'cpu_simd', 'usable_cores', 'cpu_threads', 'xla_flags',
                'matmul_precision')
 PORTABLE_REPRODUCING = ('jax', 'jaxlib', 'backend', 'device_kind', 'platform_version',
-                        'cpu_isa', 'cpu_threads', 'xla_flags', 'matmul_precision')
+                        'cpu_isa', 'xla_flags', 'matmul_precision')
 
 
 def cpu_isa(simd: Sequence[str], machine: Optional[str] = None) -> str:

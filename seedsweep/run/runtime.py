@@ -83,12 +83,12 @@ def _heal_damaged_cache_entries(folder: str) -> None:
   compilation_cache.get_executable_and_time = healing
 
 
-# XLA:CPU splits a long reduction (a sum, the contraction of a weight gradient over
-# time x batch) into one partial sum per thread of its intra-op pool, so the rounding of
-# the result depends on the pool's size, which XLA takes from the usable cores (or the
-# NPROC variable) when the CPU client starts. Pinning the pool makes a seed's numbers
-# the same on every machine with the same CPU ISA and library versions
-# (docs/design.md, determinism policy, "Core counts").
+# XLA:CPU's pool size: XLA takes it from NPROC (else the usable cores) when the CPU
+# client starts. Under portable numerics a seed's bits do not depend on it (its sums
+# and dots run in forms whose split does not follow the pool: engine/portable.py), so
+# by default it follows the usable cores, at least 2 (XLA's plain sums round otherwise
+# on one thread); native numerics' Eigen dots do split by it (docs/design.md, "Core
+# counts").
 THREADS_VARIABLE = 'NPROC'
 
 
@@ -99,6 +99,12 @@ def usable_cores() -> int:
     return len(os.sched_getaffinity(0))
   except AttributeError:  # not Linux
     return os.cpu_count() or 1
+
+
+def default_pool() -> int:
+  """The pool ``config.runtime.cpu_threads=0`` (the default) asks for: NPROC where the
+  environment sets it, else the usable cores, at least 2."""
+  return int(os.environ.get(THREADS_VARIABLE) or 0) or max(2, usable_cores())
 
 
 def _pool_size(requested: int) -> int:
@@ -114,7 +120,7 @@ _pinned = None  # the value the first pin_cpu_threads call of this process chose
 
 
 def pin_cpu_threads(threads: int) -> None:
-  """Sets the XLA:CPU intra-op thread pool to ``threads`` (0: the usable cores).
+  """Sets the XLA:CPU intra-op thread pool to ``threads`` (0: :func:`default_pool`).
 
   Must come before JAX starts its CPU client (the first computation); afterwards a
   different request raises UserError, since the pool cannot change in a process.
@@ -128,8 +134,7 @@ def pin_cpu_threads(threads: int) -> None:
     if accelerator_plugin():
       _pinned = 0
       return
-    if threads:
-      os.environ[THREADS_VARIABLE] = str(threads)
+    os.environ[THREADS_VARIABLE] = str(threads or default_pool())
     _pinned = threads
     return
   started = _pinned or int(os.environ.get(THREADS_VARIABLE) or 0) or usable_cores()
