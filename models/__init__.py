@@ -28,7 +28,6 @@ from seedsweep.config import checks as config_checks
 from seedsweep.config import keys
 from seedsweep.config import python_files
 from seedsweep.errors import UserError
-from seedsweep.models import nnx_adapter
 from seedsweep.models import pooling
 from seedsweep.models import registered
 
@@ -104,8 +103,12 @@ def model_class(name) -> Tuple[Type[nn.Module], Dict[str, Any]]:
                       f'{sorted(REGISTRY)} (MODELS of a file of models/), or path/to/file.py:Name')
     return REGISTRY[name]
   cls = python_files.load_object(name, 'config.model.name')
-  if nnx_adapter.is_nnx_class(cls):  # run as a linen module (models/nnx_adapter.py)
-    cls = nnx_adapter.linen_class(cls, f'config.model.name={name!r}')
+  # flax.nnx takes a second to import (IPython with it): only a run whose model file
+  # imported it can name an nnx class, so only then is the adapter imported.
+  if 'flax.nnx' in sys.modules:
+    from seedsweep.models import nnx_adapter  # pylint: disable=g-import-not-at-top
+    if nnx_adapter.is_nnx_class(cls):  # run as a linen module (models/nnx_adapter.py)
+      cls = nnx_adapter.linen_class(cls, f'config.model.name={name!r}')
   if not (isinstance(cls, type) and issubclass(cls, nn.Module)):
     raise UserError(f'config.model.name={name!r} is {type(cls).__name__}; expected a '
                     'flax.linen.Module or flax.nnx.Module class (the model contract: '

@@ -79,6 +79,26 @@ def test_compile_profile_sums_each_programs_phases_from_jax_log_lines():
       'eval_batch': {'compile': 1.5, 'count': 1}}
 
 
+def test_first_seconds_draws_each_threads_compiles_in_a_lane_of_its_own():
+  """benchmarks/first_seconds.py: the compile table counts each program's XLA
+  compiles and names their threads; the timeline has a lane per compiling thread."""
+  from benchmarks import first_seconds  # pylint: disable=g-import-not-at-top
+  def event(name, kind, start, end, thread='MainThread'):
+    return {'name': name, 'kind': kind, 'start': start, 'end': end, 'thread': thread}
+  events = [event('imports (cli + run.loop)', 'import', 0.1, 3.0),
+            event('init_state', 'init', 4.0, 6.0),
+            event('compile create', 'compile', 4.1, 5.9),
+            event('compile _train_chunk', 'compile', 4.0, 9.0, 'compile-ahead-0'),
+            event('compile _train_chunk', 'compile', 4.0, 8.0, 'compile-ahead-1'),
+            event('first chunk ended', 'mark', 10.0, 10.0)]
+  text = first_seconds.markdown({'events': events, 'date': '2026-12-04',
+                                 'label': 'test', 'command': 'c', 'machine': 'm'})
+  assert '| _train_chunk | 2 | 9.0 | compile-ahead-0, compile-ahead-1 |' in text
+  assert 'first chunk of steps ended 10.0 s' in text
+  lanes = [label for label, _ in first_seconds.lanes(events)]
+  assert lanes == ['imports', 'MainThread: run', 'MainThread: compiling',
+                   'compile-ahead-0: compiling', 'compile-ahead-1: compiling']
+
 
 def test_first_run_puts_checkouts_side_by_side_with_dispatches_per_epoch():
   from benchmarks import first_run  # pylint: disable=g-import-not-at-top
