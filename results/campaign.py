@@ -247,6 +247,11 @@ BEFORE_PORTABLE_ROWS = frozenset((
     'dlstm/sst2_phrases', 'dlstm/sst1_phrases', 'dlstm/trec', 'dlstm/atis',
     'joint/atis', 'joint/trec'))
 
+# Every row was trained under a pool of 4 threads, the default until 2026-12-04 (the
+# pool follows the cores since): native rows' bits follow the pool, so a part trained
+# for a row keeps its record's pool.
+RECORDED_POOL = 'runtime.cpu_threads=4'
+
 # --- runs --------------------------------------------------------------------------
 
 
@@ -297,7 +302,7 @@ class Run:
 
   def overrides(self) -> Dict[str, object]:
     """``{dotted config key: value}`` over the row's config file."""
-    values = dict(_parse(flag) for flag in (
+    values = dict(_parse(flag) for flag in (RECORDED_POOL,) + (
         BEFORE_PORTABLE if self.row.key in BEFORE_PORTABLE_ROWS else ()))
     values.update(_parse(flag) for flag in self.row.overrides)
     if self.part:
