@@ -639,6 +639,10 @@ def main(argv=None):
     if 'whole' in args.parts and torch_available():
       torch_data = os.path.join(tmp, 'data.npz')
       export_for_torch(whole_config, torch_data)
+    elif 'whole' in args.parts:  # said, so a table without its baseline is not misread
+      report['notes'].append('PyTorch baseline left out: torch is not installed '
+                             '(pip install -e ".[bench]")')
+      print(report['notes'][-1])
     shared = runtime.cache_dir() if args.quick else None  # the smoke test: warm
     for n in [int(c) for c in args.cores.split(',')]:
       if n > available:
