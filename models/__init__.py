@@ -188,6 +188,19 @@ def take_named_model(config, file_name, explicit: Collection[str],
         config.model[k] = default
 
 
+def set_with_named_model(config, overrides: Dict[str, Any], where: Callable[[str], str],
+                         refused: Callable[[str], str] = None) -> None:
+  """Sets ``overrides`` ({dotted key: value}) in ``config`` (in place), ``model.name``
+  first: the model it names takes its own fields (:func:`take_named_model`) before
+  the others are set. ``where(key)`` says how a key was set, for the one-line
+  errors; ``refused(key)`` (default ``where``) for a model field the class lacks."""
+  file_model = config.model.name
+  keys.set_value(config, 'model.name', overrides['model.name'], where('model.name'))
+  take_named_model(config, file_model, list(overrides), refused or where)
+  for key, value in overrides.items():
+    keys.set_value(config, key, value, where(key))
+
+
 def build_model(model_config, *, vocab_size: int, num_classes: int,
                 num_tags: int = 0) -> nn.Module:
   """Instantiates ``config.model`` (a ConfigDict or dict with a ``name`` key).

@@ -51,9 +51,8 @@ def load_config(spec: str, **overrides):
   dotted = {key.replace('__', '.'): value for key, value in overrides.items()}
   if 'model.name' in dotted:  # the model named here takes its own fields, first
     from seedsweep import models  # pylint: disable=g-import-not-at-top
-    file_model = config.model.name
-    keys.set_value(config, 'model.name', dotted['model.name'], where('model.name'))
-    models.take_named_model(config, file_model, list(dotted), where)
+    models.set_with_named_model(config, dotted, where)
+    return config
   for key, value in dotted.items():
     keys.set_value(config, key, value, where(key))
   return config

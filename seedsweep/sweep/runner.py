@@ -183,11 +183,9 @@ def point_config(config, point: Dict[str, Any], where: str):
   if not python_files.is_reference(name):
     return keys.with_values(config, point, where)
   from seedsweep import models  # pylint: disable=g-import-not-at-top
-  named = keys.with_values(config, {'model.name': name}, where)
-  models.take_named_model(named, config.model.name, list(point),
-                          lambda key: f'{where} sets {key}={point[key]!r}')
-  for key, value in point.items():
-    keys.set_value(named, key, value, where)
+  named = config.copy_and_resolve_references()
+  models.set_with_named_model(named, point, lambda _: where,
+                              lambda key: f'{where} sets {key}={point[key]!r}')
   return named
 
 
