@@ -188,7 +188,7 @@ def probe(config_name: str, seeds, steps: int, peak_seconds: float = 2.0,
   state = exp.init_state()
   build = time.perf_counter() - start
   orders = exp.steps.epoch_orders(exp.device, np.int32(1))  # as the loop calls it
-  schedule = exp.schedule.plan.schedule(1)
+  schedule = exp.schedule.train_plan.schedule(1)
 
   def train(state, count):  # the loop's own path: chunks of steps, one dispatch each
     state, loss_sum, _ = epoch_lib.train_steps(exp, state, 1, max_steps=count)
@@ -234,7 +234,7 @@ def probe(config_name: str, seeds, steps: int, peak_seconds: float = 2.0,
           'matmul_gflop_per_step': flops / steps / 1e9,
           'matmul_peak_gflops': peak,
           'fraction_of_peak': flops / train_s / 1e9 / peak,
-          'epoch_steps': exp.schedule.plan.steps_per_epoch,
+          'epoch_steps': exp.schedule.train_plan.steps_per_epoch,
           'peak_rss_mib': timing.peak_rss_mib(),
           'peak_device_mib': _peak_device_mib(),
           'estimated_peak_mib': exp.memory_estimate.peak_mib(members)}

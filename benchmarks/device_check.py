@@ -262,7 +262,7 @@ def measure(spec: dict) -> dict:
   state = exp.init_state()
   jax.block_until_ready(state)
   build_s = time.perf_counter() - start
-  steps = min(spec['steps'], exp.schedule.plan.steps_per_epoch)
+  steps = min(spec['steps'], exp.schedule.train_plan.steps_per_epoch)
   # The first call compiles every program the steps use (a fresh cache); the second,
   # the same call on the state it left, runs them compiled.
   compile0 = timing.compile_seconds()
@@ -284,7 +284,7 @@ def measure(spec: dict) -> dict:
   losses = np.asarray(jax.device_get(loss_sum)) if loss_sum is not None else None
   return {'members': members, 'config': spec['config'], 'steps': steps,
           'variant': spec.get('variant'),
-          'steps_per_epoch': exp.schedule.plan.steps_per_epoch,
+          'steps_per_epoch': exp.schedule.train_plan.steps_per_epoch,
           'build_s': build_s, 'first_call_s': first_s, 'compile_s': compile_s,
           'compile_wall_s': first_s - timed_s, 'train_step_s': timed_s / steps,
           'member_step_s': timed_s / steps / members,

@@ -49,7 +49,7 @@ def measure(config, form: str, steps: int) -> float:
     config.seeds = seeds
     exp = pieces.build(config)
     runs.append((exp, exp.init_state(), exp.steps.epoch_orders(exp.device, 1)))
-  schedule = runs[0][0].schedule.plan.schedule(1)
+  schedule = runs[0][0].schedule.train_plan.schedule(1)
 
   def advance(n, start):
     for position in range(start, start + n):

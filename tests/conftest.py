@@ -115,7 +115,7 @@ def train_epoch(exp, state, epoch: int, max_steps=None):
   first ``max_steps`` only, when given)."""
   from seedsweep.run import epoch as epoch_lib  # pylint: disable=g-import-not-at-top
   state, loss_sum, _ = epoch_lib.train_steps(exp, state, epoch, max_steps=max_steps)
-  return state, exp.real(loss_sum).astype(np.float64) / exp.schedule.plan.steps_per_epoch
+  return state, exp.real(loss_sum).astype(np.float64) / exp.schedule.train_plan.steps_per_epoch
 
 
 def evaluate_split(exp, params, split: str) -> dict:

@@ -50,8 +50,7 @@ def test_an_epoch_trains_evaluates_and_logs_with_no_implicit_transfer(form):
   state = epoch_lib.keep_best(exp, state, epoch_lib.evaluate(exp, state.params), 1)
   with jax.transfer_guard('disallow'):  # the epoch training and verify both run
     done = epoch_lib.run_epoch(exp, state, 2)
-    assert not epoch_lib.all_stopped(exp, done.state, 2)
-  assert done.position == exp.schedule.plan.steps_per_epoch and not done.stopped
+  assert done.position == exp.schedule.train_plan.steps_per_epoch and not done.stopped
   rows = done.rows
   assert len(rows) == 2 and all(np.isfinite(r['train_loss']) for r in rows)
 
@@ -78,7 +77,7 @@ def test_an_epoch_on_a_cpu_is_one_dispatch_per_eight_steps(monkeypatch):
   assert not exp.steps.host_free and len(exp.steps.lengths) == 2
   calls = _dispatches(exp)
   _, _, position = epoch_lib.train_steps(exp, exp.init_state(), 1)
-  steps = exp.schedule.plan.steps_per_epoch
+  steps = exp.schedule.train_plan.steps_per_epoch
   assert steps > 8 and position == steps
   assert len(calls) == math.ceil(steps / 8)
 
@@ -92,7 +91,7 @@ def test_a_host_free_epoch_is_dispatched_in_chunks_of_one_length(monkeypatch):
   exp = _build(steps_per_dispatch=3, host_free=True)
   calls = _dispatches(exp)
   _, _, position = epoch_lib.train_steps(exp, exp.init_state(), 1)
-  lengths = [length for _, length in exp.schedule.plan.schedule(1)]
+  lengths = [length for _, length in exp.schedule.train_plan.schedule(1)]
   assert position == len(lengths) == sum(count for _, _, count in calls)
   for start, length, count in calls:
     assert set(lengths[start:start + count]) == {length}
@@ -134,7 +133,7 @@ def test_chunks_shrink_to_a_step_when_steps_are_slow(monkeypatch, form):
   _, _, position = epoch_lib.train_steps(exp, exp.init_state(), 1)
   assert [count for _, _, count in calls[:3]] == [2, 2, 2]  # the schedule's first runs
   assert {count for _, _, count in calls[3:]} == {1}
-  assert len(calls) - 3 == position - 6 == exp.schedule.plan.steps_per_epoch - 6
+  assert len(calls) - 3 == position - 6 == exp.schedule.train_plan.steps_per_epoch - 6
 
 
 @pytest.mark.slow
@@ -215,7 +214,7 @@ def test_the_train_programs_lowered_for_a_gpu_never_wait_for_the_host():
   argument, the chunk's trip count a constant)."""
   exp = _build(steps_per_dispatch=8, host_free=True)
   state = jax.eval_shape(exp.init_state)
-  plan = exp.steps.epoch_plan(exp.device, 1, exp.schedule.plan.schedule(1))
+  plan = exp.steps.epoch_plan(exp.device, 1, exp.schedule.train_plan.schedule(1))
   total, cursor = epoch_lib.chunk_carry(exp, None, 0)
   assert len(exp.steps.lengths) == 2
   for length in exp.steps.lengths:
@@ -232,7 +231,7 @@ def test_the_cpus_switched_chunk_is_one_program_that_would_wait_on_a_gpu():
   chunk holds the length switch and the loop bound on the device, once each."""
   exp = _build(steps_per_dispatch=8)
   state = jax.eval_shape(exp.init_state)
-  plan = exp.steps.epoch_plan(exp.device, 1, exp.schedule.plan.schedule(1))
+  plan = exp.steps.epoch_plan(exp.device, 1, exp.schedule.train_plan.schedule(1))
   total, cursor = epoch_lib.chunk_carry(exp, None, 0)
   [lowered] = exp.steps.lower_chunks(state, exp.device, plan, cursor, total)
   assert host_waits(lowered.as_text()) == (1, 1)

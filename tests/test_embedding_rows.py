@@ -116,7 +116,7 @@ def test_lazy_adam_moves_only_the_rows_a_batch_uses():
   table0 = np.asarray(start.params['embedding']['embedding'][0])
   table1 = after['embedding']['embedding'][0]
   orders = exp.steps.epoch_orders(exp.device, 1)
-  slot, length = exp.schedule.plan.schedule(1)[0]
+  slot, length = exp.schedule.train_plan.schedule(1)[0]
   used = set()
   for row in np.asarray(orders[0, slot]):
     if row >= 0:

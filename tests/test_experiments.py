@@ -40,7 +40,7 @@ def test_quick_variant_builds_on_its_data_and_its_steps_trace(name, arg):
   exp = pieces.build(tiny_shapes(get_config(name, arg)))
   members = len(exp.members)
   state = jax.eval_shape(exp.init_state)
-  slot, length = exp.schedule.plan.schedule(1)[0]
+  slot, length = exp.schedule.train_plan.schedule(1)[0]
   step_at = steps_lib.StepAt(orders=jax.eval_shape(exp.steps.epoch_orders, exp.device, 1),
                              slot=slot, epoch=1, position=0)
   new_state, loss = jax.eval_shape(exp.steps.train_step, state, exp.device, step_at,

@@ -89,16 +89,22 @@ def test_ten_seeds_on_eight_devices_use_all_eight_padded_to_sixteen(tmp_path):
 
 
 def test_the_mesh_takes_every_device_or_one_per_member():
+  """Sharded over every device, or one per member when there are fewer, padded to a
+  multiple of them, and always under vmap (map would serialise the sharded axis)."""
   script = textwrap.dedent(f'''
       import sys; sys.path.insert(0, {REPO!r})
+      from seedsweep.config import base
       from seedsweep.run import pieces
-      print([0 if m is None else m.size for m in map(pieces.seed_mesh, (10, 3, 4, 7, 1))])
+      config = base.get_base_config()
+      print([(p.devices, p.size, p.mode) for p in (pieces.place(config, n)
+                                                   for n in (10, 3, 4, 7, 1))])
   ''')
   env = dict(os.environ, XLA_FLAGS='--xla_force_host_platform_device_count=4')
   proc = subprocess.run([sys.executable, '-c', script], capture_output=True, text=True,
                         env=env, timeout=300, check=False)
   assert proc.returncode == 0, proc.stderr[-3000:]
-  assert '[4, 3, 4, 4, 0]' in proc.stdout
+  assert ("[(4, 12, 'vmap'), (3, 3, 'vmap'), (4, 4, 'vmap'), (4, 8, 'vmap'), "
+          "(1, 1, 'map')]") in proc.stdout
 
 
 DISTRIBUTED = textwrap.dedent('''
@@ -154,11 +160,13 @@ def test_two_processes_train_one_run_over_a_global_mesh(tmp_path):
 def test_auto_takes_map_on_one_device_whatever_the_backend(monkeypatch):
   """On an H200 a lone seed and the seed among 10 differed under vmap and were equal
   under map (docs/gpu.md, Measured): auto keeps the promise on one GPU as on one CPU;
-  members sharded over devices need vmap."""
+  a user may still ask for vmap (members sharded over devices always take it:
+  test_the_mesh_takes_every_device_or_one_per_member)."""
   import jax  # pylint: disable=g-import-not-at-top
   from seedsweep.run import pieces  # pylint: disable=g-import-not-at-top
+  config = small_config()
   for backend in ('cpu', 'gpu', 'tpu'):
     monkeypatch.setattr(jax, 'default_backend', lambda b=backend: b)
-    assert pieces.resolve_seed_parallel('auto', 1) == 'map'
-    assert pieces.resolve_seed_parallel('auto', 4) == 'vmap'
-    assert pieces.resolve_seed_parallel('vmap', 1) == 'vmap'
+    for asked, mode in (('auto', 'map'), ('vmap', 'vmap'), ('map', 'map')):
+      config.train.seed_parallel = asked
+      assert pieces.place(config, 10).mode == mode

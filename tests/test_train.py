@@ -220,11 +220,12 @@ def test_the_progress_rate_leaves_out_the_first_chunk():
   """The chunk of steps that compiled the training program is kept out of the bar's
   rate (its ETA): tqdm's ``unpause`` before it is counted; later chunks are counted
   as they come, each by its steps."""
+  import functools  # pylint: disable=g-import-not-at-top
   import io  # pylint: disable=g-import-not-at-top
   import time  # pylint: disable=g-import-not-at-top
   from tqdm import tqdm  # pylint: disable=g-import-not-at-top
   bar = tqdm(total=20, file=io.StringIO(), mininterval=0, miniters=1, smoothing=0)
-  on_step = loop.progress_without_compilation(bar)
+  on_step = functools.partial(loop.progress_without_compilation, bar, 0)
   time.sleep(0.5)  # a first chunk that compiles
   on_step(8)
   assert bar.format_dict['elapsed'] < 0.25

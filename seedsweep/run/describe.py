@@ -62,7 +62,7 @@ def describe(config) -> dict:
   placement = pieces_lib.place(config, len(members))
   schedule = pieces_lib.make_schedule(config, dataset)
   estimate = memory.estimate(
-      pieces_lib.make_learner(config, dataset, hparams, model), schedule.plan,
+      pieces_lib.make_learner(config, dataset, hparams, model), schedule.train_plan,
       schedule.eval_plan,
       pipeline.device_arrays(dataset.views, dataset.labels, dataset.tags),
       placement.mode)

@@ -43,23 +43,20 @@ def _nothing() -> None:
   return None
 
 
-def _no_clock() -> float:
-  return 0.0
-
-
 @dataclasses.dataclass(frozen=True)
 class Hooks:
   """What an epoch calls besides computing, all optional: ``on_step(n)`` after each
   dispatch of ``n`` steps; ``stop()`` true ends the epoch before the next chunk;
   ``timer(phase)`` a context around the ``'train'`` and ``'eval'`` phases
   (timing.Timer); ``before_eval()`` just before evaluating (the programs compiling
-  ahead joined); ``wall_time()`` the rows' ``wall_time``; ``sizes``: the chunk
-  sizes kept from epoch to epoch (:class:`ChunkSizes`; None: a fresh one)."""
+  ahead joined); ``clock_start``: the ``time.perf_counter()`` the rows'
+  ``wall_time`` counts from (None: they record 0); ``sizes``: the chunk sizes kept
+  from epoch to epoch (:class:`ChunkSizes`; None: a fresh one)."""
   on_step: Optional[Callable[[int], None]] = None
   stop: Optional[Callable[[], bool]] = None
   timer: Callable[[str], ContextManager] = _untimed
   before_eval: Callable[[], None] = _nothing
-  wall_time: Callable[[], float] = _no_clock
+  clock_start: Optional[float] = None
   sizes: Optional['ChunkSizes'] = None
 
 
@@ -67,19 +64,15 @@ class Hooks:
 class Epoch:
   """What an epoch leaves: the members' ``state``, the summed train loss of its
   steps ``[members on device]`` and the ``position`` it reached; when it ran to its
-  end (not :attr:`stopped`), dev and test metrics ``evals`` (``{name: [members]}``),
+  end (not ``stopped``), dev and test metrics ``evals`` (``{name: [members]}``),
   the ``rows`` of metrics.jsonl and the ``wall_time`` they record."""
   state: Any
   loss_sum: Any
   position: int
+  stopped: bool = False  # a stop signal ended it before its last step: no evals
   evals: Optional[Dict[str, np.ndarray]] = None
   rows: Optional[List[dict]] = None
   wall_time: float = 0.0
-
-  @property
-  def stopped(self) -> bool:
-    """Whether a stop ended the epoch before its last step (nothing evaluated)."""
-    return self.rows is None
 
 
 def run_epoch(pieces, state, epoch: int, start: int = 0, loss_sum=None,
@@ -95,17 +88,17 @@ def run_epoch(pieces, state, epoch: int, start: int = 0, loss_sum=None,
     # Steps are dispatched asynchronously: wait for them here, or their time is
     # counted in the evaluation that first reads their results.
     jax.block_until_ready((state, loss_sum))
-  steps = pieces.schedule.plan.steps_per_epoch
+  steps = pieces.schedule.train_plan.steps_per_epoch
   if position < steps:
-    return Epoch(state, loss_sum, position)
+    return Epoch(state, loss_sum, position, stopped=True)
   with hooks.timer('eval'):
     hooks.before_eval()
     evals = evaluate(pieces, state.params)
   state = keep_best(pieces, state, evals, epoch)
-  wall = hooks.wall_time()
+  wall = 0.0 if hooks.clock_start is None else time.perf_counter() - hooks.clock_start
   train_loss = pieces.real(loss_sum).astype(np.float64) / steps
   rows = epoch_rows(pieces, epoch, train_loss, evals, wall, state)
-  return Epoch(state, loss_sum, position, evals, rows, wall)
+  return Epoch(state, loss_sum, position, evals=evals, rows=rows, wall_time=wall)
 
 
 # ------------------------------------------------------------------ the train steps
@@ -121,24 +114,28 @@ def train_steps(pieces, state, epoch: int, start: int = 0, loss_sum=None,
   The steps run in chunks, one dispatch each (engine.steps.Steps.train_chunk), of
   ``steps_per_dispatch`` steps, fewer where steps are slow; host-free (off the
   CPU) only steps of one padded length share a chunk, else it is one step
-  (:class:`ChunkSizes`, ``sizes`` or a fresh one). The host reads nothing back; it waits for a chunk only once the next one
-  is queued, so the device never idles and a true ``stop()`` ends the loop within
-  two chunks (the position reached is then short of ``steps_per_epoch``).
-  ``on_step(n)`` follows each chunk's dispatch (its ``n`` steps).
+  (:class:`ChunkSizes`, ``sizes`` or a fresh one). The host reads nothing back; it
+  waits for a chunk only once the next one is queued, so the device never idles and
+  a true ``stop()`` ends the loop within two chunks (the position reached is then
+  short of ``steps_per_epoch``). ``on_step(n)`` follows each chunk's dispatch (its
+  ``n`` steps).
   """
-  visits = pieces.schedule.plan.schedule(epoch)
+  visits = pieces.schedule.train_plan.schedule(epoch)
   # The plan always holds the whole epoch (its length is a shape: the same
   # programs for every ``max_steps``); ``end`` is where these steps stop.
   end = len(visits) if max_steps is None else min(max_steps, len(visits))
   lengths = [length for _, length in visits[:end]]
   batches = pieces.steps.epoch_plan(pieces.device, epoch, visits)
   total, cursor = chunk_carry(pieces, loss_sum, start)
-  sizes = sizes or chunk_sizes(pieces)
+  sizes = sizes or ChunkSizes(pieces.config.train.steps_per_dispatch,
+                              pieces.steps.host_free)
   position, running = start, None
   while position < end:
     if stop is not None and stop():
       return state, total, position
-    steps = sizes.next(lengths, position)
+    steps = min(sizes.size, end - position)
+    if sizes.one_length and _run_length(lengths, position) < sizes.size:
+      steps = 1  # a program per size and length: the steps of one length, or one
     state, total, cursor = pieces.steps.train_chunk(state, pieces.device, batches,
                                                     cursor, total,
                                                     length=lengths[position], count=steps)
@@ -146,7 +143,6 @@ def train_steps(pieces, state, epoch: int, start: int = 0, loss_sum=None,
     if running is not None:  # the chunk before this one: wait for it to end
       sizes.ended(*running)
     running = (cursor, steps)
-    faults.reached('step', steps)  # the chunk's steps, dispatched
     if on_step is not None:
       on_step(steps)
   return state, total, position
@@ -174,18 +170,12 @@ class ChunkSizes:
   size and length, so two sizes only: ``most`` where that many steps of one length
   come in a row and they fit in the time, else one. Otherwise the size is a value
   the one program reads, any from one to ``most``, whatever the steps' lengths.
+  :func:`train_steps` cuts the chunks by ``size``.
   """
 
   def __init__(self, most: int, one_length: bool):
     self.most, self.size, self.one_length = most, most, one_length
     self._last_end = None  # when the chunk before the last one ended
-
-  def next(self, lengths: List[int], position: int) -> int:
-    """The steps of the chunk from ``position`` on, ``lengths`` each step's padded
-    length up to where these steps stop."""
-    if not self.one_length:
-      return min(self.size, len(lengths) - position)
-    return self.size if _run_length(lengths, position) >= self.size else 1
 
   def ended(self, cursor, steps: int) -> None:
     """Waits for the chunk of ``steps`` steps whose output is ``cursor``; from the
@@ -200,11 +190,6 @@ class ChunkSizes:
       if self.one_length and self.size < self.most:
         self.size = 1
     self._last_end = now
-
-
-def chunk_sizes(pieces) -> ChunkSizes:
-  """Fresh :class:`ChunkSizes` for ``pieces``' steps and their chunks' form."""
-  return ChunkSizes(pieces.config.train.steps_per_dispatch, pieces.steps.host_free)
 
 
 def _run_length(lengths: List[int], position: int) -> int:
@@ -225,7 +210,8 @@ def train_programs_hlo(pieces, state) -> str:
   lower_chunks: a one-step chunk of each padded length in order, or the one
   switched program; XLA's own choices included); from the compilation cache when
   they were compiled before."""
-  batches = pieces.steps.epoch_plan(pieces.device, 1, pieces.schedule.plan.schedule(1))
+  batches = pieces.steps.epoch_plan(pieces.device, 1,
+                                    pieces.schedule.train_plan.schedule(1))
   total, cursor = chunk_carry(pieces, None, 0)
   return '\n'.join(lowered.compile().as_text() for lowered in
                     pieces.steps.lower_chunks(state, pieces.device, batches, cursor,
@@ -261,7 +247,7 @@ def evaluate(pieces, params) -> Dict[str, np.ndarray]:
     sums = pieces.steps.eval_batch(params, pieces.device, rows, split, length=length,
                                    n_splits=len(splits))
     total = sums if total is None else jax.tree.map(jnp.add, total, sums)
-    faults.reached('eval')
+    faults.reached('eval')  # tests/test_faults.py: killed while evaluating
   total = {k: pieces.real(v).astype(np.float64) for k, v in total.items()}
   out = {}
   for i, split_name in enumerate(splits):
@@ -314,11 +300,11 @@ def keep_best(pieces, state, evals, epoch: int):
   return pieces.steps.select_best(state, score, epoch)
 
 
-def all_stopped(pieces, state, epoch: int) -> bool:
-  """True when early stopping has ended every member's selection after ``epoch``."""
-  patience = pieces.config.train.patience
-  return bool(patience) and bool(np.all(
-      steps_lib.stopped(pieces.real(state.best_epoch), epoch, patience)))
+def patience_spent(pieces, state, epoch: int) -> bool:
+  """True when every member has gone ``config.train.patience`` epochs without a
+  better dev score after ``epoch`` (early stopping; the caller checks it is on)."""
+  return bool(np.all(steps_lib.stopped(pieces.real(state.best_epoch), epoch,
+                                       pieces.config.train.patience)))
 
 
 def selection(pieces, state, epochs_completed: int):
@@ -388,12 +374,13 @@ def epoch_rows(pieces, epoch, train_loss, evals, wall_time, state):
   return rows
 
 
-def check_finite(config, members, rows, epoch: int) -> None:
-  """With ``config.train.nan_policy='fatal'``, a UserError naming the members whose
-  train loss became NaN or infinite (their rows are already logged)."""
+def check_finite(members, rows, epoch: int) -> None:
+  """Under ``config.train.nan_policy='fatal'`` (the caller checks), a UserError
+  naming the members whose train loss became NaN or infinite (their rows are
+  already logged)."""
   bad = [(label, row['nonfinite_step']) for label, row in zip(members.labels, rows)
          if row['nonfinite_step']]
-  if bad and config.train.nan_policy == 'fatal':
+  if bad:
     which = ', '.join(f'{label} at step {step}' for label, step in bad)
     raise UserError(f'the train loss became NaN or infinite ({which}, by the end of '
                     f'epoch {epoch}); config.train.nan_policy=fatal stops the run. The '
@@ -404,9 +391,8 @@ def check_finite(config, members, rows, epoch: int) -> None:
 def summary(epoch, num_epochs, rows) -> str:
   """The epoch's line on the terminal: mean ± std over the members, the std the
   sample one (ddof=1), as in the final table; a line per point of a stacked run."""
-  points = list(dict.fromkeys(r.get('point', '') for r in rows))
   lines = []
-  for point in points:
+  for point in dict.fromkeys(r.get('point', '') for r in rows):  # each point's label
     mine = [r for r in rows if r.get('point', '') == point]
     parts = [f'epoch {epoch}/{num_epochs}'] + ([point] if point else [])
     for key in ('train_loss', 'dev_accuracy', 'test_accuracy'):

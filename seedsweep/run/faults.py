@@ -7,9 +7,10 @@ reaches ``moment``: an instant a test cannot hit by timing alone
 stderr, so a test can tell where it happened. Unset (always, outside those tests) a
 moment costs one environment lookup.
 
-Moments: ``build``, ``step`` (after a train step is dispatched: a chunk's steps are
-all reached once the chunk is), ``eval`` (after an
-eval chunk is dispatched), ``metrics_row`` (after each row of metrics.jsonl),
+Moments: ``build``, ``step`` (after a train step is dispatched, in training: a
+chunk's steps are all reached once the chunk is, in the loop's per-chunk callback,
+so the epoch's phases carry none of it), ``eval`` (after an eval chunk is
+dispatched), ``metrics_row`` (after each row of metrics.jsonl),
 ``tensorboard``, ``checkpoint_saving`` (an asynchronous save in flight),
 ``checkpoints_removing`` (a superseded folder renamed, not yet deleted),
 ``restored``, ``group`` (a group of a split run done), ``finished``,

@@ -9,7 +9,7 @@
       record = {**pieces.provenance, determinism, machines}   the checkpoints' meta
       for epoch in ...:
         done = epoch.run_epoch(pieces, state, epoch, ...)   values in, values out
-        write_rows(done.rows); ckpts.save(..., record)      what the loop calls
+        the rows to metrics.jsonl, TensorBoard; ckpts.save(..., record)
 
 A finished run is left as it is. The members train all at once, or in groups one
 after another when they do not fit the memory budget (run/groups.py). A stop signal
@@ -91,7 +91,7 @@ def _finished(run: prepare.Prepared, print_fn) -> dict:
 def _train_locked(run: prepare.Prepared, print_fn) -> dict:
   """Builds the run once and trains its members: all at once, or in the groups of
   a split (run/groups.py) one after another; writes results.json."""
-  config, workdir = run.config, run.workdir
+  config, workdir = run.checked.config, run.workdir
   # A kill mid-write leaves a temporary file; its writer is gone (we hold the lock).
   files.remove_orphaned_temporaries(workdir, skip=ckpt_lib.FOLDERS)
   timer = timing.Timer()
@@ -131,7 +131,8 @@ def _train_members(pieces, folder: str, workdir: str, timer, print_fn) -> dict:
   Returns their numbers (:func:`epoch.selected`) with ``elapsed`` (training and
   evaluation over every session, to the last checkpoint), ``machines`` and
   ``determinism``."""
-  num_epochs, steps = pieces.config.train.num_epochs, pieces.schedule.plan.steps_per_epoch
+  train = pieces.config.train
+  num_epochs, steps = train.num_epochs, pieces.schedule.train_plan.steps_per_epoch
   with contextlib.ExitStack() as cleanup:  # undone last to first, however it ends
     ckpts = ckpt_lib.Checkpoints(folder)  # the epochs' checkpoints
     cleanup.callback(ckpts.close)
@@ -158,18 +159,20 @@ def _train_members(pieces, folder: str, workdir: str, timer, print_fn) -> dict:
                if resume.position else '')
       print_fn(f'{folder}: resuming after epoch {resume.epoch}/{num_epochs}{where}.')
       faults.reached('restored')
-    write_rows = cleanup.enter_context(_logs(pieces, folder, workdir, resume.epoch))
+    board = _open_logs(pieces, folder, workdir, resume.epoch)  # None: not the primary
+    if board is not None:
+      cleanup.callback(board.close)
     from tqdm.auto import tqdm  # pylint: disable=g-import-not-at-top
     # The bar goes to stderr, and only when asked for; every line of text goes
     # through print_fn (a caller that silences it gets nothing on stdout).
+    initial = resume.epoch * steps + resume.position
     bar = cleanup.enter_context(tqdm(
-        total=num_epochs * steps, initial=resume.epoch * steps + resume.position,
-        unit='step', disable=not pieces.config.train.progress, dynamic_ncols=True,
-        file=sys.stderr))
-    say = bar_safe(bar, print_fn)
-    clock = functools.partial(_wall_time, resume.elapsed, time.perf_counter())
-    first = (num_epochs + 1 if epoch_lib.all_stopped(pieces, state, resume.epoch)
-             else resume.epoch + 1)
+        total=num_epochs * steps, initial=initial, unit='step',
+        disable=not train.progress, dynamic_ncols=True, file=sys.stderr))
+    # What time.perf_counter() said when this run's wall time was 0.
+    clock_start = time.perf_counter() - resume.elapsed
+    first = (num_epochs + 1 if train.patience and epoch_lib.patience_spent(
+        pieces, state, resume.epoch) else resume.epoch + 1)
     ahead = epoch_lib.compile_ahead(pieces, state.params) if first <= num_epochs else None
     if ahead is not None:  # the evaluation's programs compiling while epoch 1 trains
       cleanup.callback(ahead.join)  # (a run stopped in its first epoch: let it end)
@@ -177,31 +180,32 @@ def _train_members(pieces, folder: str, workdir: str, timer, print_fn) -> dict:
     start, loss_sum = resume.position, resume.loss_sum
     with stop_signals.catch() as signal:
       hooks = epoch_lib.Hooks(
-          on_step=progress_without_compilation(bar), stop=lambda: bool(signal),
-          timer=timer, wall_time=clock,
+          on_step=functools.partial(progress_without_compilation, bar, initial),
+          stop=lambda: bool(signal), timer=timer, clock_start=clock_start,
           before_eval=ahead.join if ahead is not None else lambda: None,
-          sizes=epoch_lib.chunk_sizes(pieces))
+          sizes=epoch_lib.ChunkSizes(train.steps_per_dispatch, pieces.steps.host_free))
       for epoch in range(first, num_epochs + 1):
         began = time.perf_counter()
         done = epoch_lib.run_epoch(pieces, state, epoch, start, loss_sum, hooks)
         state, start, loss_sum = done.state, 0, None
         if done.stopped:  # a stop signal ended the epoch: save where it is
-          interrupted = _save_interrupted(pieces, folder, interrupted, done, epoch, clock(),
-                                          record)
+          interrupted = _save_interrupted(pieces, folder, interrupted, done, epoch,
+                                          time.perf_counter() - clock_start, record)
           raise _stopped(signal, workdir,
                          f'at step {done.position}/{steps} of epoch {epoch}')
         if epoch == first:
           bar.unpause()  # the first evaluation compiled its programs: not in the ETA
         evaluated[epoch] = done.evals
-        write_rows(done.rows)
-        epoch_lib.check_finite(pieces.config, pieces.members, done.rows, epoch)
-        _show_epoch(bar, say, pieces, epoch, done.rows, began)
+        if board is not None:  # the primary process writes the files
+          outputs.MetricsLog(folder).append(done.rows)
+          board.write(done.rows)
+          faults.reached('tensorboard')
+        if train.nan_policy == 'fatal':
+          epoch_lib.check_finite(pieces.members, done.rows, epoch)
         completed = epoch
-        early = epoch_lib.all_stopped(pieces, state, epoch)
-        if early:
-          say(f'early stop after epoch {epoch}: every member has gone '
-              f'{pieces.config.train.patience} epochs without a better dev score')
-        if (epoch % pieces.config.train.checkpoint_every == 0 or epoch == num_epochs
+        early = bool(train.patience) and epoch_lib.patience_spent(pieces, state, epoch)
+        _show_epoch(bar, print_fn, pieces, epoch, done.rows, began, early)
+        if (epoch % train.checkpoint_every == 0 or epoch == num_epochs
             or early or signal):
           ckpts.save(epoch, pieces.saved(state),
                      {'epoch': epoch, 'elapsed': done.wall_time, **record})
@@ -236,75 +240,51 @@ def _results(pieces, selected: dict) -> dict:
       paper=pieces.config.paper.to_dict(), provenance=provenance)
 
 
-@contextlib.contextmanager
-def _logs(pieces, folder: str, workdir: str, resumed_epoch: int):
-  """``write(rows)``: an epoch's rows to ``folder``'s metrics.jsonl (cut back to the
-  resumed epoch) and to TensorBoard, by the primary process only (under
-  jax.distributed the others write nothing); closed after the block."""
+def _open_logs(pieces, folder: str, workdir: str, resumed_epoch: int):
+  """The members' TensorBoard writers (outputs.TensorBoard), ``folder``'s
+  metrics.jsonl first cut back to the resumed epoch; None off the primary process
+  (under jax.distributed the others write nothing)."""
   if not hosts.is_primary():
-    yield lambda rows: None
-    return
-  metrics = outputs.MetricsLog(folder)
-  metrics.keep_epochs_up_to(resumed_epoch)
-  board = outputs.TensorBoard(workdir, pieces.members.labels, aggregates=folder == workdir)
-
-  def write(rows) -> None:
-    metrics.append(rows)
-    board.write(rows)
-    faults.reached('tensorboard')
-
-  try:
-    yield write
-  finally:
-    board.close()
+    return None
+  if os.path.exists(os.path.join(folder, outputs.METRICS)):  # rows of a run before
+    outputs.MetricsLog(folder).keep_epochs_up_to(resumed_epoch)
+  return outputs.TensorBoard(workdir, pieces.members.labels, aggregates=folder == workdir)
 
 
-def _wall_time(before: float, started: float) -> float:
-  """Seconds of training and evaluation over every session until now: ``before``
-  this session (what the resumed checkpoint says), and since ``started``."""
-  return before + time.perf_counter() - started
+def progress_without_compilation(bar, initial: int, n: int) -> None:
+  """``on_step(n)``: ``bar`` (made at ``initial`` steps) advanced by a chunk's ``n``
+  steps, keeping out of its rate (and so of its ETA) the first chunk of steps in
+  this process: the one that compiled the training program (or read it from the
+  compilation cache). The chunk's steps reach the fault moment ``step``
+  (run/faults.py)."""
+  if bar.n == initial:
+    bar.unpause()  # tqdm: the time since its last update is left out
+  bar.update(n)
+  faults.reached('step', n)
 
 
-def progress_without_compilation(bar):
-  """``on_step(n)`` advancing ``bar`` by ``n`` steps, keeping out of its rate (and so
-  of its ETA) the first chunk of steps in this process: the one that compiled the
-  training program (or read it from the compilation cache)."""
-  started = []
-
-  def on_step(n: int) -> None:
-    if not started:
-      started.append(True)
-      bar.unpause()  # tqdm: the time since its last update is left out
-    bar.update(n)
-
-  return on_step
-
-
-def bar_safe(bar, print_fn):
-  """``say(line)``: ``print_fn(line)`` with ``bar`` (when shown) cleared first and
-  drawn again after, so a line never lands inside the bar."""
-  def say(line: str) -> None:
-    if bar.disable:
-      print_fn(line)
-      return
-    with bar.external_write_mode():
-      print_fn(line)
-  return say
-
-
-def _show_epoch(bar, say, pieces, epoch: int, rows, began: float) -> None:
-  """The epoch's speed on the progress bar and its summary line through ``say``."""
+def _show_epoch(bar, print_fn, pieces, epoch: int, rows, began: float,
+                early: bool) -> None:
+  """The epoch's speed on the progress bar and its summary line (and, ``early``,
+  that early stopping ended the run) through ``print_fn``, the bar (when shown)
+  cleared first and drawn again after, so that a line never lands inside it."""
   examples = pieces.data.sizes()['train'] * len(pieces.members)
   rate = examples / (time.perf_counter() - began)
   bar.set_postfix_str(f'{rate:,.0f} ex/s (all seeds)')
-  say(epoch_lib.summary(epoch, pieces.config.train.num_epochs, rows))
+  lines = [epoch_lib.summary(epoch, pieces.config.train.num_epochs, rows)]
+  if early:
+    lines.append(f'early stop after epoch {epoch}: every member has gone '
+                 f'{pieces.config.train.patience} epochs without a better dev score')
+  with contextlib.nullcontext() if bar.disable else bar.external_write_mode():
+    for line in lines:
+      print_fn(line)
 
 
 def _save_interrupted(pieces, folder: str, interrupted, done, epoch: int, wall: float,
                       record: dict):
   """Saves the epoch so far (a stop signal's checkpoint) in ``interrupted``, made
   when there is none yet, with what it needs of the run's ``record``; returns it."""
-  steps = pieces.schedule.plan.steps_per_epoch
+  steps = pieces.schedule.train_plan.steps_per_epoch
   interrupted = interrupted or ckpt_lib.Checkpoints(
       folder, max_to_keep=1, folder=ckpt_lib.INTERRUPTED)
   interrupted.save((epoch - 1) * steps + done.position,

@@ -15,6 +15,7 @@ hyperparameter points (``config.stack``) keeps every member's numbers at the top
 each point's own results object, as a run of that point alone would write it, in
 ``by_point`` (with its ``label`` and ``overrides``): :func:`point_results`.
 """
+import dataclasses
 import json
 import os
 from typing import Dict, List, Optional, Sequence, Tuple
@@ -51,20 +52,20 @@ def read_json(path: str):
     return json.load(f)
 
 
+@dataclasses.dataclass(frozen=True)
 class MetricsLog:
-  """``metrics.jsonl``: one row per (epoch, seed)."""
-
-  def __init__(self, workdir: str):
-    self.path = os.path.join(workdir, METRICS)
+  """``metrics.jsonl`` in ``folder``: one row per (epoch, member)."""
+  folder: str
 
   def rows(self) -> List[dict]:
     """Every row ([] without the file); UserError naming the file and line when one
     is not JSON. A last line without its newline is a row a killed process was
     writing: it is left out (the resumed run writes that epoch's rows again)."""
-    if not os.path.exists(self.path):
+    path = os.path.join(self.folder, METRICS)
+    if not os.path.exists(path):
       return []
     rows = []
-    with open(self.path) as f:
+    with open(path) as f:
       for number, line in enumerate(f, 1):
         if not line.endswith('\n'):
           break
@@ -72,7 +73,7 @@ class MetricsLog:
           try:
             rows.append(json.loads(line))
           except ValueError as e:
-            raise UserError(f'{self.path}, line {number}: not valid JSON ({e}); '
+            raise UserError(f'{path}, line {number}: not valid JSON ({e}); '
                             'expected one JSON object per line') from e
     return rows
 
@@ -82,12 +83,12 @@ class MetricsLog:
 
   def replace(self, rows: Sequence[dict]) -> None:
     """Makes ``rows`` the file's content, in one atomic write."""
-    with atomic_file(self.path) as f:
+    with atomic_file(os.path.join(self.folder, METRICS)) as f:
       f.writelines(json.dumps(r) + '\n' for r in rows)
 
   def append(self, rows: Sequence[dict]) -> None:
     """Appends ``rows``, one JSON line each, and syncs the file to disk."""
-    with open(self.path, 'a') as f:
+    with open(os.path.join(self.folder, METRICS), 'a') as f:
       for row in rows:
         f.write(json.dumps(row) + '\n')
         f.flush()
@@ -194,7 +195,7 @@ def stacked_results(members, metrics: Dict[str, Sequence[float]], points,
     return {**per_point[0], **extra}
   for sub, label, overrides in zip(per_point, members.point_labels, points):
     sub.update(label=label, overrides=overrides)
-  return {'seeds': [int(s) for s in members.seeds], 'members': labels,
+  return {'seeds': [int(s) for s in members.seeds], 'members': list(labels),
           'metrics': {k: [float(x) for x in v] for k, v in metrics.items()},
           'nonfinite_step': [int(s) for s in nonfinite_step],
           'by_point': per_point, **extra}
@@ -228,9 +229,9 @@ def seeds_text(n: int) -> str:
 def format_table(results: dict) -> str:
   """Mean ± std table of a results dict, one line per metric (a table per point of
   a stacked run)."""
-  points = point_results(results)
-  if len(points) > 1:
-    return '\n\n'.join(f'point {p["label"]}:\n' + format_table(p) for p in points)
+  per_point = point_results(results)
+  if len(per_point) > 1:
+    return '\n\n'.join(f'point {p["label"]}:\n' + format_table(p) for p in per_point)
   if 'folds' in results:
     what = (f'{seeds_text(len(results["cv_seeds"]))}, each the mean over '
             f'{len(set(results["folds"]))} cross-validation folds')
@@ -249,7 +250,8 @@ def format_table(results: dict) -> str:
     ci_text = f'[{ci[0]:.2f}, {ci[1]:.2f}]' if ci else ''
     lines.append(f'{name:<{width}} {s["mean"]:>9.2f} ± {s["std"]:<6.2f} '
                  f'{ci_text:>17} {s["min"]:>8.2f} {s["max"]:>8.2f}')
-  lines += nonfinite_lines(results)
+  if any(results.get('nonfinite_step') or ()):  # a warning only where one became NaN
+    lines += nonfinite_lines(results)
   paper = results.get('paper') or {}
   value = paper.get('value')
   if value is not None:
@@ -291,10 +293,10 @@ class TensorBoard:
     from tensorboardX import SummaryWriter  # pylint: disable=g-import-not-at-top
     folder = lambda label: os.path.join(workdir, 'tensorboard', label)
     self.writers = [SummaryWriter(folder(label)) for label in labels] if members else []
-    points = dict.fromkeys(label.rpartition('/')[0] for label in labels)
+    point_labels = dict.fromkeys(label.rpartition('/')[0] for label in labels)
     self.aggregates = {p: SummaryWriter(folder(f'{p}/{self.AGGREGATE}' if p
                                                else self.AGGREGATE))
-                       for p in points} if aggregates else {}
+                       for p in point_labels} if aggregates else {}
 
   def write(self, rows: Sequence[dict]) -> None:
     """One epoch's ``rows`` (one per member, in writer order): each numeric metric to its

@@ -7,24 +7,26 @@
     data      = seedsweep.data.load_dataset(config.data)     files -> encoded arrays
     members   = select_members(config, data)    the stacked axis: seeds (x folds)
     placement = place(config, len(members))     devices, seed mapping, shardings
-    schedule  = make_schedule(config, data)     length buckets, TrainPlan, EvalPlan
+    schedule  = make_schedule(config, data)     length buckets, train and eval plans
     model     = make_model(config, data)        built once
-    in_python = own_model.check(checked, data, model)   a user's: the model contract
+    in_python = own_model.check(checked, data, model)   a user's model: its contract
     learner   = make_learner(config, data)      model, optimiser, L2 (engine.steps)
     arrays    = inputs.pipeline.device_arrays(data)   what every step gathers from
     estimate  = memory.estimate(learner, schedule, arrays, placement.mode)
-    steps     = engine.steps.Steps(learner, schedule.plan, placement.mode, ...)
+    steps     = engine.steps.Steps(learner, schedule.train_plan, placement.mode, ...)
     device    = put_on_device(arrays, members, placement)    engine.steps.DeviceData
     chunks    = eval_chunks(schedule.eval_plan, placement)   on the device, once
     record    = provenance_of(checked, data, members, placement.mode)
 """
 import dataclasses
+import functools
 from typing import Dict, Optional, Tuple
 
 import jax
 import numpy as np
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
+from seedsweep.config import python_files
 from seedsweep.config import stacking
 from seedsweep import data as data_lib
 from seedsweep.engine import conlleval
@@ -57,63 +59,53 @@ class Members:
   seed (or (init, data, dropout) seed combination of a factorial design), per fold
   of a cross-validated dataset, per hyperparameter point of ``config.stack``."""
   seed_triples: np.ndarray   # [members, 3] int32: init, data-order, dropout seed
+  seeds: np.ndarray          # [members] int32: its seed (a factorial design's init seed)
   view_ids: np.ndarray       # [members] int32: each member's data.views index (its fold)
   folds: Tuple[int, ...]     # the folds run; () without cross-validation
   point_ids: np.ndarray      # [members] int32: each member's point of config.stack
   point_labels: Tuple[str, ...]  # one per point ('' for a run without a stack)
+  # A name per member (outputs.member_label): ``seed_<k>``, ``fold<f>_seed_<k>``,
+  # ``init<i>_data<d>_dropout<r>``, under ``<point>/`` for a stacked run.
+  labels: Tuple[str, ...]
   factorial: bool = False    # config.seed_design: members differ by stream
 
   def __len__(self) -> int:
     return len(self.seed_triples)
 
-  @property
-  def seeds(self) -> np.ndarray:
-    """``[members]`` int32: each member's seed (its init seed in a factorial design)."""
-    return self.seed_triples[:, 0]
-
-  @property
-  def labels(self):
-    """A name per member (outputs.member_label): ``seed_<k>``, ``fold<f>_seed_<k>``,
-    ``init<i>_data<d>_dropout<r>``, under ``<point>/`` for a stacked run."""
-    folds = self.view_ids if self.folds else [None] * len(self)
-    return [outputs.member_label(s[0], f, seed_triple=s if self.factorial else None,
-                                 point=self.point_labels[p])
-            for s, f, p in zip(self.seed_triples, folds, self.point_ids)]
-
 
 def select_members(config, data: encoded.EncodedDataset, points=None) -> Members:
   """Every point of ``config.stack`` times the folds ``config.data.folds`` selects
-  (all by default) times the seeds (``config.seeds``, or ``config.seed_design``);
-  ``points``: ``stacking.points(config)`` when computed already."""
+  (all by default; none without cross-validation) times the seeds (``config.seeds``,
+  or ``config.seed_design``); ``points``: ``stacking.points(config)`` when computed
+  already."""
   combos = stacking.seed_triples(config)
   points = stacking.points(config) if points is None else points
-  labels = tuple(stacking.point_label(p) for p in points)
+  point_labels = tuple(stacking.point_label(p) for p in points)
   factorial = stacking.factorial(config)
-  folds = select_folds(config, data)
-  if folds and factorial:
-    raise UserError(f'config.seed_design with cross-validated dataset {data.name!r}: '
-                    'a factorial seed design needs a dataset with its own test split '
-                    '(a CV score averages folds per seed, which the design has not)')
+  folds = ()
+  if data.cross_validated:
+    k = len(data.views)
+    folds = tuple(config.data.folds or range(k))
+    bad = [f for f in folds if isinstance(f, bool) or not isinstance(f, int)
+           or not 0 <= f < k]
+    if bad or len(set(folds)) != len(folds):
+      raise UserError(f'config.data.folds={folds!r}; expected distinct fold numbers in '
+                      f'0..{k - 1} ({k}-fold cross-validation), or () for all')
+    if factorial:
+      raise UserError(f'config.seed_design with cross-validated dataset {data.name!r}: '
+                      'a factorial seed design needs a dataset with its own test split '
+                      '(a CV score averages folds per seed, which the design has not)')
   grid = [(p, f, c) for p in range(len(points)) for f in (folds or (0,))
           for c in range(len(combos))]
-  return Members(seed_triples=combos[[c for _, _, c in grid]],
+  triples = combos[[c for _, _, c in grid]]
+  labels = tuple(outputs.member_label(t[0], f if folds else None,
+                                      seed_triple=t if factorial else None,
+                                      point=point_labels[p])
+                 for t, (p, f, _) in zip(triples, grid))
+  return Members(seed_triples=triples, seeds=triples[:, 0],
                  view_ids=np.asarray([f for _, f, _ in grid], np.int32), folds=folds,
                  point_ids=np.asarray([p for p, _, _ in grid], np.int32),
-                 point_labels=labels, factorial=factorial)
-
-
-def select_folds(config, data: encoded.EncodedDataset) -> Tuple[int, ...]:
-  """The folds ``config.data.folds`` selects (all by default; () without CV)."""
-  if not data.cross_validated:
-    return ()
-  k = len(data.views)
-  folds = tuple(config.data.folds or range(k))
-  bad = [f for f in folds if isinstance(f, bool) or not isinstance(f, int)
-         or not 0 <= f < k]
-  if bad or len(set(folds)) != len(folds):
-    raise UserError(f'config.data.folds={folds!r}; expected distinct fold numbers in '
-                    f'0..{k - 1} ({k}-fold cross-validation), or () for all')
-  return folds
+                 point_labels=point_labels, labels=labels, factorial=factorial)
 
 
 def member_hparams(checked, model, members: Members,
@@ -133,13 +125,6 @@ def member_hparams(checked, model, members: Members,
   element): the same value as leaving them out, up to float rounding, since the
   program around it is compiled differently (tests/test_sweep.py).
   """
-  configs = checked.point_configs
-  def value(c, key):
-    section, field = key.split('.', 1)
-    if section == 'model':
-      return c.model[field] if field in c.model else getattr(model, field)
-    return c[section][field]
-
   fields = {f.name: f for f in dataclasses.fields(model)}
   for i, point in enumerate(checked.points):
     for key, v in point.items():
@@ -148,21 +133,21 @@ def member_hparams(checked, model, members: Members,
           models.check_field(fields[key.split('.', 1)[1]], v)
         except UserError as e:
           raise UserError(f'config.stack.points[{i}]: {e}') from e
-  model_fields = set(fields)
-  active = []
+  out = {}
   for key in stacking.STACKABLE:
     section, field = key.split('.', 1)
-    if section == 'model' and (field not in model_fields or field in in_python):
+    if section != 'model':
+      per_point = [c[section][field] for c in checked.point_configs]
+    elif field in fields and field not in in_python:  # a model field: its default
+      per_point = [c.model[field] if field in c.model else getattr(model, field)
+                   for c in checked.point_configs]
+    else:
       continue
-    always = key in stacking.ALWAYS_TRACED
-    if always or any(value(c, key) for c in configs):
-      active.append(key)
-  out = {}
-  for key in active:
-    per_point = [float(value(c, key)) for c in configs]
-    if key in stacking.OFF_AT_ZERO:
-      per_point = [v or np.inf for v in per_point]
-    out[key] = np.asarray(per_point, np.float32)[members.point_ids]
+    if key in stacking.ALWAYS_TRACED or any(per_point):
+      per_point = [float(v) for v in per_point]
+      if key in stacking.OFF_AT_ZERO:
+        per_point = [v or np.inf for v in per_point]
+      out[key] = np.asarray(per_point, np.float32)[members.point_ids]
   return out
 
 
@@ -177,56 +162,39 @@ class Placement:
   stacked: Optional[NamedSharding]   # [members, ...] arrays, split over the mesh
   shared: Optional[NamedSharding]    # the data arrays, on every device
   size: int = 0
-
-  @property
-  def devices(self) -> int:
-    """The devices the members run on."""
-    return self.mesh.size if self.mesh is not None else 1
+  devices: int = 1                   # the devices the members run on
 
 
-def resolve_seed_parallel(mode: str, n_devices: int) -> str:
-  """``auto``: ``map`` on a single device, else ``vmap``.
+def place(config, n_members: int) -> Placement:
+  """Where ``n_members`` members run: sharded over a 1-D mesh of every device (of
+  every host under jax.distributed), or one per member when there are fewer, padded
+  to a multiple of its size (always ``vmap``); or on one device, where
+  ``config.train.seed_parallel`` ``auto`` is ``map``.
 
   On one device ``map`` keeps a seed's bits those of the seed alone: on an H200 a
   lone seed and the same seed among 10 were equal under ``map`` and differed under
   ``vmap`` (other kernels for other batch sizes; docs/gpu.md, "Measured"). ``vmap``
   is faster there for small models, and a user may ask for it.
   """
-  if mode != 'auto':
-    return mode
-  return 'map' if n_devices == 1 else 'vmap'
-
-
-def seed_mesh(n_members: int) -> Optional[Mesh]:
-  """A 1-D mesh over every device (of every host under jax.distributed), or as many
-  as there are members (None: one device)."""
   n = min(jax.device_count(), n_members)
-  return Mesh(np.array(jax.devices()[:n]), ('seeds',)) if n > 1 else None
-
-
-def place(config, n_members: int) -> Placement:
-  """Where ``n_members`` members run: sharded over a mesh of every device (always
-  ``vmap``), padded to a multiple of its size, or on one device with
-  ``config.train.seed_parallel`` resolved."""
-  mesh = seed_mesh(n_members)
-  if mesh is None:
-    return Placement(None, resolve_seed_parallel(config.train.seed_parallel, 1),
-                     None, None, n_members)
+  if n <= 1:
+    mode = config.train.seed_parallel
+    return Placement(None, 'map' if mode == 'auto' else mode, None, None, n_members)
+  mesh = Mesh(np.array(jax.devices()[:n]), ('seeds',))
   # lax.map would serialise the sharded seed axis.
   return Placement(mesh, 'vmap', NamedSharding(mesh, PartitionSpec('seeds')),
-                   NamedSharding(mesh, PartitionSpec()),
-                   -(-n_members // mesh.size) * mesh.size)
+                   NamedSharding(mesh, PartitionSpec()), -(-n_members // n) * n, n)
 
 
 def pad_members(x, size: int):
   """``x`` (a tree of ``[members, ...]`` host arrays) with its last member repeated
   up to ``size`` members (Placement.size); under vmap a member's numbers do not
   depend on the members beside it, so the copies change no real member's bits."""
-  def pad(a):
-    a = np.asarray(a)
-    extra = size - a.shape[0]
-    return a if extra <= 0 else np.concatenate([a, np.repeat(a[-1:], extra, 0)])
-  return jax.tree.map(pad, x)
+  leaves, tree = jax.tree.flatten(x)
+  leaves = [np.asarray(a) for a in leaves]
+  return jax.tree.unflatten(tree, [
+      np.concatenate([a, np.repeat(a[-1:], size - len(a), 0)]) if size > len(a) else a
+      for a in leaves])
 
 
 def put_on_device(arrays: Dict[str, np.ndarray], members: Members,
@@ -248,14 +216,16 @@ def put_on_device(arrays: Dict[str, np.ndarray], members: Members,
 class Schedule:
   """How the data is cut: length buckets, the training batches, the eval chunks."""
   eval_splits: Tuple[str, ...]       # of EVAL_SPLITS, those the dataset has
-  plan: pipeline.TrainPlan           # its boundaries: each bucket's padded length
+  train_plan: pipeline.TrainPlan     # its boundaries: each bucket's padded length
   eval_plan: pipeline.EvalPlan
 
 
 def make_schedule(config, data: encoded.EncodedDataset) -> Schedule:
-  """The run's :class:`Schedule`: length buckets from the first view's training lengths,
-  the training batches and the eval chunks of the dev and test splits the dataset has.
-  UserError when it has nothing to evaluate on, or no dev split under ``best_dev``."""
+  """The run's :class:`Schedule`: length buckets from the first view's training
+  lengths, the training batches and the eval chunks of the dev and test splits the
+  dataset has, padded to ``config.data.eval_padding``'s lengths
+  (pipeline.eval_boundaries), or to the training buckets' at 0. UserError when it
+  has nothing to evaluate on, or no dev split under ``best_dev``."""
   eval_splits = tuple(s for s in EVAL_SPLITS if s in data.split_names())
   if not eval_splits:
     raise UserError(f'dataset {data.name!r} has a train split only: nothing to evaluate '
@@ -270,25 +240,19 @@ def make_schedule(config, data: encoded.EncodedDataset) -> Schedule:
   boundaries = pipeline.bucket_boundaries(
       data.raw_lengths[views[0].rows['train']], config.data.num_buckets,
       config.data.bucket_multiple, int(data.raw_lengths.max(initial=1)))
-  plan = pipeline.TrainPlan.build(
+  train_plan = pipeline.TrainPlan.build(
       [v.rows['train'] for v in views], [v.split_lengths('train') for v in views],
       boundaries, config.train.batch_size)
-  lengths = [[v.split_lengths(s) for v in views] for s in eval_splits]
+  lengths = [[v.split_lengths(s) for v in views] for s in eval_splits]  # [split][view]
+  eval_boundaries = boundaries
+  if config.data.eval_padding:
+    pooled = np.concatenate([np.asarray(x) for split in lengths for x in split])
+    eval_boundaries = pipeline.eval_boundaries(pooled, 1, config.data.eval_padding,
+                                               config.train.eval_batch_size)
   eval_plan = pipeline.EvalPlan.build(
       eval_splits, [[v.rows[s] for v in views] for s in eval_splits], lengths,
-      eval_lengths(config, lengths, boundaries), config.train.eval_batch_size)
-  return Schedule(eval_splits, plan, eval_plan)
-
-
-def eval_lengths(config, lengths, boundaries: Tuple[int, ...]) -> Tuple[int, ...]:
-  """Evaluation's padded lengths (``lengths[split][view]``: the eval rows'):
-  ``config.data.eval_padding``'s (pipeline.eval_boundaries), or the training
-  ``boundaries`` at 0."""
-  if not config.data.eval_padding:
-    return boundaries
-  pooled = np.concatenate([np.asarray(x) for split in lengths for x in split])
-  return pipeline.eval_boundaries(pooled, 1, config.data.eval_padding,
-                                  config.train.eval_batch_size)
+      eval_boundaries, config.train.eval_batch_size)
+  return Schedule(eval_splits, train_plan, eval_plan)
 
 
 def check_embed_dim(model_config, table: np.ndarray) -> None:
@@ -306,6 +270,17 @@ def make_model(config, data: encoded.EncodedDataset):
                             num_classes=data.num_classes, num_tags=len(data.tag_names))
 
 
+def member_tx(optimizer_config, clocked: bool, frozen_mask, member_hparams=None):
+  """A member's optimiser (``member_hparams``: its traced values) where an option
+  wraps the plain one: ``clocked`` ('rows' updates with a decaying optimiser: rows
+  that sat out updates catch up when used), frozen where ``frozen_mask`` (static
+  pretrained vectors)."""
+  tx = optimizers.make_optimizer(optimizer_config, member_hparams)
+  if clocked:
+    tx = embedding_rows.clocked(tx)
+  return tx if frozen_mask is None else optimizers.freeze(tx, frozen_mask)
+
+
 def make_learner(config, data: encoded.EncodedDataset,
                  hparams: Optional[Dict[str, np.ndarray]] = None,
                  model=None) -> steps_lib.Learner:
@@ -317,27 +292,18 @@ def make_learner(config, data: encoded.EncodedDataset,
   static = data.embedding_tables is not None and config.data.vectors.static
   if data.embedding_tables is not None:
     check_embed_dim(config.model, data.embedding_tables[0])
-  mask = optimizers.embedding_mask(abstract)
   l2_mask = optimizers.l2_mask(abstract, config.l2.params)
   update = embedding_rows.check(config.optimizer, l2_mask, static)
-  # 'rows' with a decaying optimiser: rows that sat out updates catch up when used.
+  # 'rows' with a decaying optimiser: the factor rows that sat out updates catch up by.
   decay = embedding_rows.decay_factor(config.optimizer) if update == 'rows' else None
-
-  def make_tx(member_hparams=None):
-    tx = optimizers.make_optimizer(config.optimizer, member_hparams)
-    if decay is not None:
-      tx = embedding_rows.clocked(tx)
-    return optimizers.freeze(tx, mask) if static else tx
-
+  # Each member's optimiser from its hyperparameters (steps.Learner.for_member).
+  make_tx = functools.partial(optimizers.make_optimizer, config.optimizer)
+  if decay is not None or static:
+    make_tx = functools.partial(member_tx, config.optimizer, decay is not None,
+                                optimizers.embedding_mask(abstract) if static else None)
   first = {k: float(v[0]) for k, v in (hparams or {}).items()}
   return steps_lib.Learner(model, make_tx(first), l2_mask, config.l2.coef, update,
                            decay, make_tx=make_tx)
-
-
-def portable_program(config) -> bool:
-  """Whether the run's programs take the portable form (engine.portable): portable
-  numerics on a CPU (a GPU's own kernels decide its bits)."""
-  return config.runtime.numerics == 'portable' and jax.default_backend() == 'cpu'
 
 
 def build(config) -> 'Pieces':
@@ -353,29 +319,35 @@ def build(config) -> 'Pieces':
   placement = place(config, len(members))
   schedule = make_schedule(config, data)
   model = make_model(config, data)
-  in_python = own_model.check(checked, data, model)  # a user's: the model contract
+  # A user's own model ('file.py:Class') is held to the model contract here, a
+  # registered one by its tests.
+  in_python = (own_model.check(checked, data, model)
+               if python_files.is_reference(config.model.name) else ())
   hparams = member_hparams(checked, model, members, in_python)
   learner = make_learner(config, data, hparams, model)
   arrays = pipeline.device_arrays(data.views, data.labels, data.tags)
-  estimate = memory.estimate(learner, schedule.plan, schedule.eval_plan, arrays,
+  estimate = memory.estimate(learner, schedule.train_plan, schedule.eval_plan, arrays,
                              placement.mode)
   memory.check_budget(estimate, memory.budget_mib(config))
   tag_tables = conlleval.tag_tables(data.tag_names) if data.tag_names else None
-  steps = steps_lib.Steps(learner, schedule.plan, placement.mode,
+  # Portable numerics on a CPU: the programs in engine.portable's form (a GPU's own
+  # kernels decide its bits).
+  portable = config.runtime.numerics == 'portable' and jax.default_backend() == 'cpu'
+  steps = steps_lib.Steps(learner, schedule.train_plan, placement.mode,
                           config.train.patience, tag_tables,
-                          single_member=len(members) == 1,
-                          portable=portable_program(config))
+                          single_member=len(members) == 1, portable=portable)
   return Pieces(config, checked, data, members, placement,
                 put_on_device(arrays, members, placement, hparams), schedule,
                 learner, steps, estimate, eval_chunks(schedule.eval_plan, placement),
-                provenance_of(checked, data, members, placement.mode))
+                provenance_of(checked, data, members, placement.mode), portable)
 
 
-def eval_chunks(plan: pipeline.EvalPlan, placement: Placement) -> tuple:
+def eval_chunks(eval_plan: pipeline.EvalPlan, placement: Placement) -> tuple:
   """``((length, rows [views, c], split [views, c]), ...)``: the eval plan's chunks
   in the order they are evaluated, put on the device once."""
   host = [(length, rows[:, c], split[:, c])
-          for length, (rows, split) in plan.chunks.items() for c in range(rows.shape[1])]
+          for length, (rows, split) in eval_plan.chunks.items()
+          for c in range(rows.shape[1])]
   arrays = jax.device_put([(r, s) for _, r, s in host], placement.shared)
   return tuple((length, r, s) for (length, _, _), (r, s) in zip(host, arrays))
 
@@ -426,6 +398,7 @@ class Pieces:
   memory_estimate: memory.MemoryEstimate
   eval_chunks: tuple   # :func:`eval_chunks`, on the device
   provenance: dict     # :func:`provenance_of`; read, never written
+  portable: bool       # the programs in engine.portable's form (see :func:`build`)
 
   def init_state(self) -> state_lib.TrainState:
     """Every member's fresh TrainState, stacked ``[members, ...]`` (from its init seed
@@ -434,7 +407,7 @@ class Pieces:
                                 self.members.view_ids), self.placement.size)
     return state_lib.create_train_state(
         self.learner.model, self.learner.tx, seeds, views, self.data.embedding_tables,
-        portable=portable_program(self.config), sharding=self.placement.stacked)
+        portable=self.portable, sharding=self.placement.stacked)
 
   def real(self, x) -> np.ndarray:
     """A ``[members on device]`` array fetched to the host, the run's members only."""
@@ -466,8 +439,8 @@ class Pieces:
     run/groups.py): the same data on device, programs and provenance."""
     m, part = self.members, slice(start, end)
     members = dataclasses.replace(m, seed_triples=m.seed_triples[part],
-                                  view_ids=m.view_ids[part],
-                                  point_ids=m.point_ids[part])
+                                  seeds=m.seeds[part], view_ids=m.view_ids[part],
+                                  point_ids=m.point_ids[part], labels=m.labels[part])
     placement = place(self.config, len(members))
     hparams = {k: self.real(v)[part] for k, v in self.device.hparams.items()}
     return dataclasses.replace(

@@ -102,7 +102,7 @@ def encode(pieces, token_lists: Sequence[List[str]]) -> List[Dict[str, np.ndarra
              for view in pieces.data.views]  # per view: (flat ids, lengths)
   starts = [np.concatenate([[0], np.cumsum(lengths)[:-1]]) for _, lengths in encoded]
   longest = np.max([lengths for _, lengths in encoded], axis=0)
-  boundaries = pieces.schedule.plan.boundaries
+  boundaries = pieces.schedule.train_plan.boundaries
   multiple = data_config.bucket_multiple
 
   def padded(n):
