@@ -3,9 +3,10 @@ r"""Training throughput of the seed-parallel forms, measured side by side in one
   python benchmarks/seed_parallel.py --config=experiments/demo.py --steps=60
 
 Compares, on the same batches: ``vmap`` over all seeds, ``lax.map`` over all seeds
-(both one jitted step), and one single-seed jitted step per seed run one after
-another (the baseline: what separate runs would cost). Each child process also runs
-with and without the glibc malloc settings launch.py uses, to measure them.
+(each step one dispatch of the one-step train chunk), and one single-seed step per
+seed run one after another (the baseline: what separate runs would cost). Each
+child process also runs with and without the glibc malloc settings launch.py uses,
+to measure them.
 Prints steps/s (one step advances every seed) and ratios to the baseline.
 """
 import json
@@ -35,7 +36,7 @@ FORMS = ('vmap', 'map', 'per_seed')
 def measure(config, form: str, steps: int) -> float:
   """Steps per second (every seed advanced once per step) of one form."""
   import jax  # pylint: disable=g-import-not-at-top
-  from seedsweep.engine import steps as steps_lib  # pylint: disable=g-import-not-at-top
+  from seedsweep.run import epoch as epoch_lib  # pylint: disable=g-import-not-at-top
   from seedsweep.run import pieces  # pylint: disable=g-import-not-at-top
   runtime.enable_compilation_cache()
   config.data.num_buckets = 1  # one padded length: the forms see identical shapes
@@ -48,16 +49,20 @@ def measure(config, form: str, steps: int) -> float:
   for seeds in seed_groups:
     config.seeds = seeds
     exp = pieces.build(config)
-    runs.append((exp, exp.init_state(), exp.steps.epoch_orders(exp.device, 1)))
+    batches = exp.steps.epoch_plan(exp.device, 1, exp.schedule.train_plan.schedule(1))
+    runs.append([exp, exp.init_state(), batches, *epoch_lib.chunk_carry(exp, None, 0)])
   schedule = runs[0][0].schedule.train_plan.schedule(1)
 
   def advance(n, start):
+    # A step a dispatch: the loop's one-step chunk (engine/steps.py train_chunk).
     for position in range(start, start + n):
-      slot, length = schedule[position % len(schedule)]
-      for i, (exp, state, orders) in enumerate(runs):
-        step_at = steps_lib.StepAt(orders=orders, slot=slot, epoch=1, position=position)
-        state, loss = exp.steps.train_step(state, exp.device, step_at, length=length)
-        runs[i] = (exp, state, orders)
+      length = schedule[position % len(schedule)][1]
+      for run in runs:
+        exp, state, batches, loss_sum, cursor = run
+        if position and position % len(schedule) == 0:  # the epoch again
+          loss_sum, cursor = epoch_lib.chunk_carry(exp, None, 0)
+        run[1], run[3], run[4] = exp.steps.train_chunk(
+            state, exp.device, batches, cursor, loss_sum, length=length, count=1)
     jax.block_until_ready([r[1] for r in runs])
 
   advance(3, 0)  # compile and warm up

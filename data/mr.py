@@ -21,18 +21,11 @@ FILES = ('rt-polarity.neg', 'rt-polarity.pos')  # in label order
 NUM_PER_FILE = 5331
 
 
-def _byte_table() -> str:
-  """Byte value -> character: cp1252, or latin-1 where cp1252 leaves a byte undefined."""
-  chars = []
-  for b in range(256):
-    try:
-      chars.append(bytes([b]).decode('cp1252'))
-    except UnicodeDecodeError:
-      chars.append(chr(b))
-  return ''.join(chars)
-
-
-_CP1252 = {i: c for i, c in enumerate(_byte_table()) if chr(i) != c}
+# Where cp1252 differs from latin-1: its characters for the bytes 0x80-0x9f, but for
+# the five it leaves undefined, which stay latin-1 (a str.translate table).
+_UNDEFINED = (0x81, 0x8d, 0x8f, 0x90, 0x9d)
+_CP1252 = {b: bytes([b]).decode('cp1252') for b in range(0x80, 0xa0)
+           if b not in _UNDEFINED}
 
 
 def decode_cp1252(data: bytes) -> str:

@@ -8,7 +8,7 @@ recorded sha256: :func:`seedsweep.data.raw_files.recorded`). Both are found by
 scanning the package (:mod:`seedsweep.declared`).
 """
 import dataclasses
-from typing import Callable, Dict, Mapping, Optional, Tuple, Type
+from typing import Mapping, Optional, Tuple, Type
 
 import tensorflow_datasets as tfds
 
@@ -23,5 +23,6 @@ class DatasetSpec:
   downloads: Mapping[str, raw.Download] = dataclasses.field(default_factory=dict)
   label_names: Optional[Tuple[str, ...]] = None  # class order; None: sorted names
   cross_validation: bool = False           # one pooled split, k-fold CV
-  # split -> sha256 the decoded examples must have (see pool.checksum); None: unchecked.
-  expected_checksums: Optional[Callable[[], Dict[str, str]]] = None
+  # split -> sha256 the decoded examples must have (see pool.checksum), recorded as
+  # constants for a generated dataset (data/demo.py); None: unchecked.
+  expected_checksums: Optional[Mapping[str, str]] = None

@@ -120,7 +120,7 @@ def ptb_split(tokens: Sequence[str]) -> List[str]:
 
 
 def space_tokens(line: str) -> List[str]:
-  """A pre-tokenised line's tokens: split on ASCII spaces (as vocabulary.tokenize),
+  """A pre-tokenised line's tokens: split on ASCII spaces (as vocabulary.tokenize_texts),
   empty tokens dropped."""
   return [t for t in line.split(' ') if t]
 

@@ -8,6 +8,8 @@ Every model maps a batch ``{'tokens': int32 [batch, time], 'lengths': int32 [bat
 to a ``ModelOutput`` (logits ``[batch, classes]``) and names its word embedding
 module ``embedding``.
 """
+import functools
+
 import flax.linen as nn
 import jax
 import jax.numpy as jnp
@@ -19,10 +21,8 @@ from seedsweep.models import recurrent
 from seedsweep.models import registered
 
 def symmetric_uniform(scale: float):
-  """Initialiser drawing from U(-scale, scale)."""
-  def init(key, shape, dtype=jnp.float32):
-    return jax.random.uniform(key, shape, dtype, -scale, scale)
-  return init
+  """Initialiser ``(key, shape, dtype)`` drawing from U(-scale, scale)."""
+  return functools.partial(jax.random.uniform, minval=-scale, maxval=scale)
 
 
 def embed_batch(batch, vocab_size: int, dim: int, scale: float = 0.25):

@@ -27,11 +27,6 @@ import jax
 import jax.numpy as jnp
 
 
-def _is_static(rate) -> bool:
-  """A Python (or NumPy) number, known while tracing; not an array or a tracer."""
-  return isinstance(rate, numbers.Number) and not isinstance(rate, bool)
-
-
 class Dropout(nn.Module):
   """Inverted dropout with a static or traced ``rate`` (the drop probability)."""
   rate: Any
@@ -44,7 +39,8 @@ class Dropout(nn.Module):
     if deterministic:
       return inputs
     rate = self.rate
-    if _is_static(rate):
+    # A Python (or NumPy) number is known while tracing; an array or a tracer is not.
+    if isinstance(rate, numbers.Number) and not isinstance(rate, bool):
       if rate == 0:
         return inputs
       if rate == 1:  # nothing kept; avoids 0 / 0 in the gradient

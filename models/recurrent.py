@@ -54,29 +54,25 @@ def lstm_scan(gates_x, w_h, mask, unroll: int = 1):
   return jnp.moveaxis(hs, 0, 2), carry
 
 
-def _forward_step(w_h, carry, inputs):
-  """One time step of the ``D`` LSTMs: the new carry, the output and what the
-  backward pass needs (gate activations ``[D, batch, 4h]`` and ``tanh(c)``)."""
-  h, c = carry
-  g_x, m = inputs
-  i, f, g, o = gate_activations(g_x + jnp.einsum('dbh,dhk->dbk', h, w_h))
-  c_new = f * c + i * g
-  tanh_c = jnp.tanh(c_new)
-  h_new = o * tanh_c
-  m = m[..., None]
-  new_carry = (jnp.where(m, h_new, h), jnp.where(m, c_new, c))
-  return new_carry, jnp.where(m, h_new, 0.0), (jnp.concatenate([i, f, g, o], -1),
-                                               tanh_c)
-
-
 def _run_forward(gates_t, w_h, mask_t, unroll, keep: bool):
-  """The forward scan over time-major inputs; ``keep``: also return the residuals."""
+  """The forward scan over time-major inputs; ``keep``: also return the residuals
+  the backward pass needs (each step's ``h``, ``c``, gate activations ``[D, batch,
+  4h]`` and ``tanh(c)``)."""
   num, batch, features = gates_t.shape[1:]
   zeros = jnp.zeros((num, batch, features // 4), gates_t.dtype)
 
-  def step(carry, inputs):
-    new_carry, out, (acts, tanh_c) = _forward_step(w_h, carry, inputs)
-    return new_carry, ((out, carry[0], carry[1], acts, tanh_c) if keep else out)
+  def step(carry, inputs):  # one time step of the D LSTMs
+    h, c = carry
+    g_x, m = inputs
+    i, f, g, o = gate_activations(g_x + jnp.einsum('dbh,dhk->dbk', h, w_h))
+    c_new = f * c + i * g
+    tanh_c = jnp.tanh(c_new)
+    h_new = o * tanh_c
+    m = m[..., None]
+    new_carry = (jnp.where(m, h_new, h), jnp.where(m, c_new, c))
+    out = jnp.where(m, h_new, 0.0)
+    acts = jnp.concatenate([i, f, g, o], -1)
+    return new_carry, ((out, h, c, acts, tanh_c) if keep else out)
 
   return jax.lax.scan(step, (zeros, zeros), (gates_t, mask_t), unroll=unroll)
 

@@ -16,22 +16,20 @@ from typing import Any, Dict, List
 from seedsweep.errors import UserError
 
 
-def _declares(origin: str, attribute: str) -> bool:
-  """Whether the source file ``origin`` assigns ``attribute`` at its top level."""
-  with open(origin, encoding='utf-8') as f:
-    return re.search(rf'^{attribute}\s*[:=]', f.read(), re.MULTILINE) is not None
-
-
 def modules_declaring(package: types.ModuleType, attribute: str) -> List[types.ModuleType]:
   """The modules of ``package`` (every folder of its ``__path__``, by module name) that
   assign ``attribute`` at their top level, imported. The others are not imported:
   one run as a command (``python -m seedsweep.data.word2vec``) must not be imported
   first, by its package."""
+  assigns = re.compile(rf'^{attribute}\s*[:=]', re.MULTILINE)  # at the top level
   found = []
   for info in sorted(pkgutil.iter_modules(package.__path__), key=lambda i: i.name):
     spec = info.module_finder.find_spec(info.name)
-    if (not info.ispkg and spec and spec.origin and spec.origin.endswith('.py')
-        and _declares(spec.origin, attribute)):
+    if info.ispkg or not (spec and spec.origin and spec.origin.endswith('.py')):
+      continue
+    with open(spec.origin, encoding='utf-8') as f:
+      source = f.read()
+    if assigns.search(source):
       found.append(importlib.import_module(f'{package.__name__}.{info.name}'))
   return found
 

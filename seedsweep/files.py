@@ -6,10 +6,9 @@ data layer can use it as well as the run loop. Also the checks of paths a user
 names: a folder where a file is expected, or the reverse, is one line.
 """
 import contextlib
-import functools
 import os
 import re
-import tempfile
+import secrets
 from typing import Callable, List, Optional
 
 from seedsweep.errors import UserError
@@ -28,13 +27,6 @@ def refuse_file(path: str, where: str, expected: str) -> None:
     raise UserError(f'{where}={path} is a file; expected {expected}')
 
 
-@functools.lru_cache(maxsize=None)
-def _umask() -> int:
-  mask = os.umask(0)
-  os.umask(mask)
-  return mask
-
-
 @contextlib.contextmanager
 def atomic_write(path: str, mode: str = 'w', *,
                  before_rename: Optional[Callable[[], None]] = None, **open_args):
@@ -48,14 +40,16 @@ def atomic_write(path: str, mode: str = 'w', *,
   byte and the rename (the fault-injection tests' hook).
   """
   folder = os.path.dirname(os.path.abspath(path))
-  fd, tmp = tempfile.mkstemp(dir=folder, suffix='.tmp',
-                             prefix=f'.{os.path.basename(path)}.{os.getpid()}.')
+  # Made as a plain open makes a file (0o666 less the umask), under a name no other
+  # writer takes (O_EXCL; the writer's pid and a random part).
+  tmp = os.path.join(folder, f'.{os.path.basename(path)}.{os.getpid()}.'
+                             f'{secrets.token_hex(8)}.tmp')
+  fd = os.open(tmp, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o666)
   try:
     with os.fdopen(fd, mode, **open_args) as f:
       yield f
       f.flush()
       os.fsync(f.fileno())
-    os.chmod(tmp, 0o666 & ~_umask())
     if before_rename is not None:
       before_rename()
     os.replace(tmp, path)

@@ -100,6 +100,21 @@ class FakeDownloads:
     return self.archives[url]
 
 
+def test_a_prepared_demo_that_differs_from_its_recorded_sha256_is_refused(monkeypatch):
+  """The demo's prepared copy is checked against data/demo.py's SPLIT_SHA256, as a
+  real dataset's raw files are against their SHA256: a copy another grammar made, or
+  one modified, is refused in one line naming the split and the way out."""
+  from seedsweep.data import demo  # pylint: disable=g-import-not-at-top
+  demo_config = config()
+  demo_config.name = 'demo'
+  texts, labels = data_lib.read_split(demo_config, 'dev')  # prepared, and accepted
+  assert len(texts) == len(labels) == 500
+  monkeypatch.setitem(demo.SPLIT_SHA256, 'dev', '0' * 64)
+  with pytest.raises(UserError, match=r"does not match the recorded checksums for "
+                     r"split\(s\) \['dev'\].*delete .* to rebuild it"):
+    data_lib.read_split(demo_config, 'test')
+
+
 def test_downloaded_files_are_assembled_into_the_data_root_layout(tmp_path):
   from seedsweep.data import mr  # pylint: disable=g-import-not-at-top
   extracted = tmp_path / 'extracted' / 'rt-polaritydata'

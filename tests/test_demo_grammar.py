@@ -90,6 +90,19 @@ def test_identical_across_processes_and_hash_seeds(splits):
   assert here == _EXPECTED_SHA256, f'dataset changed: sha256 {here}'
 
 
+def test_the_demo_dataset_records_what_the_grammar_generates(splits):
+  """data/demo.py's SPLIT_SHA256, against which every prepared copy is checked (a run
+  on a prepared cache never enters the grammar), is each split's sha256 as the pool
+  computes it; its labels and splits are the grammar's."""
+  from seedsweep.data import demo  # pylint: disable=g-import-not-at-top
+  from seedsweep.inputs import pool  # pylint: disable=g-import-not-at-top
+  assert {name: pool.checksum(*zip(*splits[name])) for name in SPLITS} == (
+      demo.SPLIT_SHA256)
+  assert demo.LABEL_NAMES == dg.LABEL_NAMES
+  assert tuple(demo.SPLIT_SHA256) == tuple(dg.SPLIT_SIZES) == SPLITS
+  assert demo.DATASETS['demo'].expected_checksums is demo.SPLIT_SHA256
+
+
 def test_unknown_split_raises():
   with pytest.raises(ValueError) as err:
     dg.generate_split('validation')

@@ -41,7 +41,9 @@ def test_the_pool_cannot_change_once_jax_has_started():
   other = runtime.cpu_threads() + 1
   with pytest.raises(UserError, match=rf'config.runtime.cpu_threads={other}.*new process'):
     runtime.pin_cpu_threads(other)
-  assert runtime.cpu_threads() == runtime.default_pool()
+  # The default pool: NPROC where the environment sets it, else the cores, at least 2.
+  assert runtime.cpu_threads() == (int(os.environ.get(runtime.THREADS_VARIABLE) or 0)
+                                   or max(2, runtime.usable_cores()))
 
 
 @pytest.mark.parametrize('bad', [-1, 2.0, True, '4'])

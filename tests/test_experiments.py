@@ -1,14 +1,15 @@
 """Every paper experiment config: its ``quick`` variant builds on the real data
 (../shared/data) and its train and eval steps trace; one per model family trains end
 to end; and every variant resolves with the paper's number."""
+import functools
 import importlib
 import json
 
 import jax
+import jax.numpy as jnp
 import pytest
 
 from seedsweep import models
-from seedsweep.engine import steps as steps_lib
 from seedsweep.models import registered
 from seedsweep.run import loop
 from seedsweep.run import pieces
@@ -35,16 +36,18 @@ def get_config(name, arg):
 @pytest.mark.slow
 @pytest.mark.parametrize('name, arg', in_tier(TRACED, ('clstm_sst', 'binary,quick')))
 def test_quick_variant_builds_on_its_data_and_its_steps_trace(name, arg):
-  """The config's data, model, optimiser and plans built for real; one train step
-  and one eval chunk traced (shapes and dtypes checked, nothing compiled)."""
+  """The config's data, model, optimiser and plans built for real; the train chunk
+  program (one step of each length) lowered and one eval chunk traced (shapes and
+  dtypes checked, nothing compiled)."""
   exp = pieces.build(tiny_shapes(get_config(name, arg)))
   members = len(exp.members)
   state = jax.eval_shape(exp.init_state)
-  slot, length = exp.schedule.train_plan.schedule(1)[0]
-  step_at = steps_lib.StepAt(orders=jax.eval_shape(exp.steps.epoch_orders, exp.device, 1),
-                             slot=slot, epoch=1, position=0)
-  new_state, loss = jax.eval_shape(exp.steps.train_step, state, exp.device, step_at,
-                                   length=length)
+  batches = jax.eval_shape(functools.partial(
+      exp.steps.epoch_plan, epoch=1, visits=exp.schedule.train_plan.schedule(1)), exp.device)
+  position = jax.ShapeDtypeStruct((), jnp.int32)
+  loss_sum = jax.ShapeDtypeStruct((members,), jnp.float32)
+  lowered = exp.steps.lower_chunks(state, exp.device, batches, position, loss_sum)[0]
+  new_state, loss, _ = lowered.out_info
   assert loss.shape == (members,)
   assert jax.tree.map(lambda a: (a.shape, a.dtype), new_state) == jax.tree.map(
       lambda a: (a.shape, a.dtype), state)

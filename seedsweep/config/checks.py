@@ -103,7 +103,13 @@ def validate(config) -> None:
     raise UserError(f'config.train.patience={t.patience} needs '
                     f"config.train.selection='best_dev' (got {t.selection!r}): "
                     f'early stopping watches the dev score')
-  check_unread_files(config.data)
+  # A file named while the dataset reads none would be ignored without a word.
+  data = config.data
+  given = [s for s in ('train', 'dev', 'test') if data.files[s]]
+  if given and data.name != 'files':
+    raise UserError(f'config.data.files.{given[0]}={data.files[given[0]]!r} is set, '
+                    f"but config.data.name={data.name!r} reads no such file; expected "
+                    "config.data.name='files' (or config.data.files left empty)")
 
 
 def check_fields(config, names: Sequence[str] = ()) -> None:
@@ -115,12 +121,3 @@ def check_fields(config, names: Sequence[str] = ()) -> None:
       value = None if value is None else value.get(part)
     _FIELDS[key].check(key, value)
 
-
-def check_unread_files(data) -> None:
-  """UserError when config.data.files names a file while config.data.name reads
-  none (the file would be ignored without a word)."""
-  given = [s for s in ('train', 'dev', 'test') if data.files[s]]
-  if given and data.name != 'files':
-    raise UserError(f'config.data.files.{given[0]}={data.files[given[0]]!r} is set, '
-                    f"but config.data.name={data.name!r} reads no such file; expected "
-                    "config.data.name='files' (or config.data.files left empty)")

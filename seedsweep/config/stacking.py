@@ -55,7 +55,10 @@ def points(config) -> List[Dict[str, Any]]:
 
 
 def point_label(overrides: Dict[str, Any]) -> str:
-  """``'learning_rate=0.005'``: a point's values, named by their short names."""
+  """``'learning_rate=0.005'``: a point's values, named by their short names (''
+  for a run's one point without a stack)."""
+  if not overrides:
+    return ''
   names = keys.short_names(list(overrides))
   return ','.join(f'{n}={keys.value_text(v)}' for n, v in zip(names, overrides.values()))
 
@@ -84,10 +87,12 @@ def validate(config) -> None:
     if keys.missing_field(config, key):
       raise UserError(f'config.stack.fields names {key}, which this config does not '
                       f'have ({keys.missing_field(config, key)})')
-  _validate_design(config.seed_design)
+  if any(tuple(config.seed_design[s]) for s in STREAMS):  # a factorial seed design
+    _validate_design(config.seed_design)
 
 
 def _validate_design(design) -> None:
+  """UserError unless a seed design sets all three streams, each distinct ints."""
   sets = {s: tuple(design[s]) for s in STREAMS}
   given = [s for s in STREAMS if sets[s]]
   if given and len(given) != len(STREAMS):

@@ -37,20 +37,24 @@ def check(opt_config, l2_mask, static: bool) -> str:
   where it is exact, else 'dense'); UserError otherwise."""
   mode = opt_config.embedding_update
   config_checks.one_of('optimizer.embedding_update', mode, UPDATES)
+  name, momentum = opt_config.name, opt_config.momentum
+  table_l2 = l2_mask.get(TABLE[0], {}).get(TABLE[1])
+  # Whether 'rows' equals the dense update up to rounding for this config.
+  exact = (not static and not table_l2 and name in EXACT_FOR
+           and not (name in WITH_MOMENTUM and momentum))
   if mode == 'auto':
-    return 'rows' if _rows_exact(opt_config, l2_mask, static) else 'dense'
+    return 'rows' if exact else 'dense'
   if mode == 'dense':
     return mode
   if static:
     raise UserError(f'config.optimizer.embedding_update={mode!r} with '
                     'config.data.vectors.static=True: a frozen table has no updates; '
                     "use 'dense'")
-  if l2_mask.get(TABLE[0], {}).get(TABLE[1]):
+  if table_l2:
     raise UserError(f'config.optimizer.embedding_update={mode!r}, but config.l2.params '
                     'matches the embedding table: its L2 gradient touches every row; '
                     "use 'dense' or leave the table out of config.l2.params")
-  name, momentum = opt_config.name, opt_config.momentum
-  if mode == 'rows' and not _rows_exact(opt_config, l2_mask, static):
+  if mode == 'rows' and not exact:
     raise UserError(
         f"config.optimizer.embedding_update='rows' is exact only for "
         f'{tuple(EXACT_FOR)} ({" and ".join(WITH_MOMENTUM)} without momentum), not '
@@ -58,13 +62,6 @@ def check(opt_config, l2_mask, static: bool) -> str:
         + "; use 'lazy' (rows' moments change only when the row is used: a different "
           "optimiser) or 'dense'")
   return mode
-
-
-def _rows_exact(opt_config, l2_mask, static: bool) -> bool:
-  """Whether 'rows' equals the dense update up to rounding for this config."""
-  name, momentum = opt_config.name, opt_config.momentum
-  return (not static and not l2_mask.get(TABLE[0], {}).get(TABLE[1])
-          and name in EXACT_FOR and not (name in WITH_MOMENTUM and momentum))
 
 
 def decay_factor(opt_config) -> Optional[float]:

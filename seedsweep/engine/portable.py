@@ -21,6 +21,7 @@ kernels that follow the CPU (dots outside YNNPACK, LAPACK calls): every run reco
 it, and tests hold every model to none.
 """
 import functools
+import math
 import re
 from typing import Callable, List, Sequence
 
@@ -47,7 +48,7 @@ def make_portable(fun: Callable) -> Callable:
   @functools.wraps(fun)
   def wrapped(*args, **kwargs):
     leaves, tree = jax.tree.flatten((args, kwargs))
-    traced = [_is_array(x) for x in leaves]
+    traced = [isinstance(x, _ARRAYS) for x in leaves]
 
     def flat_fun(*arrays):
       it = iter(arrays)
@@ -62,31 +63,25 @@ def make_portable(fun: Callable) -> Callable:
   return wrapped
 
 
-def _is_array(x) -> bool:
-  return isinstance(x, (jax.Array, np.ndarray, np.generic, jax.core.Tracer))
+# What make_portable traces; any other argument stays static.
+_ARRAYS = (jax.Array, np.ndarray, np.generic, jax.core.Tracer)
 
 
 def _eval(jaxpr, consts: Sequence, args: Sequence) -> List:
   """Evaluates ``jaxpr`` (binding its primitives on the current trace), its dots and
   QRs in the portable form."""
-  env = {}
-
-  def read(v):
-    return v.val if isinstance(v, jcore.Literal) else env[v]
-
-  for var, value in zip(jaxpr.constvars, consts):
-    env[var] = value
-  for var, value in zip(jaxpr.invars, args):
-    env[var] = value
+  env = dict(zip(jaxpr.constvars, consts))
+  env.update(zip(jaxpr.invars, args))
   for eqn in jaxpr.eqns:
-    invals = [read(v) for v in eqn.invars]
+    # A literal operand carries its value; any other is an earlier output.
+    invals = [v.val if isinstance(v, jcore.Literal) else env[v] for v in eqn.invars]
     outvals = _eval_eqn(eqn, invals)
     if not eqn.primitive.multiple_results:
       outvals = [outvals]
     for var, value in zip(eqn.outvars, outvals):
       if not isinstance(var, jcore.DropVar):
         env[var] = value
-  return [read(v) for v in jaxpr.outvars]
+  return [v.val if isinstance(v, jcore.Literal) else env[v] for v in jaxpr.outvars]
 
 
 def _eval_eqn(eqn, invals):
@@ -104,8 +99,14 @@ def _eval_eqn(eqn, invals):
     else:
       out = _eval(inner, [], invals)
     return out if eqn.primitive.multiple_results else out[0]
-  if name in _CONTROL_FLOW:
-    params = {k: _rewrite_param(v) for k, v in eqn.params.items()}
+  if name in _CONTROL_FLOW:  # its jaxprs (a cond's branches: a tuple) rewritten
+    params = dict(eqn.params)
+    for k, v in eqn.params.items():
+      if isinstance(v, jcore.ClosedJaxpr):
+        params[k] = _rewrite_closed(v)
+      elif (isinstance(v, tuple) and v
+            and all(isinstance(j, jcore.ClosedJaxpr) for j in v)):
+        params[k] = tuple(_rewrite_closed(j) for j in v)
     return eqn.primitive.bind(*invals, **params)
   if any(_contains_rewritten(j) for j in jcore.jaxprs_in_params(eqn.params)):
     raise NotImplementedError(
@@ -122,15 +123,6 @@ def _contains_rewritten(jaxpr) -> bool:
              for e in jaxpr.eqns)
 
 
-def _rewrite_param(value):
-  if isinstance(value, jcore.ClosedJaxpr):
-    return _rewrite_closed(value)
-  if isinstance(value, tuple) and value and all(
-      isinstance(v, jcore.ClosedJaxpr) for v in value):
-    return tuple(_rewrite_closed(v) for v in value)
-  return value
-
-
 def _rewrite_closed(closed: 'jcore.ClosedJaxpr') -> 'jcore.ClosedJaxpr':
   """The same computation traced again through :func:`_eval`; the same avals."""
   specs = [jax.ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type)
@@ -138,14 +130,12 @@ def _rewrite_closed(closed: 'jcore.ClosedJaxpr') -> 'jcore.ClosedJaxpr':
   rewritten = jax.make_jaxpr(lambda *a: _eval(closed.jaxpr, closed.consts, a))(*specs)
   # Weak types must survive the retrace; the avals' abstract meshes (all Auto axes
   # under a seed mesh) need not: they carry no layout.
-  if list(map(_type_of, rewritten.out_avals)) != list(map(_type_of, closed.out_avals)):
+  before, after = ([(a.shape, a.dtype, a.weak_type) for a in avals]
+                   for avals in (closed.out_avals, rewritten.out_avals))
+  if after != before:
     raise AssertionError(f'make_portable changed a jaxpr\'s outputs: '
                          f'{closed.out_avals} -> {rewritten.out_avals}')
   return rewritten
-
-
-def _type_of(aval):
-  return aval.shape, aval.dtype, aval.weak_type
 
 
 def _canonical_dot(lhs, rhs, *, dimension_numbers, **params):
@@ -157,8 +147,9 @@ def _canonical_dot(lhs, rhs, *, dimension_numbers, **params):
   (lc, rc), (lb, rb) = dimension_numbers
   free = [d for d in range(np.ndim(lhs)) if d not in lc and d not in lb]
   rfree = [d for d in range(np.ndim(rhs)) if d not in rc and d not in rb]
-  m, n = _size(lhs, free), _size(rhs, rfree)
-  if m == 1 or n == 1 or max(m, n, _size(lhs, lc)) < _YNN_SMALLEST:
+  shape, rshape = np.shape(lhs), np.shape(rhs)
+  m, n = math.prod(shape[d] for d in free), math.prod(rshape[d] for d in rfree)
+  if m == 1 or n == 1 or max(m, n, math.prod(shape[d] for d in lc)) < _YNN_SMALLEST:
     return _sum_of_products(lhs, rhs, (lb, free, lc), (rb, rfree, rc),
                             params.get('preferred_element_type'))
   order = (*lb, *free, *lc)
@@ -183,7 +174,7 @@ def _is_major_axis_sum(x, *, axes, out_sharding=None) -> bool:
   shape, aval = np.shape(x), jax.typeof(x)
   return (out_sharding is None and aval.dtype == np.float32 and not aval.weak_type
           and bool(axes) and len(shape) - 1 not in axes and shape[-1] > 1
-          and _size(x, axes) > 1)
+          and math.prod(shape[d] for d in axes) > 1)
 
 
 def _major_axis_sum(x, axes):
@@ -199,17 +190,13 @@ def _major_axis_sum(x, axes):
   order = (*kept, *sorted(axes), len(shape) - 1)
   if order != tuple(range(len(shape))):
     x = jax.lax.transpose(x, order)
-  batch, k = _size(x, range(len(kept))), _size(x, range(len(kept), len(order) - 1))
+  batch, k = math.prod(np.shape(x)[:len(kept)]), math.prod(np.shape(x)[len(kept):-1])
   x = x.reshape(batch, k, shape[-1])
   ones = jax.lax.broadcast(np.float32(1), (batch, _YNN_SMALLEST, k))
   ones, x = jax.lax.optimization_barrier((ones, x))
   out = jax.lax.dot_general(ones, x, (((2,), (1,)), ((0,), (0,))))
   out = jax.lax.optimization_barrier(out)[:, 0]
   return out.reshape(tuple(shape[d] for d in kept) + (shape[-1],))
-
-
-def _size(x, dims) -> int:
-  return int(np.prod([np.shape(x)[d] for d in dims], dtype=np.int64))
 
 
 def _sum_of_products(lhs, rhs, lhs_dims, rhs_dims, dtype):
@@ -234,13 +221,9 @@ def _householder_qr(a, *, pivoting, full_matrices, **_):
   if pivoting:
     raise NotImplementedError('portable numerics: QR with pivoting needs LAPACK '
                               "(config.runtime.numerics='native')")
-  one = functools.partial(_householder_qr_2d, full_matrices=full_matrices)
-  for _ in range(a.ndim - 2):
-    one = jax.vmap(one)
-  return one(a)
-
-
-def _householder_qr_2d(a, full_matrices: bool):
+  if a.ndim > 2:  # a batch of matrices: each one's own
+    return jax.vmap(functools.partial(_householder_qr, pivoting=False,
+                                      full_matrices=full_matrices))(a)
   import jax.numpy as jnp  # pylint: disable=g-import-not-at-top
   m, n = a.shape
   k = min(m, n)

@@ -41,16 +41,12 @@ def with_added_fields(fields: dict) -> TrainState:
   return TrainState(**fields, **{k: make(n) for k, make in ADDED_FIELDS.items()})
 
 
-def sample_batch(length: int = 8):
-  """A one-example batch that fixes parameter shapes at initialisation."""
-  return {'tokens': jnp.zeros((1, length), jnp.int32),
-          'lengths': jnp.full((1,), length, jnp.int32)}
-
-
 def init_params(model, seed):
   """Parameters of one seed, from ``jax.random.key(seed)`` alone."""
-  return model.init({'params': rngs.init_key(seed)}, sample_batch(),
-                    train=False)['params']
+  # A one-example batch of 8 tokens: what fixes the parameter shapes.
+  sample = {'tokens': jnp.zeros((1, 8), jnp.int32),
+            'lengths': jnp.full((1,), 8, jnp.int32)}
+  return model.init({'params': rngs.init_key(seed)}, sample, train=False)['params']
 
 
 def with_pretrained(params, table, use):

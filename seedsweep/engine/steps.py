@@ -181,17 +181,16 @@ class EpochPlan:
 
 
 class Steps:
-  """The compiled functions of one experiment (learner, batch plan, seed mapping).
+  """The compiled functions of one experiment (learner, ``TrainPlan``, seed mapping).
 
   Every one takes the members axis first: ``state`` is a TrainState whose leaves are
   ``[members, ...]``, ``params`` its ``params`` (or ``best_params``).
 
   * ``epoch_orders(data, epoch)`` -> ``[members, slots, batch]`` int32 rows;
-  * ``train_chunk(state, data, plan, position, loss_sum, length=, count=)`` ->
+  * ``train_chunk(state, data, batches, position, loss_sum, length=, count=)`` ->
     ``(state, loss_sum, position)``: ``count`` steps from ``position`` as one
     program, the first of padded length ``length`` (what training runs):
     ``chunk_program`` in the backend's form (:func:`host_free_programs`);
-  * ``train_step(state, data, at, length=)`` -> ``(state, [members] losses)``: one;
   * ``eval_batch(params, data, idx [views, batch], split [views, batch], length=,
     n_splits=)`` -> ``{name: [members, n_splits]}`` sums of one chunk, a program
     per padded length (what evaluation runs; the host picks it, as for training);
@@ -219,8 +218,6 @@ class Steps:
     paired = _single_member_as_pair if self.paired else lambda fn, *_, **__: fn
     # portable: the programs' dots and QRs in forms computed alike on every CPU.
     form = portable_lib.make_portable if portable else lambda fn: fn
-    self.train_step = paired(jax.jit(form(self._train_step), static_argnames=('length',),
-                                     donate_argnums=(0,)), (0, 1, 2))
     if self.host_free:
       chunk = jax.jit(form(self._train_chunk), static_argnames=('length', 'count'),
                       donate_argnums=(0, 4))
@@ -253,34 +250,31 @@ class Steps:
       buckets = jax.device_put(np.asarray([index[l] for _, l in visits], np.int32))
     return EpochPlan(self.epoch_orders(data, epoch), slots, epoch, buckets)
 
-  def train_chunk(self, state: TrainState, data: DeviceData, plan: EpochPlan,
+  def train_chunk(self, state: TrainState, data: DeviceData, batches: EpochPlan,
                   position, loss_sum, *, length: int, count: int):
     """``count`` steps from ``position`` (() int32 on the device), the first of
     padded length ``length``, one dispatch of ``chunk_program``: ``(state, loss_sum +
     their [members] losses, position + count)``. Host-free, every one of the steps
     must have that length; switched, any lengths."""
     if self.host_free:
-      return self.chunk_program(state, data, plan, position, loss_sum, length=length,
+      return self.chunk_program(state, data, batches, position, loss_sum, length=length,
                                 count=count)
-    return self.chunk_program(state, data, plan, position, loss_sum,
-                              self._count_on_device(count))
+    # The switched chunk's count is a device value: put there once per count.
+    if count not in self._counts:
+      self._counts[count] = jax.device_put(np.int32(count))
+    return self.chunk_program(state, data, batches, position, loss_sum,
+                              self._counts[count])
 
-  def lower_chunks(self, state: TrainState, data: DeviceData, plan: EpochPlan,
+  def lower_chunks(self, state: TrainState, data: DeviceData, batches: EpochPlan,
                    position, loss_sum) -> list:
     """Every train program of a one-step chunk, lowered (``jax.stages.Lowered``):
     one per padded length, in order, when host-free; else the one switched program."""
     if self.host_free:
-      return [self.chunk_program.lower(state, data, plan, position, loss_sum,
+      return [self.chunk_program.lower(state, data, batches, position, loss_sum,
                                        length=length, count=1)
               for length in self.lengths]
-    return [self.chunk_program.lower(state, data, plan, position, loss_sum,
-                                     self._count_on_device(1))]
-
-  def _count_on_device(self, count: int):
-    """``count`` as a device scalar, put once per count."""
-    if count not in self._counts:
-      self._counts[count] = jax.device_put(np.int32(count))
-    return self._counts[count]
+    return [self.chunk_program.lower(state, data, batches, position, loss_sum,
+                                     jax.device_put(np.int32(1)))]
 
   @staticmethod
   def _loss_fn(learner: Learner, batch, dropout_key):
@@ -380,7 +374,7 @@ class Steps:
         step=state.step + (~bad).astype(jnp.int32), params=params, opt_state=opt_state,
         nonfinite_step=jnp.where(first, step, state.nonfinite_step)), loss
 
-  def _train_chunk(self, state: TrainState, data: DeviceData, plan: EpochPlan,
+  def _train_chunk(self, state: TrainState, data: DeviceData, batches: EpochPlan,
                    position, loss_sum, *, length: int, count: int):
     """``count`` steps from ``position`` (() int32), each :meth:`_train_step` at
     padded length ``length``, as one program: ``(state, loss_sum [members] + their
@@ -395,27 +389,29 @@ class Steps:
     def step(i, carry):
       state, loss_sum = carry
       p = position + i
-      at = StepAt(orders=plan.orders, slot=plan.slots[p], epoch=plan.epoch, position=p)
+      at = StepAt(orders=batches.orders, slot=batches.slots[p], epoch=batches.epoch,
+                  position=p)
       state, loss = self._train_step(state, data, at, length=length)
       return state, loss_sum + loss
 
     state, loss_sum = jax.lax.fori_loop(0, count, step, (state, loss_sum))
     return state, loss_sum, position + count
 
-  def _switched_chunk(self, state: TrainState, data: DeviceData, plan: EpochPlan,
+  def _switched_chunk(self, state: TrainState, data: DeviceData, batches: EpochPlan,
                       position, loss_sum, count):
     """``count`` (() int32) steps from ``position`` (() int32) of any padded lengths
     as one program: ``(state, loss_sum [members] + their losses, position +
     count)``, each step :meth:`_train_step` at its length, a ``lax.switch`` on
-    ``plan.buckets``; the CPU's form (:func:`host_free_programs`)."""
+    ``batches.buckets``; the CPU's form (:func:`host_free_programs`)."""
     branches = [functools.partial(self._train_step, length=length)
                 for length in self.lengths]
 
     def step(p, carry):
       state, loss_sum = carry
-      at = StepAt(orders=plan.orders, slot=plan.slots[p], epoch=plan.epoch, position=p)
+      at = StepAt(orders=batches.orders, slot=batches.slots[p], epoch=batches.epoch,
+                  position=p)
       state, loss = jax.lax.switch(
-          plan.buckets[p], [lambda s, b=b: b(s, data, at) for b in branches], state)
+          batches.buckets[p], [lambda s, b=b: b(s, data, at) for b in branches], state)
       return state, loss_sum + loss
 
     end = position + count
@@ -483,7 +479,10 @@ class Steps:
       better &= ~stopped(state.best_epoch, epoch - 1, self.patience)
 
     return state.replace(
-        best_params=_keep_where(better, state.params, state.best_params),
+        # Member i of every [members, ...] leaf from params where better[i].
+        best_params=jax.tree.map(
+            lambda a, b: jnp.where(better.reshape((-1,) + (1,) * (a.ndim - 1)), a, b),
+            state.params, state.best_params),
         best_score=jnp.where(better, score, state.best_score),
         best_epoch=jnp.where(better, epoch, state.best_epoch))
 
@@ -536,13 +535,6 @@ def _pair_members(x):
   if isinstance(x, (StepAt, EpochPlan)):
     return x.replace(orders=_twice(x.orders))
   return _twice(x)
-
-
-def _keep_where(take, new, old):
-  """Member ``i`` of every ``[members, ...]`` leaf from ``new`` where ``take[i]``
-  (``take`` ``[members]`` bool), else from ``old``."""
-  return jax.tree.map(
-      lambda a, b: jnp.where(take.reshape((-1,) + (1,) * (a.ndim - 1)), a, b), new, old)
 
 
 def stopped(best_epoch, epoch, patience: int):

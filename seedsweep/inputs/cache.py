@@ -77,22 +77,15 @@ def prepared_builder(builder_class, config, data_dir: str, manual_dir):
   every file it wrote (:data:`INTEGRITY`); every later open checks them, so a
   truncated or garbled entry is never read as data.
   """
-  def make():
-    with quiet_tfds():
-      return builder_class(config=config, data_dir=data_dir, file_format='array_record')
-
-  def prepared(builder):
-    with quiet_tfds():
-      return builder.is_prepared()
-
-  builder = make()
-  if prepared(builder) and damaged(builder.data_dir) is None:
+  builder, ready = _opened(builder_class, config, data_dir)
+  if ready and damaged(builder.data_dir) is None:
     return builder
   os.makedirs(data_dir, exist_ok=True)
   with open(os.path.join(data_dir, '.prepare.lock'), 'a') as lock:
     fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
-    builder = make()  # another process may have built it while this one waited
-    if prepared(builder):
+    # Another process may have built it while this one waited.
+    builder, ready = _opened(builder_class, config, data_dir)
+    if ready:
       why = damaged(builder.data_dir)
       if why in (None, NO_RECORD):
         if why == NO_RECORD:  # prepared before integrity records existed: trusted
@@ -101,7 +94,7 @@ def prepared_builder(builder_class, config, data_dir: str, manual_dir):
       notices.say(f'warning: the prepared dataset in {builder.data_dir} is damaged '
                   f'({why}); preparing it again')
       shutil.rmtree(builder.data_dir)
-      builder = make()
+      builder, _ = _opened(builder_class, config, data_dir)
     notices.say(f'preparing dataset {builder.name} once, in {data_dir}')
     tfds.disable_progress_bar()
     with quiet_tfds():
@@ -109,6 +102,14 @@ def prepared_builder(builder_class, config, data_dir: str, manual_dir):
           manual_dir=manual_dir, try_download_gcs=False))
     record_integrity(builder.data_dir)
   return builder
+
+
+def _opened(builder_class, config, data_dir: str):
+  """``(builder, whether it is prepared)`` of ``builder_class`` over ``data_dir``,
+  without TFDS's chatter (:func:`quiet_tfds`)."""
+  with quiet_tfds():
+    builder = builder_class(config=config, data_dir=data_dir, file_format='array_record')
+    return builder, builder.is_prepared()
 
 
 # Beside a prepared entry's files: {file name: sha256} of every file TFDS wrote.

@@ -14,7 +14,7 @@ token of the dataset is looked up once (streamed, cached; inputs/vectors.py), th
   for the models here), 'zero' zeros; ``<pad>`` is zeros;
 * ``static``: the embedding table is not trained (the optimizer leaves it alone).
 """
-from typing import Dict, Optional, Sequence, Tuple
+from typing import Dict, Sequence, Tuple
 
 import numpy as np
 
@@ -22,17 +22,11 @@ from seedsweep.config import checks as config_checks
 from seedsweep.inputs import vectors as vectors_lib
 
 
-def vectors_config(data_config):
-  """``config.data.vectors`` when it names a file, else None (no pretrained vectors)."""
-  return data_config.vectors if data_config.vectors.path else None
-
-
 def lookup(data_config, words: Sequence[str],
-           cache_dir: str) -> Optional[Tuple[np.ndarray, np.ndarray]]:
-  """``(matrix [n, d], found [n])`` for ``words``, or None without a vectors file."""
-  v = vectors_config(data_config)
-  if v is None:
-    return None
+           cache_dir: str) -> Tuple[np.ndarray, np.ndarray]:
+  """``(matrix [n, d], found [n])`` for ``words`` from ``config.data.vectors.path``
+  (set: a run without vectors does not come here, inputs/encoded.py)."""
+  v = data_config.vectors
   return vectors_lib.load_vectors_cached(v.path, words, cache_dir,
                                          fmt=v.format or None,
                                          lowercase=bool(v.lowercase))
@@ -47,8 +41,7 @@ def tables(vocabs, index: Dict[str, int], matrix: np.ndarray, found: np.ndarray,
   embedding: words with a vector, ``<pad>`` (zeros), and with ``oov_init='zero'``
   every other row too (zeros). Rows past a view's vocabulary are zeros and used.
   """
-  v = vectors_config(data_config)
-  oov_init = v.oov_init
+  oov_init = data_config.vectors.oov_init
   config_checks.one_of('data.vectors.oov_init', oov_init, vectors_lib.OOV_INITS)
   size = max(len(vocab) for vocab in vocabs)
   table = np.zeros((len(vocabs), size, matrix.shape[1]), np.float32)

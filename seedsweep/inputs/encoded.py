@@ -58,6 +58,9 @@ class EncodedDataset:
   raw_checksums: Dict[str, str]       # raw file -> sha256
   protocol: dict                      # folds / held-out dev: how the views were made
   raw_lengths: np.ndarray             # int32 [rows], whitespace tokens before the vocab
+  num_classes: int                    # the number of label classes
+  vocab_size: int                     # embedding rows: the largest vocabulary of a view
+  cross_validated: bool               # whether the views are cross-validation folds
   tag_names: Tuple[str, ...] = ()     # tagging datasets: tag classes
   tags: Optional[np.ndarray] = None   # int32 [total_tokens] aligned with every view
   # Pretrained vectors (inputs/embeddings.py): (table float32 [views, vocab_size, d],
@@ -68,24 +71,9 @@ class EncodedDataset:
   vectors: Optional[dict] = None
 
   @property
-  def num_classes(self) -> int:
-    """The number of label classes."""
-    return len(self.label_names)
-
-  @property
-  def cross_validated(self) -> bool:
-    """Whether the views are cross-validation folds."""
-    return bool(self.protocol.get('folds'))
-
-  @property
   def vocab(self) -> vocab_lib.Vocabulary:
     """The vocabulary of the first view (the only one without cross-validation)."""
     return self.views[0].vocab
-
-  @property
-  def vocab_size(self) -> int:
-    """Rows of the embedding table: the largest vocabulary over the views."""
-    return max(len(v.vocab) for v in self.views)
 
   def split_names(self) -> Tuple[str, ...]:
     """The splits the dataset has, of ``('train', 'dev', 'test')``, in that order."""
@@ -167,17 +155,15 @@ def encode_view(name: str, rows: Dict[str, np.ndarray], token_lists: Sequence[Li
 
 
 def _vocabulary_words(data_config, token_lists):
-  """What pretrained vectors change in the vocabularies.
+  """What pretrained vectors (``config.data.vectors.path`` set) change in the
+  vocabularies.
 
-  Returns ``(looked_up, words, keep, extra_for, record)``: the vectors of ``words``
-  (None without a vectors file), the words a vocabulary may hold (None: any), a
-  function of a view's rows giving the words added after its training words, and the
-  vectors file's record for the provenance (``vectors.file_record`` and how many of
-  the dataset's words it has; None without a file).
+  Returns ``(looked_up, words, keep, extra_for, record)``: the vectors of ``words``,
+  the words a vocabulary may hold (None: any), a function of a view's rows giving the
+  words added after its training words, and the vectors file's record for the
+  provenance (``vectors.file_record`` and how many of the dataset's words it has).
   """
-  vcfg = embeddings_lib.vectors_config(data_config)
-  if vcfg is None:
-    return None, [], None, lambda rows: (), None
+  vcfg = data_config.vectors
   words = sorted({w for tokens in token_lists for w in tokens})
   cache_dir = os.path.join(cache.cache_root(), 'vectors')
   looked_up = embeddings_lib.lookup(data_config, words, cache_dir)
@@ -197,10 +183,8 @@ def _vocabulary_words(data_config, token_lists):
 
 
 def _tags(name: str, tag_strings, oov: str, max_length: int = 0):
-  """``(tag_names, flat int32 tag ids)`` of a tagged dataset, else ``((), None)``;
-  with ``max_length`` each example keeps its first tags, like its tokens."""
-  if not any(tag_strings):
-    return (), None
+  """``(tag_names, flat int32 tag ids)`` of a tagged dataset (some ``tag_strings``
+  set); with ``max_length`` each example keeps its first tags, like its tokens."""
   if oov == 'delete':
     raise UserError(f"config.data.oov='delete' cannot be used with the tagged "
                     f'dataset {name!r}: deleting tokens would misalign their tags')
@@ -227,8 +211,11 @@ def encode(name: str, pool: pool_lib.Pool, data_config, cross_validation: bool,
                                cross_validation)
   if max_length:
     protocol['max_length'] = max_length
-  looked_up, words, keep, extra_for, vectors = _vocabulary_words(data_config,
-                                                                 token_lists)
+  if data_config.vectors.path:  # pretrained vectors: the one place the option is read
+    looked_up, words, keep, extra_for, vectors = _vocabulary_words(data_config,
+                                                                   token_lists)
+  else:
+    looked_up, keep, extra_for, vectors = None, None, lambda rows: (), None
   views = tuple(encode_view(view_name, rows, token_lists, data_config.min_count, oov,
                             extra_for(rows), keep)
                 for view_name, rows in parts)
@@ -237,10 +224,15 @@ def encode(name: str, pool: pool_lib.Pool, data_config, cross_validation: bool,
     tables = embeddings_lib.tables([v.vocab for v in views],
                                    {w: i for i, w in enumerate(words)}, *looked_up,
                                    data_config)
-  tag_names, tags = _tags(name, pool.tag_strings, oov, max_length)
+  tag_names, tags = ((), None)
+  if any(pool.tag_strings):  # a tagging dataset (ATIS)
+    tag_names, tags = _tags(name, pool.tag_strings, oov, max_length)
   return EncodedDataset(
       name=name, label_names=pool.label_names, labels=pool.labels, views=views,
       sources=pool.positions, checksums=pool.checksums, raw_checksums=raw_checksums,
       protocol=protocol,
       raw_lengths=np.array([len(t) for t in token_lists], np.int32),
+      num_classes=len(pool.label_names),
+      vocab_size=max(len(v.vocab.words) for v in views),
+      cross_validated=bool(protocol.get('folds')),
       tag_names=tag_names, tags=tags, embedding_tables=tables, vectors=vectors)

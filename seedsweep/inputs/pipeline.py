@@ -32,27 +32,11 @@ def bucket_boundaries(lengths: np.ndarray, num_buckets: int, multiple: int,
 
   The last boundary covers ``max_length`` (the longest sequence of any split).
   """
-  def up(n):
-    return int(-(-max(int(n), 1) // multiple) * multiple)
   qs = np.quantile(lengths, np.arange(1, num_buckets + 1) / num_buckets)
-  bounds = sorted({up(q) for q in qs} | {up(max_length)})
-  return tuple(b for b in bounds if b <= up(max_length))
-
-
-def bucket_of(lengths: np.ndarray, boundaries: Tuple[int, ...]) -> np.ndarray:
-  """Index of the smallest boundary that holds each length."""
-  return np.searchsorted(np.asarray(boundaries), lengths, side='left')
-
-
-def _ceil_div(a: int, b: int) -> int:
-  return -(-a // b)
-
-
-def _pad_stack(rows_per_view: Sequence[np.ndarray], width: int) -> np.ndarray:
-  out = np.full((len(rows_per_view), width), -1, np.int32)
-  for v, rows in enumerate(rows_per_view):
-    out[v, :len(rows)] = rows
-  return out
+  # Each quantile, and last the longest length, rounded up to a multiple (at least 1).
+  at_least_1 = np.maximum(np.append(qs, max_length).astype(np.int64), 1)
+  ups = -(-at_least_1 // multiple) * multiple
+  return tuple(int(b) for b in sorted(set(ups.tolist())) if b <= ups[-1])
 
 
 @dataclasses.dataclass(frozen=True)
@@ -69,30 +53,26 @@ class TrainPlan:
   members: Tuple[np.ndarray, ...]
   batch_size: int
   slot_bucket: np.ndarray  # [slots]
+  steps_per_epoch: int     # the batch slots of an epoch: one train step each
+  padded: bool             # some view has fewer rows than a bucket's slots hold (-1s)
 
   @classmethod
   def build(cls, rows: Sequence[np.ndarray], lengths: Sequence[np.ndarray],
             boundaries: Tuple[int, ...], batch_size: int):
     """``rows[v]``: the training rows of view ``v``; ``lengths[v]``: their lengths."""
-    which = [bucket_of(l, boundaries) for l in lengths]
+    # Each row's bucket: the smallest boundary that holds its length.
+    which = [np.searchsorted(boundaries, l) for l in lengths]
     members, slots = [], []
     for b in range(len(boundaries)):
       per_view = [np.asarray(r)[w == b] for r, w in zip(rows, which)]
-      width = max(len(p) for p in per_view)
-      members.append(_pad_stack(per_view, width))
-      slots += [b] * (-(-width // batch_size))
+      stacked = np.full((len(per_view), max(len(p) for p in per_view)), -1, np.int32)
+      for v, view_rows in enumerate(per_view):
+        stacked[v, :len(view_rows)] = view_rows
+      members.append(stacked)
+      slots += [b] * (-(-stacked.shape[1] // batch_size))
     return cls(tuple(boundaries), tuple(members), batch_size,
-               np.asarray(slots, np.int32))
-
-  @property
-  def steps_per_epoch(self) -> int:
-    """The batch slots of an epoch: one train step each."""
-    return len(self.slot_bucket)
-
-  @property
-  def padded(self) -> bool:
-    """Whether some view has fewer rows than a bucket's slots hold (-1 entries)."""
-    return any((m < 0).any() for m in self.members)
+               np.asarray(slots, np.int32), len(slots),
+               any((m < 0).any() for m in members))
 
   def schedule(self, epoch: int) -> List[Tuple[int, int]]:
     """``[(slot, padded_length)]`` in visiting order; shared by all seeds and views."""
@@ -126,9 +106,10 @@ def chunk_rows(n, max_rows: int):
   """``(k, c)``: ``n`` eval rows in ``k = ceil(n / max_rows)`` chunks of ``c`` rows,
   ``c`` the smallest multiple of 8 (at most ``max_rows``) that holds them; ``n`` an
   int or an array of them (0 rows: no chunk)."""
-  count = np.maximum(_ceil_div(n, max_rows), 1)
-  size = np.maximum(np.minimum(8 * _ceil_div(_ceil_div(n, count), 8), max_rows), 1)
-  return _ceil_div(n, size), size
+  count = np.maximum(-(-n // max_rows), 1)  # -(-a // b): a / b rounded up
+  per_chunk = -(-n // count)
+  size = np.maximum(np.minimum(-(-per_chunk // 8) * 8, max_rows), 1)
+  return -(-n // size), size
 
 
 def eval_boundaries(lengths: np.ndarray, shortest: int, max_padding: float,
@@ -191,8 +172,8 @@ class EvalPlan:
       r = np.concatenate([np.asarray(rows[s][v], np.int32) for s in range(len(splits))])
       sid = np.concatenate([np.full(len(rows[s][v]), s, np.int32)
                             for s in range(len(splits))])
-      which = bucket_of(np.concatenate([np.asarray(lengths[s][v])
-                                        for s in range(len(splits))]), boundaries)
+      which = np.searchsorted(boundaries, np.concatenate(  # each row's bucket
+          [np.asarray(lengths[s][v]) for s in range(len(splits))]))
       per_view.append({int(b): (r[which == b], sid[which == b])
                        for b in np.unique(which)})
     chunks = {}

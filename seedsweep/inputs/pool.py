@@ -8,7 +8,7 @@ dataset with expected checksums (the demo) must match.
 """
 import dataclasses
 import hashlib
-from typing import Callable, Dict, Optional, Sequence, Tuple
+from typing import Dict, Mapping, Optional, Sequence, Tuple
 
 import numpy as np
 from tensorflow_datasets.proto import tf_example_pb2
@@ -63,7 +63,7 @@ class Pool:
 
 
 def read_pool(name: str, builder, label_names: Optional[Sequence[str]] = None,
-              expected_checksums: Optional[Callable[[], Dict[str, str]]] = None) -> Pool:
+              expected_checksums: Optional[Mapping[str, str]] = None) -> Pool:
   """Every split of the prepared ``builder`` of dataset ``name``, pooled.
 
   ``label_names``: the class order (None: the sorted class names found);
@@ -91,8 +91,7 @@ def read_pool(name: str, builder, label_names: Optional[Sequence[str]] = None,
     labels += ids
   pool.labels = np.asarray(labels, np.int32)
   if expected_checksums is not None:
-    expected = expected_checksums()
-    bad = [s for s in read if pool.checksums[s] != expected.get(s)]
+    bad = [s for s in read if pool.checksums[s] != expected_checksums.get(s)]
     if bad:
       raise UserError(
           f'the prepared data in {builder.data_dir} does not match the recorded '

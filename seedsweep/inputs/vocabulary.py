@@ -16,28 +16,20 @@ PAD_ID, UNK_ID = 0, 1
 OOV_POLICIES = ('unk', 'delete')
 
 
-def tokenize(text: str, lowercase: bool) -> List[str]:
-  """Splits pre-tokenised text on ASCII spaces only.
-
-  Splitting on Unicode whitespace would break tokens that contain a no-break space
-  (three SST leaves do).
-  """
-  if lowercase:
-    text = text.lower()
-  tokens = text.split(' ')
-  if '' in tokens or '\n' in tokens:
-    tokens = [t for t in tokens if t and t != '\n']
-  return tokens
-
-
 def tokenize_texts(texts: Iterable[str], lowercase: bool,
                    max_length: int = 0) -> List[List[str]]:
-  """:func:`tokenize` of every text, each cut to its first ``max_length`` tokens
-  (0: all): how a dataset's texts, and new texts given to a trained run, become
-  tokens."""
-  token_lists = [tokenize(t, lowercase) for t in texts]
-  if max_length:
-    token_lists = [t[:max_length] for t in token_lists]
+  """Each text's tokens, cut to its first ``max_length`` (0: all): how a dataset's
+  texts, and new texts given to a trained run, become tokens.
+
+  Texts are pre-tokenised and split on ASCII spaces only: splitting on Unicode
+  whitespace would break tokens that contain a no-break space (three SST leaves do).
+  """
+  token_lists = []
+  for text in texts:
+    tokens = (text.lower() if lowercase else text).split(' ')
+    if '' in tokens or '\n' in tokens:
+      tokens = [t for t in tokens if t and t != '\n']
+    token_lists.append(tokens[:max_length] if max_length else tokens)
   return token_lists
 
 
@@ -101,19 +93,12 @@ class Vocabulary:
       raise ValueError(f'config.data.oov={oov!r}; expected one of {OOV_POLICIES}')
     lengths = np.fromiter(map(len, token_lists), np.int64, count=len(token_lists))
     total = int(lengths.sum())
-    ids = np.fromiter(map(_Index(self.index).__getitem__,
-                          itertools.chain.from_iterable(token_lists)), np.int32,
-                      count=total)
+    # index.get(token, UNK_ID) of every token
+    ids = np.fromiter(map(self.index.get, itertools.chain.from_iterable(token_lists),
+                          itertools.repeat(UNK_ID)), np.int32, count=total)
     if oov == 'delete':
       in_vocab = ids != UNK_ID
       row = np.repeat(np.arange(len(lengths)), lengths)
       lengths = np.bincount(row[in_vocab], minlength=len(lengths))
       ids = ids[in_vocab]
     return ids, lengths.astype(np.int32)
-
-
-class _Index(dict):
-  """word -> id, ``UNK_ID`` for any other word."""
-
-  def __missing__(self, key):
-    return UNK_ID

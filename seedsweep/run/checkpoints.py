@@ -101,17 +101,9 @@ def _first_line(e: BaseException) -> str:
   return f'{type(e).__name__}: {text[0] if text else ""}'[:300]
 
 
-def _sweep_removed(directory: str) -> None:
-  """Deletes what a kill during :meth:`Checkpoints.remove` left of ``directory``."""
-  if hosts.is_primary():
-    shutil.rmtree(directory + REMOVING, ignore_errors=True)
-
-
 def existing(workdir: str, folder: str, **kwargs) -> Optional['Checkpoints']:
   """The checkpoints of ``workdir/folder``, or None if there is no such folder."""
   if not os.path.isdir(os.path.join(workdir, folder)):
-    if not kwargs.get('read_only'):  # (Checkpoints() sweeps for itself)
-      _sweep_removed(os.path.join(workdir, folder))
     return None
   return Checkpoints(workdir, folder=folder, **kwargs)
 
@@ -124,20 +116,18 @@ class Checkpoints:
                folder: str = EPOCHS):
     self.workdir = os.path.abspath(workdir)
     self.directory = os.path.join(self.workdir, folder)
-    if not read_only:
-      _sweep_removed(self.directory)
-    self.max_to_keep, self.read_only = max_to_keep, read_only
+    if not read_only and hosts.is_primary():
+      # What a kill during remove() left, of this folder or the other one (whose
+      # folder may be gone, and with it the Checkpoints that would sweep it).
+      for name in (EPOCHS, INTERRUPTED):
+        shutil.rmtree(os.path.join(self.workdir, name + REMOVING), ignore_errors=True)
     self.pending = None  # the step of a save in flight
     for name in ('absl', 'asyncio'):  # once each: filters are a set
       logging.getLogger(name).addFilter(_QUIET)
-    self.manager = self._open()
-
-  def _open(self):
-    return ocp.CheckpointManager(
+    self.manager = ocp.CheckpointManager(
         self.directory,
-        options=ocp.CheckpointManagerOptions(max_to_keep=self.max_to_keep,
-                                             create=not self.read_only,
-                                             read_only=self.read_only),
+        options=ocp.CheckpointManagerOptions(max_to_keep=max_to_keep,
+                                             create=not read_only, read_only=read_only),
         item_names=('state', 'meta'))
 
   def latest_epoch(self):
@@ -230,8 +220,7 @@ class Checkpoints:
       os.makedirs(os.path.dirname(target), exist_ok=True)
       os.replace(os.path.join(self.directory, str(step)), target)
     hosts.barrier('seedsweep-discard-checkpoint')
-    self.manager.close()
-    self.manager = self._open()
+    self.manager.reload()  # its list of steps, without the one moved
     return target
 
   def remove(self):

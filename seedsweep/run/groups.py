@@ -50,11 +50,6 @@ def needed(members: int, fits: int, multiple: int = 1) -> Optional[Bounds]:
   return plan(members, fits, multiple) if 0 < fits < members else None
 
 
-def path(workdir: str) -> str:
-  """``workdir/groups.json``: where the split is kept."""
-  return os.path.join(workdir, SPLIT)
-
-
 def folder(workdir: str, k: int) -> str:
   """Group ``k``'s run folder."""
   return os.path.join(workdir, GROUPS, str(k))
@@ -63,7 +58,7 @@ def folder(workdir: str, k: int) -> str:
 def recorded(workdir: str) -> Optional[Bounds]:
   """The split ``groups.json`` records (None: the run is not split); UserError when
   the file is not one."""
-  file = path(workdir)
+  file = os.path.join(workdir, SPLIT)
   if not os.path.exists(file):
     return None
   try:
@@ -84,16 +79,16 @@ def split(workdir: str, members: int, fits: int, multiple: int = 1,
   recorded split if there is one, None when all fit (or the run already has
   checkpoints of all its members: ``started_unsplit``), else a new :func:`plan`,
   recorded (``write``) before any group trains."""
-  bounds = recorded(workdir)
+  file, bounds = os.path.join(workdir, SPLIT), recorded(workdir)
   if bounds is not None:
     if bounds[0][0] != 0 or bounds[-1][1] != members or any(
         a[1] != b[0] for a, b in zip(bounds, bounds[1:])):
-      raise UserError(f'{path(workdir)} splits members 0..{bounds[-1][1] - 1}, but '
+      raise UserError(f'{file} splits members 0..{bounds[-1][1] - 1}, but '
                       f'the run has {members}; expected the workdir of this config')
     return bounds
   bounds = None if started_unsplit else needed(members, fits, multiple)
   if bounds is not None and write:
-    outputs.write_json(path(workdir), {'bounds': [list(b) for b in bounds]})
+    outputs.write_json(file, {'bounds': [list(b) for b in bounds]})
   return bounds
 
 
@@ -155,12 +150,3 @@ def merge_rows(workdir: str) -> List[dict]:
   merged = rows(workdir)
   outputs.MetricsLog(workdir).replace(merged)
   return merged
-
-
-def latest_epoch(workdir: str, latest_of) -> Optional[int]:
-  """The epoch every group's checkpoints have reached (``latest_of(folder)``: a
-  folder's newest checkpoint epoch, or None), None without a split."""
-  bounds = recorded(workdir)
-  if bounds is None:
-    return None
-  return min(latest_of(folder(workdir, k)) or 0 for k in range(len(bounds)))

@@ -17,6 +17,7 @@ estimate is what ``--mode=describe`` shows and what ``config.runtime.memory_budg
 is held to.
 """
 import dataclasses
+import functools
 import os
 from typing import Dict, Optional
 
@@ -63,21 +64,10 @@ class MemoryEstimate:
   activations_mib: float  # one member's residuals at the largest training batch
   data_mib: float         # the dataset's arrays on device, shared
   runtime_mib: float      # the process before any array of the run
-
-  @property
-  def member_mib(self) -> float:
-    """What each member adds."""
-    own = MEMBER_OVERHEAD * (self.state_mib + self.step_mib)
-    if self.mode == 'vmap':
-      own += OVERHEAD * self.activations_mib
-    return own
-
-  @property
-  def shared_mib(self) -> float:
-    """What the run needs whatever its members: data, runtime, and under ``map``
-    the one member's activations that are live at a time."""
-    live = self.activations_mib if self.mode == 'map' else 0.0
-    return self.runtime_mib + OVERHEAD * (self.data_mib + live)
+  member_mib: float       # what each member adds: its state and step (and under
+                          # ``vmap`` its activations), with their overheads
+  shared_mib: float       # what the run needs whatever its members: data, runtime,
+                          # and under ``map`` the one member's activations live at a time
 
   def peak_mib(self, members: int) -> float:
     """The peak of ``members`` members in one program (under ``vmap`` at least two)."""
@@ -94,8 +84,8 @@ class MemoryEstimate:
     return {'peak_mib': round(self.peak_mib(members), 1),
             'member_mib': round(self.member_mib, 1),
             'shared_mib': round(self.shared_mib, 1), 'mode': self.mode,
-            **{f.name: round(getattr(self, f.name), 1)
-               for f in dataclasses.fields(self) if f.name != 'mode'}}
+            **{f.name: round(getattr(self, f.name), 1) for f in dataclasses.fields(self)
+               if f.name not in ('mode', 'member_mib', 'shared_mib')}}
 
 
 def _mib(tree) -> float:
@@ -116,26 +106,31 @@ def estimate(learner: steps_lib.Learner, plan: pipeline.TrainPlan,
   shapes = {k: jax.ShapeDtypeStruct(np.shape(v), np.asarray(v).dtype)
             for k, v in arrays.items()}
 
-  def residuals_mib(rows: int, length: int) -> float:
-    """What one member's backward pass keeps of a ``[rows, length]`` batch."""
-    def kept(p, arrays, idx):
-      batch = pipeline.gather_batch(arrays, 0, idx, length)
-      key = rngs.dropout_key(jnp.int32(1), 1, 0)
-      loss = steps_lib.Steps._loss_fn(learner, batch, key)  # pylint: disable=protected-access
-      return jax.vjp(loss, p, has_aux=True)[1]
-    idx = jax.ShapeDtypeStruct((rows,), jnp.int32)
-    return _mib(jax.eval_shape(kept, params, shapes, idx))
+  def kept(p, arrays, idx, length):
+    """What one member's backward pass keeps of the batch ``idx`` cut to ``length``."""
+    batch = pipeline.gather_batch(arrays, 0, idx, length)
+    key = rngs.dropout_key(jnp.int32(1), 1, 0)
+    loss = steps_lib.Steps._loss_fn(learner, batch, key)  # pylint: disable=protected-access
+    return jax.vjp(loss, p, has_aux=True)[1]
 
-  train = TRAIN_ACTIVATIONS * residuals_mib(plan.batch_size, max(plan.boundaries))
-  # An eval chunk keeps no residuals, but a layer's outputs live as long as a later
-  # layer reads them (all of them in a densely connected stack): bounded by these.
+  # The residuals of the largest training batch and of the largest eval chunk (an
+  # eval chunk keeps none, but a layer's outputs live as long as a later layer reads
+  # them, all of them in a densely connected stack: bounded by these).
   chunk = max(((rows.shape[-1], length) for length, (rows, _) in eval_plan.chunks.items()),
               key=lambda c: c[0] * c[1], default=(0, 0))
-  evaluation = residuals_mib(*chunk) if chunk[0] else 0.0
+  train, evaluation = (
+      _mib(jax.eval_shape(functools.partial(kept, length=length), params, shapes,
+                          jax.ShapeDtypeStruct((rows,), jnp.int32))) if rows else 0.0
+      for rows, length in ((plan.batch_size, max(plan.boundaries)), chunk))
+  activations = max(TRAIN_ACTIVATIONS * train, evaluation)
+  state, step = _mib(one), 2 * _mib(params) + _mib(opt_state)
+  data, runtime = _mib(shapes), RUNTIME_MIB.get(backend or jax.default_backend(), 0.0)
   return MemoryEstimate(
-      mode=mode, state_mib=_mib(one), step_mib=2 * _mib(params) + _mib(opt_state),
-      activations_mib=max(train, evaluation), data_mib=_mib(shapes),
-      runtime_mib=RUNTIME_MIB.get(backend or jax.default_backend(), 0.0))
+      mode=mode, state_mib=state, step_mib=step, activations_mib=activations,
+      data_mib=data, runtime_mib=runtime,
+      member_mib=(MEMBER_OVERHEAD * (state + step)
+                  + (OVERHEAD * activations if mode == 'vmap' else 0.0)),
+      shared_mib=runtime + OVERHEAD * (data + (activations if mode == 'map' else 0.0)))
 
 
 def available_mib() -> float:

@@ -1,4 +1,5 @@
 """What produced a result: library versions, git commit, devices."""
+import functools
 import hashlib
 import importlib.metadata
 import json
@@ -39,14 +40,14 @@ def git_commit(root: str = REPO_ROOT) -> str:
   the campaign publishes a part's records before the next part starts, and those
   uncommitted records must not mark the next part's code as modified.
   """
-  def git(*args):
-    return subprocess.run(['git', '-C', root, *args], capture_output=True,
-                          text=True, timeout=10, check=False)
+  git = functools.partial(subprocess.run, capture_output=True, text=True, timeout=10,
+                          check=False)
   try:
-    head = git('rev-parse', 'HEAD')
+    head = git(['git', '-C', root, 'rev-parse', 'HEAD'])
     if head.returncode != 0:
       return ''
-    changed = git('status', '--porcelain', '--untracked-files=no').stdout.splitlines()
+    changed = git(['git', '-C', root, 'status', '--porcelain',
+                   '--untracked-files=no']).stdout.splitlines()
     dirty = any(path.strip('"').endswith('.py') and not path.strip('"').startswith('docs/')
                 for line in changed for path in line[3:].split(' -> '))
     return head.stdout.strip() + ('+dirty' if dirty else '')
@@ -190,7 +191,7 @@ def machine_history(meta: Optional[dict], record: dict, epoch: int,
   """:func:`trained_on` for a run that continues from ``meta`` at ``step`` of
   ``epoch`` under ``record``: a new entry when this machine gives other bits than
   the last one (record_differences), else the same history."""
-  before = trained_on(meta)
+  before = trained_on(meta) if meta else []  # a fresh run: no machine before it
   if before and not record_differences(before[-1]['determinism'], record):
     return before
   return before + [{'from_epoch': epoch, 'from_step': step, 'determinism': record}]
@@ -303,11 +304,6 @@ def input_changes(recorded: Optional[dict], current: Optional[dict]) -> List[str
           for k, v in before.items() if now.get(k) != v]
 
 
-def fingerprint(text: str) -> str:
-  """A 16-hex-digit prefix of ``text``'s sha256."""
-  return hashlib.sha256(text.encode()).hexdigest()[:16]
-
-
 # Annotations of a compiled HLO text that do not change what it computes: shardings of
 # a one-device program (restored arrays carry them, fresh ones do not), source
 # locations (they hold the checkout's path), op names, and how many threads share an
@@ -320,14 +316,15 @@ _EMPTY_BACKEND_CONFIG = ', backend_config={}'
 
 
 def program_fingerprint(hlo_text: str) -> str:
-  """A hash of what a compiled program computes: its computations, without the module
-  header, the source-location tables and the annotations above."""
+  """A hash (16 hex digits of a sha256) of what a compiled program computes: its
+  computations, without the module header, the source-location tables and the
+  annotations above."""
   lines = hlo_text.splitlines()
   first = next((i for i, line in enumerate(lines)
                 if line.startswith(('%', 'ENTRY'))), 0)
   kept = (_PARTITIONS.sub('', _HLO_ANNOTATION.sub('', line)).replace(
       _EMPTY_BACKEND_CONFIG, '') for line in lines[first:])
-  return fingerprint('\n'.join(kept))
+  return hashlib.sha256('\n'.join(kept).encode()).hexdigest()[:16]
 
 
 def fingerprint_arrays(arrays) -> str:

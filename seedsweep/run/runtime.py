@@ -42,24 +42,21 @@ def cache_dir() -> str:
 
 
 def enable_compilation_cache() -> None:
-  """Keeps compiled programs on disk (``$SEEDSWEEP_CACHE/jax``).
+  """Keeps compiled programs on disk (``$SEEDSWEEP_CACHE/jax``), damaged entries healed.
 
   A Bi-LSTM train step takes seconds to compile on a small CPU, once per length
   bucket; the cache makes reruns, evaluations and the test suite start at once.
   The cache key covers the program, the flags and the jax version.
   """
   import jax  # pylint: disable=g-import-not-at-top
-  jax.config.update('jax_compilation_cache_dir', os.path.join(cache_dir(), 'jax'))
+  folder = os.path.join(cache_dir(), 'jax')
+  jax.config.update('jax_compilation_cache_dir', folder)
   jax.config.update('jax_persistent_cache_min_compile_time_secs', 0.2)
   jax.config.update('jax_persistent_cache_min_entry_size_bytes', 0)
-  _heal_damaged_cache_entries(os.path.join(cache_dir(), 'jax'))
-
-
-def _heal_damaged_cache_entries(folder: str) -> None:
-  """An entry that does not read back (zlib's checksum: a garbled or truncated file)
-  is said in one line and removed, so the program compiled instead is written in its
-  place; jax alone warns and recompiles at every run, keeping the bad entry. Wraps
-  jax's internal reader; a jax without it just keeps jax's own behaviour."""
+  # An entry that does not read back (zlib's checksum: a garbled or truncated file)
+  # is said in one line and removed, so the program compiled instead is written in
+  # its place; jax alone warns and recompiles at every run, keeping the bad entry.
+  # This wraps jax's internal reader, once; a jax without it keeps its own behaviour.
   try:
     from jax._src import compilation_cache  # pylint: disable=g-import-not-at-top
     read = compilation_cache.get_executable_and_time
@@ -101,26 +98,12 @@ def usable_cores() -> int:
     return os.cpu_count() or 1
 
 
-def default_pool() -> int:
-  """The pool ``config.runtime.cpu_threads=0`` (the default) asks for: NPROC where the
-  environment sets it, else the usable cores, at least 2."""
-  return int(os.environ.get(THREADS_VARIABLE) or 0) or max(2, usable_cores())
-
-
-def _pool_size(requested: int) -> int:
-  """The pool XLA:CPU makes: the threads asked for (else the usable cores), at least
-  one per CPU device (``--xla_force_host_platform_device_count``)."""
-  import jax  # pylint: disable=g-import-not-at-top
-  threads = requested or int(os.environ.get(THREADS_VARIABLE) or usable_cores())
-  cpu_devices = len(jax.devices('cpu')) if jax.default_backend() == 'cpu' else 1
-  return max(threads, cpu_devices)
-
-
 _pinned = None  # the value the first pin_cpu_threads call of this process chose
 
 
 def pin_cpu_threads(threads: int) -> None:
-  """Sets the XLA:CPU intra-op thread pool to ``threads`` (0: :func:`default_pool`).
+  """Sets the XLA:CPU intra-op thread pool to ``threads`` (0, the default: NPROC where
+  the environment sets it, else the usable cores, at least 2).
 
   Must come before JAX starts its CPU client (the first computation); afterwards a
   different request raises UserError, since the pool cannot change in a process.
@@ -134,7 +117,8 @@ def pin_cpu_threads(threads: int) -> None:
     if accelerator_plugin():
       _pinned = 0
       return
-    os.environ[THREADS_VARIABLE] = str(threads or default_pool())
+    os.environ[THREADS_VARIABLE] = str(
+        threads or int(os.environ.get(THREADS_VARIABLE) or 0) or max(2, usable_cores()))
     _pinned = threads
     return
   started = _pinned or int(os.environ.get(THREADS_VARIABLE) or 0) or usable_cores()
@@ -146,29 +130,30 @@ def pin_cpu_threads(threads: int) -> None:
 
 
 def cpu_threads() -> int:
-  """The size of this process's XLA:CPU intra-op pool (what a result depends on)."""
-  return _pool_size(_pinned or 0)  # 0: NPROC as the process found it, else the cores
+  """The size of this process's XLA:CPU intra-op pool (what a result depends on): the
+  threads pinned (else NPROC as the process found it, else the usable cores), at
+  least one per CPU device (``--xla_force_host_platform_device_count``)."""
+  import jax  # pylint: disable=g-import-not-at-top
+  threads = _pinned or int(os.environ.get(THREADS_VARIABLE) or usable_cores())
+  cpu_devices = len(jax.devices('cpu')) if jax.default_backend() == 'cpu' else 1
+  return max(threads, cpu_devices)
 
 
 def pin_for(config) -> None:
-  """:func:`pin_cpu_threads` and :func:`pin_numerics` with ``config.runtime``."""
+  """:func:`pin_cpu_threads` and :func:`pin_numerics` with ``config.runtime``, and
+  ``config.runtime.matmul_precision``: how a GPU or TPU computes float32 matmuls (a
+  CPU computes them in float32 whatever is asked; the choices: config/base.py)."""
+  import jax  # pylint: disable=g-import-not-at-top
   from seedsweep.config import checks  # pylint: disable=g-import-not-at-top
   # Their declared checks (config/base.py), before anything starts JAX.
   checks.check_fields(config, ('runtime.cpu_threads', 'runtime.numerics',
                                'runtime.matmul_precision'))
   pin_cpu_threads(config.runtime.cpu_threads)
   pin_numerics(config.runtime.numerics)
-  pin_matmul_precision(config.runtime.matmul_precision)
-
-
-# config.runtime.matmul_precision: how a GPU or TPU computes float32 matmuls (a CPU
-# computes them in float32 whatever is asked; the choices: config/base.py).
-def pin_matmul_precision(precision: str) -> None:
-  """Sets jax's default matmul precision on an accelerator; on a CPU nothing (the
-  programs, and so their fingerprints, stay those of before the setting existed)."""
-  import jax  # pylint: disable=g-import-not-at-top
+  # On a CPU nothing: its programs, and so their fingerprints, stay those of before
+  # the setting existed.
   if jax.default_backend() != 'cpu':
-    jax.config.update('jax_default_matmul_precision', precision)
+    jax.config.update('jax_default_matmul_precision', config.runtime.matmul_precision)
 
 
 def matmul_precision() -> str:

@@ -4,20 +4,21 @@ training loop to stop at its next step boundary, so it can save a checkpoint fir
 A second signal of either kind ends the process at once, as without this module.
 """
 import contextlib
+import dataclasses
 import signal
 import threading
 
 SIGNALS = (signal.SIGTERM, signal.SIGINT)
 
 
+@dataclasses.dataclass
 class StopRequest:
   """Set by the first stop signal: ``requested`` is its name ('SIGTERM'), or ''."""
-
-  def __init__(self):
-    self.requested = ''
-    self.signum = 0
+  requested: str = ''
+  signum: int = 0
 
   def __bool__(self):
+    """Whether a stop signal came (the step loop asks before each step)."""
     return bool(self.requested)
 
 

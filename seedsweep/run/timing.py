@@ -6,6 +6,7 @@ Compilation is what JAX reports through ``jax.monitoring`` (tracing, lowering an
 XLA compilation; a persistent-cache hit costs only its tracing and lowering).
 """
 import contextlib
+import dataclasses
 import sys
 import threading
 import time
@@ -45,6 +46,7 @@ def peak_rss_mib() -> float:
   return peak / (1024 * 1024 if sys.platform == 'darwin' else 1024)
 
 
+@dataclasses.dataclass
 class Timer:
   """Accumulates wall seconds per phase: ``with timer('train'): ...``.
 
@@ -52,10 +54,8 @@ class Timer:
   over threads (the evaluation compiles in a thread while epoch 1 trains), so it can
   exceed a single phase; ``train`` and ``eval`` include the compilations they waited on.
   """
-
-  def __init__(self):
-    self.seconds = {}
-    self._compile_start = compile_seconds()
+  seconds: dict = dataclasses.field(default_factory=dict)  # {phase: wall seconds}
+  compile_start: float = dataclasses.field(default_factory=compile_seconds)
 
   @contextlib.contextmanager
   def __call__(self, phase: str):
@@ -69,6 +69,6 @@ class Timer:
     """Seconds per phase, ``compile`` (compilation seconds since the timer was made) and
     ``peak_rss_mib``."""
     out = {k: round(v, 3) for k, v in self.seconds.items()}
-    out['compile'] = round(compile_seconds() - self._compile_start, 3)
+    out['compile'] = round(compile_seconds() - self.compile_start, 3)
     out['peak_rss_mib'] = round(peak_rss_mib(), 1)
     return out

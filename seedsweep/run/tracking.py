@@ -60,18 +60,6 @@ def summary_metrics(results: dict) -> Dict[str, float]:
           for name, s in p['summary'].items() for stat in ('mean', 'std')}
 
 
-def point_sessions(config, results: dict, as_dict=None):
-  """``[(label, config, results, as_dict)]``: one HParams session per point of the
-  run, each with the config that point would have alone ('' and the run's own, with
-  ``as_dict``, for one point)."""
-  points = outputs.point_results(results)
-  if len(points) == 1:
-    return [('', config, results, as_dict)]
-  cleared = {'stack.fields': (), 'stack.points': ()}
-  return [(p['label'], keys.with_values(config, {**cleared, **p['overrides']},
-                                        'config.stack'), p, None) for p in points]
-
-
 def write_hparams(config, workdir: str, results: dict, as_dict=None) -> str:
   """The run's HParams sessions (replacing earlier ones): ``tensorboard/hparams``,
   or ``tensorboard/hparams/<point>`` for each point of a stacked run; their folder."""
@@ -79,8 +67,14 @@ def write_hparams(config, workdir: str, results: dict, as_dict=None) -> str:
   from tensorboardX.summary import hparams  # pylint: disable=g-import-not-at-top
   folder = os.path.join(workdir, 'tensorboard', HPARAMS)
   shutil.rmtree(folder, ignore_errors=True)
-  for label, own_config, own_results, own_dict in point_sessions(config, results,
-                                                                 as_dict):
+  # (label, config, results, as_dict): a session per point, with the config that
+  # point would have alone ('' and the run's own for one point).
+  points = outputs.point_results(results)
+  cleared = {'stack.fields': (), 'stack.points': ()}
+  sessions = ([('', config, results, as_dict)] if len(points) == 1 else
+              [(p['label'], keys.with_values(config, {**cleared, **p['overrides']},
+                                             'config.stack'), p, None) for p in points])
+  for label, own_config, own_results, own_dict in sessions:
     metrics = summary_metrics(own_results)
     with SummaryWriter(os.path.join(folder, label) if label else folder) as writer:
       for summary in hparams(hparams_of(own_config, own_dict), metrics):

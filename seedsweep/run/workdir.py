@@ -1,15 +1,19 @@
-"""A run's folder, read: its config.json, its finished results, its checkpoints'
-records (the inputs they were trained on, the machines and programs that made them)
-and where a run resumes from them.
+"""A run's folder: its lock (one process at a time, :func:`hold`), and read: its
+config.json, its finished results, its checkpoints' records (the inputs they were
+trained on, the machines and programs that made them) and where a run resumes from
+them.
 
 What other modes and tools ask of a workdir lives here (``check_folder``,
 ``latest_epoch``, ``stored_config``); :mod:`seedsweep.run.prepare` opens a workdir
 for a run once, and :mod:`seedsweep.run.loop` trains in it.
 """
+import contextlib
 import dataclasses
+import fcntl
 import os
 from typing import Optional
 
+import jax
 import numpy as np
 
 from seedsweep import files
@@ -25,6 +29,34 @@ def check_folder(path: str, what: str = '--workdir') -> None:
   """UserError when ``path`` exists and is not a folder (``what``: the flag or
   argument that named it)."""
   files.refuse_file(path, what, 'a folder (a new one, or the workdir of a run)')
+
+
+# One process per workdir: the kernel releases a flock when its process ends,
+# however it ends (kill -9 included), so a lock never outlives its run. Under
+# jax.distributed each process of a job takes the lock of its own index, so one
+# job's hosts share a workdir while a second job on it is refused.
+LOCK = '.lock'
+
+
+@contextlib.contextmanager
+def hold(workdir: str):
+  """Holds ``workdir``'s lock (``workdir/.lock``, holding the pid) for the block;
+  UserError if another process has it."""
+  index = jax.process_index()
+  path = os.path.join(workdir, LOCK if index == 0 else f'{LOCK}.{index}')
+  with open(path, 'a+') as f:
+    try:
+      fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+      f.seek(0)
+      holder = f.read().strip() or 'another process'
+      raise UserError(f'{workdir} is in use by {holder} (it holds {path}); wait for '
+                      'it to end, or use another --workdir') from None
+    f.seek(0)
+    f.truncate()
+    f.write(f'process {os.getpid()}')
+    f.flush()
+    yield
 
 
 def config_path(workdir: str) -> str:
@@ -97,16 +129,19 @@ def finished_results(config, workdir: str, holds_config: bool) -> Optional[dict]
 def latest_epoch(workdir: str) -> int:
   """The newest epoch whose checkpoint ``workdir`` holds, of every member (of every
   group of a split run); 0 without one. Creates nothing."""
-  def of(folder):
+  bounds = groups_lib.recorded(workdir)
+  folders = ([workdir] if bounds is None
+             else [groups_lib.folder(workdir, k) for k in range(len(bounds))])
+  latest = []
+  for folder in folders:
     ckpts = ckpt_lib.existing(folder, ckpt_lib.EPOCHS, read_only=True)
     if not ckpts:
-      return 0
+      return 0  # a folder without checkpoints: not every member has one
     try:
-      return ckpts.latest_epoch() or 0
+      latest.append(ckpts.latest_epoch() or 0)
     finally:
       ckpts.close()
-  grouped = groups_lib.latest_epoch(workdir, of)
-  return of(workdir) if grouped is None else grouped
+  return min(latest)
 
 
 # ------------------------------------------------------------ the checkpoints' records
@@ -201,10 +236,11 @@ def restore_latest(pieces, ckpts, state, print_fn):
 
 
 def restore_interrupted(pieces, interrupted, state, epoch: int, print_fn):
-  """The mid-epoch checkpoint of epoch ``epoch + 1`` a stop signal left, as
+  """The mid-epoch checkpoint of epoch ``epoch + 1`` a stop signal left (in
+  ``interrupted``, its checkpoints' folder), as
   ``(state, Resume, meta, step)``; ``None`` if there is none, or an older one
   (superseded by a later epoch checkpoint; the finished run removes it)."""
-  steps = interrupted.steps() if interrupted else []
+  steps = interrupted.steps()
   if not steps:
     return None
   target = {'state': pieces.saved(state),
@@ -237,7 +273,8 @@ def restore(pieces, ckpts, interrupted, state, workdir: str, verified=frozenset(
           ckpt_lib.EPOCHS, latest)
     else:  # every checkpoint was corrupt: the run starts afresh
       meta = None
-  found = restore_interrupted(pieces, interrupted, state, latest, print_fn)
+  found = (restore_interrupted(pieces, interrupted, state, latest, print_fn)
+           if interrupted else None)  # None: no stop signal left one
   if found:
     state, resume, meta, step = found
     where = (ckpt_lib.INTERRUPTED, step)
