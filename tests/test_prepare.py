@@ -18,7 +18,7 @@ from seedsweep.run import outputs
 from seedsweep.run import runtime
 from seedsweep.run import tracking
 from seedsweep.run import workdir as workdir_lib
-from seedsweep.run import workdir_lock
+from seedsweep.run import workdir as workdir_lib
 from tests.conftest import small_config
 from tests.conftest import workdir_snapshot
 
@@ -106,7 +106,7 @@ def test_a_run_through_the_command_checks_pins_and_reads_its_config_once(
 def test_a_finished_run_writes_its_missing_records_under_the_lock_only(
     tmp_path, monkeypatch):
   events = []
-  hold = workdir_lock.hold
+  hold = workdir_lib.hold
 
   @contextlib.contextmanager
   def recorded_hold(workdir):
@@ -119,7 +119,7 @@ def test_a_finished_run_writes_its_missing_records_under_the_lock_only(
   def recorded_write(*args, **kwargs):
     events.append('hparams')
     return write_hparams(*args, **kwargs)
-  monkeypatch.setattr(workdir_lock, 'hold', recorded_hold)
+  monkeypatch.setattr(workdir_lib, 'hold', recorded_hold)
   monkeypatch.setattr(tracking, 'write_hparams', recorded_write)
 
   workdir = str(tmp_path / 'run')

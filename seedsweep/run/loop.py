@@ -139,7 +139,10 @@ def _train_members(pieces, folder: str, workdir: str, timer, print_fn) -> dict:
     # A stop signal's mid-epoch checkpoint (None: none); closed as it is at the end.
     interrupted = ckpt_lib.existing(folder, ckpt_lib.INTERRUPTED, max_to_keep=1)
     cleanup.callback(lambda: interrupted and interrupted.close())
-    verified = workdir_lib.check_saved_inputs(workdir, pieces, ckpts, interrupted)
+    # Nothing saved yet (a fresh run): no saved inputs to check, nothing to restore.
+    saved = bool(ckpts.latest_epoch() or interrupted)
+    verified = (workdir_lib.check_saved_inputs(workdir, pieces, ckpts, interrupted)
+                if saved else frozenset())
     with timer('build'):
       state = pieces.init_state()
       # The train programs compiled here, once, for their fingerprint in the record.
@@ -147,8 +150,9 @@ def _train_members(pieces, folder: str, workdir: str, timer, print_fn) -> dict:
     warning = provenance_lib.portability_warning(determinism)
     if warning:
       print_fn(warning)
-    state, resume, meta = workdir_lib.restore(pieces, ckpts, interrupted, state, workdir,
-                                              verified, print_fn)  # or the fresh state
+    state, resume, meta = (workdir_lib.restore(pieces, ckpts, interrupted, state, workdir,
+                                               verified, print_fn)  # or the fresh state
+                           if saved else (state, workdir_lib.Resume(), None))
     # Which machines trained which epochs: a run continued on another CPU (under
     # native numerics, or another backend) says so in every later record.
     machines = provenance_lib.machine_history(meta, determinism, resume.epoch + 1,
@@ -321,7 +325,7 @@ def split_members(pieces, workdir: str, print_fn, write: bool = True):
              f'memory budget of {budget:,.0f} MiB: training them in {len(bounds)} groups '
              f'of {" or ".join(map(str, sizes))} one after another '
              f'({os.path.join(workdir, groups_lib.GROUPS)}/)')
-  elif est.peak_mib(n) > budget and started:
+  elif started and est.peak_mib(n) > budget:
     print_fn(f'warning: {n} members need ~{est.peak_mib(n):,.0f} MiB by the estimate, '
              f'over the memory budget of {budget:,.0f} MiB; this run started as one '
              'program and resumes as one')

@@ -24,7 +24,6 @@ from seedsweep.errors import UserError
 from seedsweep.run import outputs
 from seedsweep.run import runtime
 from seedsweep.run import workdir as workdir_lib
-from seedsweep.run import workdir_lock
 
 
 @dataclasses.dataclass(frozen=True)
@@ -77,7 +76,7 @@ class Prepared:
     """Holds the workdir's lock for the block (UserError if another process has it)
     and yields the run as the workdir is then: config.json is read again only when
     another process wrote it after it was read here (only a lock holder writes it)."""
-    with workdir_lock.hold(self.workdir):
+    with workdir_lib.hold(self.workdir):
       run = self
       signature = workdir_lib.config_signature(self.workdir)
       if signature != self.signature:
