@@ -4,7 +4,11 @@ each model family's paper config at its real sizes, under one XLA:CPU thread poo
 Run by tests/test_pool.py once per pool size, since the pool is fixed when JAX starts
 its CPU client: ``python -m tests.pool_probe THREADS STEPS [SEEDS] [CONFIG...]``; forced
 CPU devices come from the environment's XLA_FLAGS
-(``--xla_force_host_platform_device_count``), as a user gives them.
+(``--xla_force_host_platform_device_count``), as a user gives them. The programs are
+compiled in the process, under its pool, unless ``$SEEDSWEEP_POOL_PROBE_PROGRAMS``
+names a compilation cache: ``write:DIR``, every program compiled is kept there;
+``read:DIR``, the programs are read from there (only those missing are compiled, and
+not kept), as a cache shared by machines of other core counts gives them.
 ``python -m tests.pool_probe sums THREADS`` hashes the C-LSTM's input-bias gradient
 sums alone, in the portable form (seconds, not minutes).
 """
@@ -12,6 +16,10 @@ import json
 import os
 import sys
 import time
+
+# 'write:DIR' or 'read:DIR', a compilation cache folder the probe keeps its programs
+# in or takes them from (unset: compiled in the process, nothing read or written).
+PROGRAMS = 'SEEDSWEEP_POOL_PROBE_PROGRAMS'
 
 # The paper configs of every model family, on TREC (5.5k questions: little data to
 # prepare), at their own sizes: embeddings, hidden units, layers, filters, batch,
@@ -22,7 +30,8 @@ CONFIGS = ('experiments/bilstm.py:trec/coarse', 'experiments/dclstm_trec.py',
 
 
 def probe(spec: str, threads: int, steps: int, seeds: int) -> dict:
-  """``{'params': [hash per member], 'devices': the devices the members ran on}``."""
+  """``{'params': [hash per member], 'devices': the devices the members ran on}``;
+  the caller adds what it cost (``cpu_s``) and the programs it read from the cache."""
   from seedsweep.config import base  # pylint: disable=g-import-not-at-top
   from seedsweep.run import epoch as epoch_lib  # pylint: disable=g-import-not-at-top
   from tests.conftest import run_steps  # pylint: disable=g-import-not-at-top
@@ -69,14 +78,28 @@ def main(argv):
   import tests.conftest  # pylint: disable=g-import-not-at-top,unused-import  (data, numerics)
   runtime.pin_cpu_threads(threads)  # before JAX starts (conftest pinned the default)
   import jax  # pylint: disable=g-import-not-at-top
-  # Compiled here, not read from the cache: XLA sizes some loops' partitions for the
-  # pool of the process that compiles, and the cache's key does not name the pool.
-  jax.config.update('jax_enable_compilation_cache', False)
+  # XLA sizes some loops' partitions for the pool of the process that compiles, and
+  # the cache's key does not name the pool: compiled here unless PROGRAMS says where
+  # another pool's programs are (never the user's cache).
+  if os.environ.get(PROGRAMS):
+    mode, folder = os.environ[PROGRAMS].split(':', 1)
+    jax.config.update('jax_compilation_cache_dir', folder)
+    # The cache keeps what took this long to compile: everything, or nothing.
+    jax.config.update('jax_persistent_cache_min_compile_time_secs',
+                      {'write': 0.0, 'read': float('inf')}[mode])
+  else:
+    jax.config.update('jax_enable_compilation_cache', False)
+  hits = []
+  jax.monitoring.register_event_listener(
+      lambda event, **_: hits.append(1) if event.endswith('/cache_hits') else None)
   out = {'cpu_threads': runtime.cpu_threads(), 'usable_cores': runtime.usable_cores(),
-         'device_count': jax.device_count(), 'numerics': runtime.numerics()}
+         'device_count': jax.device_count(), 'numerics': runtime.numerics(),
+         'startup_cpu_s': round(time.process_time(), 1)}
   for spec in specs:
-    started = time.time()
+    started, cpu, read = time.time(), time.process_time(), len(hits)
     out[spec] = probe(spec, threads, steps, seeds)
+    out[spec].update(cpu_s=round(time.process_time() - cpu, 1),
+                     programs_read=len(hits) - read)
     print(f'{spec}: {time.time() - started:.0f} s', file=sys.stderr, flush=True)
   print(json.dumps(out))
 

@@ -5,9 +5,17 @@ pool's size and the bits").
 
 A pool's size, not the cores, decides how XLA splits the work, so 2 cores check a
 32-thread pool. Each pool needs its own process (the pool is fixed when JAX starts its
-CPU client): one process a pool trains all six families (tests/pool_probe.py),
-compiling them itself (the compilation cache does not key on the pool), once per run
-of the suite; each family and pool is then a test of its own.
+CPU client): one process a pool trains all six families (tests/pool_probe.py), once
+per run of the suite; each family and pool is then a test of its own.
+
+Where the programs were compiled: the pool splits work when a program runs (the
+dots' and reduces' kernels) and, for some loops, when it is compiled (the
+compilation cache's key does not name the pool). The ends of each range compile
+their own programs (:data:`FRESH`: 2 and 32 threads; 4 on four devices); the pools
+between run the reference's programs read from its cache, as a cache shared by
+machines of other core counts gives them: every pool runs, three compile. Until
+2026-12-05 every pool compiled its own (eight processes of about 200 CPU-s each,
+most of it XLA compiling the six families' train chunks).
 """
 import json
 import os
@@ -20,6 +28,7 @@ from tests.conftest import REPO
 from tests.conftest import built_once
 from tests.conftest import user_environment
 from tests.pool_probe import CONFIGS
+from tests.pool_probe import PROGRAMS
 
 pytestmark = pytest.mark.slow
 # The README tier's probe: a small Bi-LSTM (the paper-size one agrees under every pool).
@@ -34,12 +43,21 @@ STEPS = 2  # the first update, and one from updated parameters
 POOLS = (2, 3, 4, 8, 16, 32)
 DEVICES = 4  # forced CPU devices, each holding one of four seeds
 DEVICE_POOLS = (4, 32)  # a pool has at least one thread per device
+# The pools whose probes compile their own programs, per device count: the first is
+# the reference, whose programs the others run.
+FRESH = {1: (2, 32), DEVICES: (4,)}
 
 
-def _probe(threads: int, devices: int = 1, seeds: int = 2, specs=CONFIGS) -> dict:
+def _probe(threads: int, devices: int = 1, seeds: int = 2, specs=CONFIGS,
+           programs: str = '') -> dict:
   """tests/pool_probe.py's JSON for ``specs`` from a process of its own with
-  ``threads`` threads."""
+  ``threads`` threads; ``programs``: ``write:DIR`` or ``read:DIR``, the compilation
+  cache it keeps its programs in or runs them from ('': it compiles them, keeps
+  none)."""
   env = user_environment()
+  env.pop(PROGRAMS, None)
+  if programs:
+    env[PROGRAMS] = programs
   if devices > 1:
     env['XLA_FLAGS'] = (env.get('XLA_FLAGS', '') +
                         f' --xla_force_host_platform_device_count={devices}').strip()
@@ -56,13 +74,30 @@ def _probe(threads: int, devices: int = 1, seeds: int = 2, specs=CONFIGS) -> dic
 
 
 def _probed(tmp_path_factory, threads: int, devices: int = 1) -> dict:
-  """:func:`_probe`, made once per run of the suite (pytest-xdist's workers share it)."""
-  def build(folder):
-    with open(os.path.join(folder, 'probe.json'), 'w') as f:
-      json.dump(_probe(threads, devices, seeds=2 if devices == 1 else devices), f)
-  folder = built_once(tmp_path_factory, f'pool_probe_{threads}_{devices}', build)
-  with open(os.path.join(folder, 'probe.json')) as f:
+  """:func:`_probe`'s JSON, made once per run of the suite (:func:`_made`)."""
+  with open(os.path.join(_made(tmp_path_factory, threads, devices), 'probe.json')) as f:
     return json.load(f)
+
+
+def _made(tmp_path_factory, threads: int, devices: int) -> str:
+  """The folder of :func:`_probe`'s JSON, made once per run of the suite
+  (pytest-xdist's workers share it): the probe compiled its own programs
+  (:data:`FRESH`; the reference keeps them there, in ``programs``) or ran the
+  reference's."""
+  reference = FRESH[devices][0]
+  read = ''
+  if threads not in FRESH[devices]:  # the reference's probe first: its programs
+    read = 'read:' + os.path.join(_made(tmp_path_factory, reference, devices),
+                                  'programs')
+  def build(folder):
+    kept = 'write:' + os.path.join(folder, 'programs') if threads == reference else ''
+    found = _probe(threads, devices, seeds=2 if devices == 1 else devices,
+                   programs=read or kept)
+    for spec in CONFIGS:  # compiled here, or read: as the module's docstring says
+      assert bool(found[spec]['programs_read']) == bool(read), (spec, found[spec])
+    with open(os.path.join(folder, 'probe.json'), 'w') as f:
+      json.dump(found, f)
+  return built_once(tmp_path_factory, f'pool_probe_{threads}_{devices}', build)
 
 
 def _cases(pools):
@@ -92,6 +127,7 @@ def test_the_clstm_bias_gradient_sums_give_the_same_bits_under_every_pool():
   assert all(sums == found[1] for sums in found.values()), found
 
 
+@pytest.mark.short  # --all: the six families at full size under pools 2 to 32, below
 def test_a_small_model_gives_the_same_bits_under_pools_of_2_and_8():
   first, second = (_probe(threads, specs=(DEMO,)) for threads in (2, 8))
   assert first[DEMO]['params'] == second[DEMO]['params']
@@ -100,14 +136,16 @@ def test_a_small_model_gives_the_same_bits_under_pools_of_2_and_8():
 @pytest.mark.full  # six families at full size, a process a pool
 @pytest.mark.parametrize('spec, threads', _cases(POOLS))
 def test_a_family_gives_the_bits_of_a_pool_of_two(tmp_path_factory, spec, threads):
-  _assert_same(_probed(tmp_path_factory, POOLS[0]), _probed(tmp_path_factory, threads),
-               spec)
+  """Under 32 threads compiled there, under 3 to 16 the pool of 2's programs."""
+  found = _probed(tmp_path_factory, threads)
+  _assert_same(_probed(tmp_path_factory, POOLS[0]), found, spec)
 
 
 @pytest.mark.full  # six families at full size, a process a pool
 @pytest.mark.parametrize('spec, threads', _cases(DEVICE_POOLS))
 def test_members_on_several_devices_give_the_same_bits_whatever_the_pool(
     tmp_path_factory, spec, threads):
-  """Forced CPU devices share the one pool (one seed a device, under vmap)."""
-  _assert_same(_probed(tmp_path_factory, DEVICE_POOLS[0], DEVICES),
-               _probed(tmp_path_factory, threads, DEVICES), spec)
+  """Forced CPU devices share the one pool (one seed a device, under vmap); 32
+  threads run the pool of 4's programs."""
+  found = _probed(tmp_path_factory, threads, DEVICES)
+  _assert_same(_probed(tmp_path_factory, DEVICE_POOLS[0], DEVICES), found, spec)
