@@ -9,8 +9,9 @@ compiled in the process, under its pool, unless ``$SEEDSWEEP_POOL_PROBE_PROGRAMS
 names a compilation cache: ``write:DIR``, every program compiled is kept there;
 ``read:DIR``, the programs are read from there (only those missing are compiled, and
 not kept), as a cache shared by machines of other core counts gives them.
-``python -m tests.pool_probe sums THREADS`` hashes the C-LSTM's input-bias gradient
-sums alone, in the portable form (seconds, not minutes).
+``python -m tests.pool_probe sums THREADS [plain]`` hashes the C-LSTM's input-bias
+gradient sums alone, in the portable form (seconds, not minutes), or as the plain
+reduce that split by the pool (``plain``).
 """
 import json
 import os
@@ -49,34 +50,24 @@ def probe(spec: str, threads: int, steps: int, seeds: int) -> dict:
 SUM_LENGTHS = (4, 6, 8, 12, 38)
 
 
-def sums() -> dict:
-  """``{length: hash}`` of :data:`SUM_LENGTHS`' sums under ``make_portable``."""
+def sums(plain: bool = False) -> dict:
+  """``{length: hash}`` of :data:`SUM_LENGTHS`' sums under ``make_portable``, or
+  ``plain``: as XLA reduces them unrewritten."""
   import hashlib  # pylint: disable=g-import-not-at-top
   import jax  # pylint: disable=g-import-not-at-top
   import numpy as np  # pylint: disable=g-import-not-at-top
   from seedsweep.engine import portable  # pylint: disable=g-import-not-at-top
-  fn = jax.jit(portable.make_portable(lambda x: x.sum((1, 2))))
+  form = (lambda f: f) if plain else portable.make_portable
+  fn = jax.jit(form(lambda x: x.sum((1, 2))))
   rng = np.random.default_rng(0)
   return {str(t): hashlib.sha256(np.asarray(fn(
       rng.standard_normal((2, t, 50, 1200)).astype(np.float32))).tobytes()).hexdigest()[:16]
           for t in SUM_LENGTHS}
 
 
-def main(argv):
-  if argv[1] == 'sums':
-    from seedsweep.run import runtime  # pylint: disable=g-import-not-at-top
-    runtime.pin_cpu_threads(int(argv[2]))
-    runtime.pin_numerics('portable')
-    import jax  # pylint: disable=g-import-not-at-top
-    jax.config.update('jax_enable_compilation_cache', False)
-    print(json.dumps({'cpu_threads': runtime.cpu_threads(), 'sums': sums()}))
-    return
-  threads, steps = int(argv[1]), int(argv[2])
-  seeds = int(argv[3]) if len(argv) > 3 else 2
-  specs = argv[4:] or CONFIGS
-  from seedsweep.run import runtime  # pylint: disable=g-import-not-at-top
-  import tests.conftest  # pylint: disable=g-import-not-at-top,unused-import  (data, numerics)
-  runtime.pin_cpu_threads(threads)  # before JAX starts (conftest pinned the default)
+def _use_programs() -> list:
+  """Where this process's programs come from (:data:`PROGRAMS`); returns a list
+  that grows by one for each program read from the cache."""
   import jax  # pylint: disable=g-import-not-at-top
   # XLA sizes some loops' partitions for the pool of the process that compiles, and
   # the cache's key does not name the pool: compiled here unless PROGRAMS says where
@@ -92,6 +83,26 @@ def main(argv):
   hits = []
   jax.monitoring.register_event_listener(
       lambda event, **_: hits.append(1) if event.endswith('/cache_hits') else None)
+  return hits
+
+
+def main(argv):
+  if argv[1] == 'sums':
+    from seedsweep.run import runtime  # pylint: disable=g-import-not-at-top
+    runtime.pin_cpu_threads(int(argv[2]))
+    runtime.pin_numerics('portable')
+    read = _use_programs()
+    print(json.dumps({'cpu_threads': runtime.cpu_threads(),
+                      'sums': sums(plain=argv[3:] == ['plain']), 'programs_read': len(read)}))
+    return
+  threads, steps = int(argv[1]), int(argv[2])
+  seeds = int(argv[3]) if len(argv) > 3 else 2
+  specs = argv[4:] or CONFIGS
+  from seedsweep.run import runtime  # pylint: disable=g-import-not-at-top
+  import tests.conftest  # pylint: disable=g-import-not-at-top,unused-import  (data, numerics)
+  runtime.pin_cpu_threads(threads)  # before JAX starts (conftest pinned the default)
+  import jax  # pylint: disable=g-import-not-at-top
+  hits = _use_programs()
   out = {'cpu_threads': runtime.cpu_threads(), 'usable_cores': runtime.usable_cores(),
          'device_count': jax.device_count(), 'numerics': runtime.numerics(),
          'startup_cpu_s': round(time.process_time(), 1)}

@@ -111,20 +111,47 @@ def _assert_same(reference: dict, found: dict, spec: str):
       f'{found[spec]["params"]} under {found["cpu_threads"]}')
 
 
-@pytest.mark.full  # a minute of six processes; the C-LSTM's probes below hold it too
+def _sums(threads: int, plain: bool = False, programs: str = '') -> dict:
+  """tests/pool_probe.py's sums (``plain``: the unrewritten reduce) from a process
+  of its own with ``threads`` threads (``programs``: as :func:`_probe`'s)."""
+  env = user_environment()
+  env.pop(PROGRAMS, None)
+  if programs:
+    env[PROGRAMS] = programs
+  proc = subprocess.run([sys.executable, '-m', 'tests.pool_probe', 'sums', str(threads),
+                         *(['plain'] if plain else [])],
+                        cwd=REPO, capture_output=True, text=True, env=env, timeout=600,
+                        check=False)
+  assert proc.returncode == 0, proc.stderr[-3000:]
+  out = json.loads(proc.stdout.strip().splitlines()[-1])
+  assert out['cpu_threads'] == threads
+  assert bool(out['programs_read']) == programs.startswith('read:'), out
+  return out['sums']
+
+
+@pytest.mark.full  # six processes of seconds; the C-LSTM's probes below hold it too
 def test_the_clstm_bias_gradient_sums_give_the_same_bits_under_every_pool():
   """The op whose split followed the pool, alone in its portable form (a dot of
   ones): pools of 1 to 32 threads, a process each (seconds)."""
-  found = {}
-  for threads in (1, 2, 3, 4, 8, 32):
-    proc = subprocess.run([sys.executable, '-m', 'tests.pool_probe', 'sums', str(threads)],
-                          cwd=REPO, capture_output=True, text=True,
-                          env=user_environment(), timeout=600, check=False)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    out = json.loads(proc.stdout.strip().splitlines()[-1])
-    assert out['cpu_threads'] == threads
-    found[threads] = out['sums']
+  found = {threads: _sums(threads) for threads in (1, 2, 3, 4, 8, 32)}
   assert all(sums == found[1] for sums in found.values()), found
+
+
+@pytest.mark.full  # what makes the probes that read programs a check (seconds)
+def test_a_program_read_from_another_pools_cache_splits_by_the_pool_running_it(
+    tmp_path):
+  """The plain reduce of the C-LSTM's bias gradient, whose split follows the pool:
+  compiled under 2 and read from the cache by a pool of 32, it gives the bits 32
+  threads give when they compile it, not those of 2 (2026-12-05: at 4 of its 5
+  lengths). Were the split fixed when compiling, the pools that run the reference's
+  programs would check nothing."""
+  programs = str(tmp_path / 'programs')
+  compiled_under_2 = _sums(2, plain=True, programs='write:' + programs)
+  compiled_under_32 = _sums(32, plain=True)
+  assert compiled_under_32 != compiled_under_2, (
+      'the plain reduce no longer splits by the pool here: this test needs an op '
+      'that does')
+  assert _sums(32, plain=True, programs='read:' + programs) == compiled_under_32
 
 
 @pytest.mark.short  # --all: the six families at full size under pools 2 to 32, below
