@@ -13,9 +13,10 @@ dots' and reduces' kernels) and, for some loops, when it is compiled (the
 compilation cache's key does not name the pool). The ends of each range compile
 their own programs (:data:`FRESH`: 2 and 32 threads; 4 on four devices); the pools
 between run the reference's programs read from its cache, as a cache shared by
-machines of other core counts gives them: every pool runs, three compile. Until
-2026-12-05 every pool compiled its own (eight processes of about 200 CPU-s each,
-most of it XLA compiling the six families' train chunks).
+machines of other core counts gives them: every pool runs, three compile
+(:func:`test_a_program_read_from_another_pools_cache_splits_by_the_pool_running_it`
+checks that a split still follows the pool that runs). Until 2026-12-05 every pool
+compiled its own: eight probes, about 1,220 CPU-s, now about 640.
 """
 import json
 import os
@@ -38,7 +39,8 @@ STEPS = 2  # the first update, and one from updated parameters
 # Until 2026-12-04 the C-LSTM had three sets of bits, under 2 and 3 threads, under 4,
 # under 8 to 32: its LSTM input bias's gradient, a YNNPACK reduce of [T, 1, 50, 1200]
 # whose split followed the pool; engine/portable.py now sums it as a dot (docs/log.md,
-# "the pool's size and the bits"). Each probe ~3.5 CPU-minutes; `python -m
+# "the pool's size and the bits"). A probe compiling its programs takes about 150
+# CPU-s (170 on four devices), one reading them about 35 (2026-12-05); `python -m
 # tests.pool_probe` runs any pool.
 POOLS = (2, 3, 4, 8, 16, 32)
 DEVICES = 4  # forced CPU devices, each holding one of four seeds
