@@ -211,6 +211,17 @@ LONGEST = {
     'tests/test_search.py::test_a_search_killed_while_asking': 46,
     'tests/test_sweep.py::test_the_local_launcher_runs_each_shard': 46,
     'tests/test_sharding.py::test_two_processes_train_one_run': 41,
+    # tests/test_pool.py: the first test of each pool chain makes its probes (CPU
+    # seconds of their processes, their own figures, 2026-12-05): the pool of 2
+    # compiling and 3 reading its programs, 185 s, put first (24 tests read its
+    # programs; one that waits for them idles its worker); 4 on four devices and 32
+    # reading; 32 compiling.
+    ('tests/test_pool.py::test_a_family_gives_the_bits_of_a_pool_of_two['
+     'experiments/bilstm.py:trec/coarse-3]'): 240,
+    ('tests/test_pool.py::test_members_on_several_devices_give_the_same_bits_'
+     'whatever_the_pool[experiments/bilstm.py:trec/coarse-32]'): 218,
+    ('tests/test_pool.py::test_a_family_gives_the_bits_of_a_pool_of_two['
+     'experiments/bilstm.py:trec/coarse-32]'): 150,
     # The README tier's shorter forms, estimated from a loaded machine's ratios (not
     # yet measured quiet): the calm sweep, then two launches 1.7 times as long; the
     # uninterrupted run and five launches.
