@@ -127,8 +127,7 @@ def train_steps(pieces, state, epoch: int, start: int = 0, loss_sum=None,
   lengths = [length for _, length in visits[:end]]
   batches = pieces.steps.epoch_plan(pieces.device, epoch, visits)
   total, cursor = chunk_carry(pieces, loss_sum, start)
-  sizes = sizes or ChunkSizes(pieces.config.train.steps_per_dispatch,
-                              pieces.steps.host_free)
+  sizes = sizes or ChunkSizes.of(pieces)
   position, running = start, None
   while position < end:
     if stop is not None and stop():
@@ -176,6 +175,11 @@ class ChunkSizes:
   def __init__(self, most: int, one_length: bool):
     self.most, self.size, self.one_length = most, most, one_length
     self._last_end = None  # when the chunk before the last one ended
+
+  @classmethod
+  def of(cls, pieces) -> 'ChunkSizes':
+    """Fresh sizes for ``pieces``' steps and their chunks' form."""
+    return cls(pieces.config.train.steps_per_dispatch, pieces.steps.host_free)
 
   def ended(self, cursor, steps: int) -> None:
     """Waits for the chunk of ``steps`` steps whose output is ``cursor``; from the
@@ -302,7 +306,7 @@ def keep_best(pieces, state, evals, epoch: int):
 
 def patience_spent(pieces, state, epoch: int) -> bool:
   """True when every member has gone ``config.train.patience`` epochs without a
-  better dev score after ``epoch`` (early stopping; the caller checks it is on)."""
+  better dev score after ``epoch`` (early stopping; False when it is off)."""
   return bool(np.all(steps_lib.stopped(pieces.real(state.best_epoch), epoch,
                                        pieces.config.train.patience)))
 

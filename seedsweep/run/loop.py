@@ -175,8 +175,8 @@ def _train_members(pieces, folder: str, workdir: str, timer, print_fn) -> dict:
         disable=not train.progress, dynamic_ncols=True, file=sys.stderr))
     # What time.perf_counter() said when this run's wall time was 0.
     clock_start = time.perf_counter() - resume.elapsed
-    first = (num_epochs + 1 if train.patience and epoch_lib.patience_spent(
-        pieces, state, resume.epoch) else resume.epoch + 1)
+    first = (num_epochs + 1 if epoch_lib.patience_spent(pieces, state, resume.epoch)
+             else resume.epoch + 1)
     ahead = epoch_lib.compile_ahead(pieces, state.params) if first <= num_epochs else None
     if ahead is not None:  # the evaluation's programs compiling while epoch 1 trains
       cleanup.callback(ahead.join)  # (a run stopped in its first epoch: let it end)
@@ -187,7 +187,7 @@ def _train_members(pieces, folder: str, workdir: str, timer, print_fn) -> dict:
           on_step=functools.partial(progress_without_compilation, bar, initial),
           stop=lambda: bool(signal), timer=timer, clock_start=clock_start,
           before_eval=ahead.join if ahead is not None else lambda: None,
-          sizes=epoch_lib.ChunkSizes(train.steps_per_dispatch, pieces.steps.host_free))
+          sizes=epoch_lib.ChunkSizes.of(pieces))
       for epoch in range(first, num_epochs + 1):
         began = time.perf_counter()
         done = epoch_lib.run_epoch(pieces, state, epoch, start, loss_sum, hooks)
@@ -207,7 +207,7 @@ def _train_members(pieces, folder: str, workdir: str, timer, print_fn) -> dict:
         if train.nan_policy == 'fatal':
           epoch_lib.check_finite(pieces.members, done.rows, epoch)
         completed = epoch
-        early = bool(train.patience) and epoch_lib.patience_spent(pieces, state, epoch)
+        early = epoch_lib.patience_spent(pieces, state, epoch)
         _show_epoch(bar, print_fn, pieces, epoch, done.rows, began, early)
         if (epoch % train.checkpoint_every == 0 or epoch == num_epochs
             or early or signal):
