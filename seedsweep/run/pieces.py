@@ -26,7 +26,6 @@ import jax
 import numpy as np
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
-from seedsweep.config import python_files
 from seedsweep.config import stacking
 from seedsweep import data as data_lib
 from seedsweep.engine import conlleval
@@ -321,8 +320,7 @@ def build(config) -> 'Pieces':
   model = make_model(config, data)
   # A user's own model ('file.py:Class') is held to the model contract here, a
   # registered one by its tests.
-  in_python = (own_model.check(checked, data, model)
-               if python_files.is_reference(config.model.name) else ())
+  in_python = own_model.check(checked, data, model)
   hparams = member_hparams(checked, model, members, in_python)
   learner = make_learner(config, data, hparams, model)
   arrays = pipeline.device_arrays(data.views, data.labels, data.tags)
