@@ -1,10 +1,14 @@
 """The files a run writes (seedsweep/run/outputs.py)."""
 import json
 import os
+import subprocess
+import sys
 
+import numpy as np
 import pytest
 
 from seedsweep.run import outputs
+from tests.conftest import REPO
 
 
 def test_a_failed_write_leaves_the_old_file_and_no_temp_file(tmp_path):
@@ -33,3 +37,28 @@ def test_the_final_table_counts_one_seed_as_one_seed():
   cv = outputs.build_results([1, 1], {'test_accuracy': [80.0, 82.0]}, folds=[0, 1])
   assert '(1 seed, each the mean over 2 cross-validation folds)' in (
       outputs.format_table(cv))
+
+
+def test_tensorboard_logs_are_written_without_importing_pytorch(tmp_path):
+  """Where torch is installed, tensorboardX would import it (about 2 s a run's start)."""
+  code = ('import sys; from seedsweep.run import outputs; '
+          f'board = outputs.TensorBoard({str(tmp_path)!r}, ["seed_1"]); '
+          'board.write([{"epoch": 1, "seed": 1, "dev_accuracy": 50.0}]); board.close(); '
+          'import tensorboardX; print("torch" in sys.modules)')
+  proc = subprocess.run([sys.executable, '-c', code], capture_output=True, text=True,
+                        check=False, cwd=REPO)
+  assert proc.returncode == 0, proc.stderr[-2000:]
+  assert proc.stdout.split() == ['False']
+  assert sorted(os.listdir(tmp_path / 'tensorboard')) == ['aggregate', 'seed_1']
+
+
+def test_the_mean_interval_has_the_bits_of_scipys_t_interval():
+  from scipy import stats  # pylint: disable=g-import-not-at-top
+  rng = np.random.default_rng(0)
+  for n, level in ((2, 0.95), (3, 0.95), (10, 0.95), (10, 0.99), (37, 0.9)):
+    values = rng.normal(80, 3, n)
+    mean, std = values.mean(), values.std(ddof=1)
+    assert outputs.mean_interval(values, level) == stats.t.interval(
+        level, n - 1, loc=mean, scale=std / np.sqrt(n))
+  assert outputs.mean_interval([1.5]) is None
+  assert outputs.mean_interval([2.0, 2.0]) == (2.0, 2.0)

@@ -18,6 +18,7 @@ each point's own results object, as a run of that point alone would write it, in
 import dataclasses
 import json
 import os
+import sys
 from typing import Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
@@ -116,16 +117,19 @@ CI_METHOD = ("Student's t interval over the seeds, with n - 1 degrees of freedom
 def mean_interval(values: Sequence[float], level: float = CI_LEVEL
                   ) -> Optional[Tuple[float, float]]:
   """The two-sided ``level`` confidence interval of the mean of ``values`` [n]
-  (:data:`CI_METHOD`, ``scipy.stats.t``); None for fewer than 2 values, ``(v, v)``
-  when they are all ``v``."""
-  from scipy import stats  # pylint: disable=g-import-not-at-top
+  (:data:`CI_METHOD`); None for fewer than 2 values, ``(v, v)`` when they are all
+  ``v``. The bits of ``scipy.stats.t.interval``, from its quantile function in
+  scipy.special: scipy.stats takes half a second to import, at every run's end."""
+  from scipy import special  # pylint: disable=g-import-not-at-top
   v = np.asarray(values, np.float64)
   if len(v) < 2:
     return None
   mean, std = float(v.mean()), float(v.std(ddof=1))
   if std == 0:
     return mean, mean
-  low, high = stats.t.interval(level, len(v) - 1, loc=mean, scale=std / np.sqrt(len(v)))
+  scale = std / np.sqrt(len(v))
+  low, high = (special.stdtrit(len(v) - 1, q) * scale + mean
+               for q in ((1 - level) / 2, (1 + level) / 2))
   return float(low), float(high)
 
 
@@ -276,6 +280,19 @@ def nonfinite_lines(results: dict) -> List[str]:
   return out
 
 
+def tensorboardx():
+  """The tensorboardX package, imported without PyTorch: where torch is installed,
+  tensorboardX imports it (about 2 s, a fifth of a short run's start) only to accept
+  torch tensors, which a run never passes."""
+  if 'tensorboardX' not in sys.modules and 'torch' not in sys.modules:
+    sys.modules['torch'] = None  # `import torch` fails: tensorboardX's own fallback
+    try:
+      import tensorboardX  # pylint: disable=g-import-not-at-top,unused-import
+    finally:
+      del sys.modules['torch']
+  return sys.modules['tensorboardX']
+
+
 class TensorBoard:
   """One event-file folder per member: ``workdir/tensorboard/<label>`` (``seed_<k>``,
   or ``fold<f>_seed_<k>``, under ``<point>/`` in a stacked run); rows are matched to
@@ -290,11 +307,11 @@ class TensorBoard:
     """Writers of ``labels``' members and (``aggregates``) of their points' means;
     a group of a split run writes its members' only, the run the aggregates at its
     end (:func:`write_aggregates`)."""
-    from tensorboardX import SummaryWriter  # pylint: disable=g-import-not-at-top
+    writer = tensorboardx().SummaryWriter
     folder = lambda label: os.path.join(workdir, 'tensorboard', label)
-    self.writers = [SummaryWriter(folder(label)) for label in labels] if members else []
+    self.writers = [writer(folder(label)) for label in labels] if members else []
     point_labels = dict.fromkeys(label.rpartition('/')[0] for label in labels)
-    self.aggregates = {p: SummaryWriter(folder(f'{p}/{self.AGGREGATE}' if p
+    self.aggregates = {p: writer(folder(f'{p}/{self.AGGREGATE}' if p
                                                else self.AGGREGATE))
                        for p in point_labels} if aggregates else {}
 

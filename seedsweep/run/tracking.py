@@ -63,7 +63,7 @@ def summary_metrics(results: dict) -> Dict[str, float]:
 def write_hparams(config, workdir: str, results: dict, as_dict=None) -> str:
   """The run's HParams sessions (replacing earlier ones): ``tensorboard/hparams``,
   or ``tensorboard/hparams/<point>`` for each point of a stacked run; their folder."""
-  from tensorboardX import SummaryWriter  # pylint: disable=g-import-not-at-top
+  summary_writer = outputs.tensorboardx().SummaryWriter
   from tensorboardX.summary import hparams  # pylint: disable=g-import-not-at-top
   folder = os.path.join(workdir, 'tensorboard', HPARAMS)
   shutil.rmtree(folder, ignore_errors=True)
@@ -76,7 +76,7 @@ def write_hparams(config, workdir: str, results: dict, as_dict=None) -> str:
                                              'config.stack'), p, None) for p in points])
   for label, own_config, own_results, own_dict in sessions:
     metrics = summary_metrics(own_results)
-    with SummaryWriter(os.path.join(folder, label) if label else folder) as writer:
+    with summary_writer(os.path.join(folder, label) if label else folder) as writer:
       for summary in hparams(hparams_of(own_config, own_dict), metrics):
         writer.file_writer.add_summary(summary)
       for tag, value in metrics.items():
