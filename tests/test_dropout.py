@@ -120,7 +120,7 @@ def test_model_with_traced_rates_equals_the_static_model(name):
   fields = [f for f in STACKABLE if hasattr(model, f)]
   assert 'dropout' in fields
   batch, key = _batch(), jax.random.key(7)
-  params = model.init(jax.random.key(0), batch, train=False)
+  params = jax.jit(lambda b: model.init(jax.random.key(0), b, train=False))(batch)
 
   def run(m):
     return _compared(m.apply(params, batch, train=True, rngs={'dropout': key}))
