@@ -284,13 +284,15 @@ def tensorboardx():
   """The tensorboardX package, imported without PyTorch: where torch is installed,
   tensorboardX imports it (about 2 s, a fifth of a short run's start) only to accept
   torch tensors, which a run never passes."""
-  if 'tensorboardX' not in sys.modules and 'torch' not in sys.modules:
+  blocked = 'tensorboardX' not in sys.modules and 'torch' not in sys.modules
+  if blocked:  # (a process that imported torch itself pays nothing more)
     sys.modules['torch'] = None  # `import torch` fails: tensorboardX's own fallback
-    try:
-      import tensorboardX  # pylint: disable=g-import-not-at-top,unused-import
-    finally:
+  try:
+    import tensorboardX  # pylint: disable=g-import-not-at-top
+  finally:
+    if blocked:
       del sys.modules['torch']
-  return sys.modules['tensorboardX']
+  return tensorboardX
 
 
 class TensorBoard:
