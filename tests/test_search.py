@@ -177,3 +177,22 @@ def test_a_round_stacks_shape_free_points_and_gives_shapes_programs_of_their_own
                                                  ('trials_5+7', (5, 7))]
   assert [r.config.model.hidden for r in runs] == [8, 16]
   assert [tuple(r.config.stack.points) for r in runs] == [((1e-3,), (2e-3,))] * 2
+
+
+def test_a_search_over_an_own_model_file_may_set_its_classs_fields(tmp_path,
+                                                                  monkeypatch):
+  """As a sweep's point does: the class's fields exist beside its name; a field the
+  class lacks is named in one line before anything trains."""
+  monkeypatch.chdir(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+  own = '"model.name": space.choice("examples/linen_cnn.py:CNNClassifier"), '
+  config = api.load_config('demo:quick')
+  fine = search.load_search(_write(
+      tmp_path, f'return space.Search({{{own}"model.filters": space.choice(8, 16)}}, '
+      'trials=2, seeds=(1,))'))
+  search.check_space(config, fine, '--search=mine')
+  (tmp_path / 'my_search.py').unlink()
+  wrong = search.load_search(_write(
+      tmp_path, f'return space.Search({{{own}"model.hidden": space.choice(8, 16)}}, '
+      'trials=2, seeds=(1,))'))
+  with pytest.raises(UserError, match=r"--search=mine: params\['model.hidden'\].*hidden"):
+    search.check_space(config, wrong, '--search=mine')

@@ -104,11 +104,15 @@ def round_size(config, search: space_lib.Search, seeds: int) -> int:
 
 def check_space(config, search: space_lib.Search, where: str) -> None:
   """UserError, before the study opens, for a key that names no config field or a
-  value the field cannot take (each range's ends, each choice)."""
-  for key, p in search.params.items():
-    values = p.values if isinstance(p, space_lib.Choice) else (p.low, p.high)
-    for value in values:
-      keys.with_values(config, {key: value}, f'{where}: params[{key!r}]')
+  value the field cannot take (each range's ends, each choice), checked as a trial's
+  point is (runner.point_config): beside the first ``model.name`` the search draws,
+  since an own model file's class brings its own fields."""
+  ends = {key: p.values if isinstance(p, space_lib.Choice) else (p.low, p.high)
+          for key, p in search.params.items()}
+  model = {'model.name': ends['model.name'][0]} if 'model.name' in ends else {}
+  for key in sorted(ends, key=lambda k: k != 'model.name'):  # the name's own errors first
+    for value in ends[key]:
+      runner.point_config(config, {**model, key: value}, f'{where}: params[{key!r}]')
 
 
 def study_identity(config, search: space_lib.Search, metric: str, label: str) -> dict:
