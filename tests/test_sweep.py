@@ -136,6 +136,24 @@ def test_a_point_naming_an_own_model_file_takes_that_class_s_fields(tmp_path):
     sweep.plan_runs(config, str(spec))
 
 
+def test_a_point_naming_a_packaged_model_that_lacks_the_configs_fields_takes_its_own(
+    tmp_path):
+  """A sweep over the Bi-LSTM and the C-LSTM: the C-LSTM has no pooling field, so its
+  point takes its own fields as ``--config.model.name=clstm`` does (it was refused
+  when training); the Bi-LSTM's, whose fields fit, keeps the config's."""
+  import seedsweep  # pylint: disable=g-import-not-at-top
+  spec = tmp_path / 'two.py'
+  spec.write_text('def sweep(arg):\n  return [{"model.name": "bilstm"}, '
+                  '{"model.name": "clstm", "model.filters": 8}]\n')
+  config = small_config()
+  _, runs = sweep.plan_runs(config, str(spec))
+  assert dict(runs[0].config.model) == dict(config.model)
+  alone = seedsweep.load_config('experiments/demo.py:quick', model__name='clstm',
+                                model__filters=8)
+  assert dict(runs[1].config.model) == dict(alone.model)
+  assert 'pooling' not in runs[1].config.model
+
+
 @pytest.mark.slow
 @pytest.mark.full  # points in one program: test_points_that_change_no_shape_share...
 def test_stacked_points_give_the_numbers_of_their_runs_alone(tmp_path):

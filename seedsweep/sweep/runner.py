@@ -172,21 +172,35 @@ def plan_points(config, points: Sequence[Dict[str, Any]], names: Sequence[str],
 def point_config(config, point: Dict[str, Any], where: str):
   """A resolved copy of ``config`` with ``point``'s overrides (keys.with_values).
 
-  A point whose ``model.name`` names an own model file (``FILE:Class``) gets that
+  A point whose ``model.name`` names another model than ``config``'s gets that
   class's fields as a single run's ``--config.model.name`` does
   (models.take_named_model): of ``config``'s model fields it keeps those the class
   takes, the class's defaults fill the rest, and a model field the point sets that
-  the class lacks is refused in one line. (A packaged name keeps ``config``'s fields
-  as they are, so sweep roots trained before stay resumable.)
+  the class lacks is refused in one line. Always for an own model file
+  (``FILE:Class``); for a packaged name only where the class lacks one of
+  ``config``'s model fields (the point could not train otherwise), so that sweep
+  roots trained before, whose points all fit, keep their configs and resume.
   """
   name = point.get('model.name')
-  if not python_files.is_reference(name):
+  if name is None or not _needs_its_fields(config, name):
     return keys.with_values(config, point, where)
   from seedsweep import models  # pylint: disable=g-import-not-at-top
   named = config.copy_and_resolve_references()
   models.set_with_named_model(named, point, lambda _: where,
                               lambda key: f'{where} sets {key}={point[key]!r}')
   return named
+
+
+def _needs_its_fields(config, name) -> bool:
+  """Whether model ``name`` takes its own fields over ``config.model``'s (see
+  :func:`point_config`); an unknown packaged name is left to the run's own error."""
+  if python_files.is_reference(name):
+    return True
+  from seedsweep import models  # pylint: disable=g-import-not-at-top
+  if name not in models.REGISTRY:
+    return False
+  takes = models.config_fields(*models.model_class(name))
+  return any(k not in takes for k in config.model if k != 'name')
 
 
 def _stacked_run(config, where: str, points: List[Dict[str, Any]], indices) -> Run:
