@@ -115,12 +115,20 @@ def prepare(name: str, data_config) -> Tuple[tfds.core.DatasetBuilder, Dict[str,
                                 root), digests
 
 
+def _pool(name: str, spec: DatasetSpec,
+          data_config) -> Tuple[pool_lib.Pool, Dict[str, str]]:
+  """Dataset ``name``'s pooled examples, prepared first if need be, and the sha256 of
+  its raw files."""
+  builder, raw_checksums = prepare(name, data_config)
+  return pool_lib.read_pool(name, builder, spec.label_names,
+                            spec.expected_checksums), raw_checksums
+
+
 def read_split(data_config, split: str) -> Tuple[List[str], List[str]]:
   """``(texts, label names)`` of one split of ``data_config``'s dataset, as its files
   hold them (before tokenisation and vocabulary): what ``seedsweep.predict`` takes."""
-  name, spec = data_config.name, spec_of(data_config.name)
-  builder, _ = prepare(name, data_config)
-  pool = pool_lib.read_pool(name, builder, spec.label_names, spec.expected_checksums)
+  name = data_config.name
+  pool, _ = _pool(name, spec_of(name), data_config)
   return pool.split(name, split)
 
 
@@ -133,6 +141,5 @@ def load_dataset(data_config) -> encoded.EncodedDataset:
                     f'{name!r} is not cross-validated (only mr and subj are); set it '
                     'to ()')
   config_checks.one_of('data.oov', data_config.oov, vocab_lib.OOV_POLICIES)
-  builder, raw_checksums = prepare(name, data_config)  # prepared once, if need be
-  pool = pool_lib.read_pool(name, builder, spec.label_names, spec.expected_checksums)
+  pool, raw_checksums = _pool(name, spec, data_config)
   return encoded.encode(name, pool, data_config, spec.cross_validation, raw_checksums)

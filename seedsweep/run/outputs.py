@@ -254,8 +254,7 @@ def format_table(results: dict) -> str:
     ci_text = f'[{ci[0]:.2f}, {ci[1]:.2f}]' if ci else ''
     lines.append(f'{name:<{width}} {s["mean"]:>9.2f} ± {s["std"]:<6.2f} '
                  f'{ci_text:>17} {s["min"]:>8.2f} {s["max"]:>8.2f}')
-  if any(results.get('nonfinite_step') or ()):  # a warning only where one became NaN
-    lines += nonfinite_lines(results)
+  lines += nonfinite_lines(results)
   paper = results.get('paper') or {}
   value = paper.get('value')
   if value is not None:
@@ -268,16 +267,15 @@ def format_table(results: dict) -> str:
 
 def nonfinite_lines(results: dict) -> List[str]:
   """A warning per member whose train loss became NaN or infinite."""
+  steps = results.get('nonfinite_step') or []
+  if not any(steps):  # no member's did: no labels to make
+    return []
   folds = results.get('folds') or [None] * len(results['seeds'])
   labels = results.get('members') or [member_label(s, f) for s, f in zip(
       results['seeds'], folds)]
-  out = []
-  for label, step in zip(labels, results.get('nonfinite_step') or []):
-    if step:
-      who = label
-      out.append(f'warning: the train loss of {who} became NaN or infinite at step '
-                 f'{step}; it kept the parameters it had before that step')
-  return out
+  return [f'warning: the train loss of {label} became NaN or infinite at step '
+          f'{step}; it kept the parameters it had before that step'
+          for label, step in zip(labels, steps) if step]
 
 
 def tensorboardx():
