@@ -165,7 +165,6 @@ def test_the_tables_are_those_the_declarations_say():
   assert checks.ADDED == {k: f.added for k, f in decl.items()
                           if f.added is not fields.ORIGINAL}
   assert checks.CHECKED == tuple(k for k, f in decl.items() if f.check)
-  assert checks.SEED_PARALLEL_MODES + ('auto',) == decl['train.seed_parallel'].check.options
   declared = tuple(k for k, f in decl.items() if f.stack)
   assert stacking.STACKABLE == declared + tuple(f'model.{f}' for f in stacking.MODEL_FIELDS)
   assert stacking.OFF_AT_ZERO == tuple(k for k in declared
@@ -175,7 +174,8 @@ def test_the_tables_are_those_the_declarations_say():
   # What the tables said before they were derived (issue 73).
   assert set(checks.NON_SEMANTIC) == {'train.progress', 'data.tfds_dir', 'train.nan_policy',
                                       'runtime.memory_budget', 'train.steps_per_dispatch'}
-  assert checks.ADDED['runtime.numerics'] == 'native' and len(checks.ADDED) == 18
+  assert checks.ADDED['runtime.numerics'] == 'native' and len(checks.ADDED) == 19
+  assert checks.ADDED['train.lanes'] == 16  # runs before lanes: none took them
   assert stacking.STACKABLE[:4] == ('optimizer.learning_rate', 'optimizer.clip_global_norm',
                                     'optimizer.clip_value', 'l2.coef')
 

@@ -1,5 +1,6 @@
 """seedsweep/run/memory.py: a run's peak memory from its shapes, and the budget."""
 import json
+import os
 
 import jax
 import numpy as np
@@ -8,6 +9,7 @@ import pytest
 from seedsweep.errors import UserError
 from seedsweep.run import memory
 from seedsweep.run import pieces
+from tests.conftest import REPO
 from tests.conftest import run_launch
 from tests.conftest import small_config
 
@@ -36,7 +38,7 @@ def test_members_add_their_state_and_under_vmap_their_activations():
   m, v = by_mode['map'], by_mode['vmap']
   assert m.activations_mib == v.activations_mib > 0
   assert v.member_mib - m.member_mib == pytest.approx(
-      memory.OVERHEAD * m.activations_mib)
+      memory.constants('cpu').activations * m.activations_mib)
   assert m.peak_mib(10) == pytest.approx(m.shared_mib + 10 * m.member_mib)
   assert m.members_within(m.peak_mib(7) + 1e-6) == 7
 
@@ -65,6 +67,37 @@ def test_describe_shows_the_estimate_and_the_groups_a_run_would_train_in():
                     f'--config.runtime.memory_budget={budget}')
   assert (f'budget {budget:,} MiB, within it 3 members: a run trains them in 4 '
           'groups one after another' in proc.stdout)
+
+
+def _h200_runs():
+  """Every run of the H200 check that finished: (mode, members, its estimate's
+  parts, its measured peak device MiB)."""
+  runs = []
+  for form in ('vmap', 'map'):
+    with open(os.path.join(REPO, 'benchmarks', 'results',
+                           f'device_check_2026-12-04_h200_{form}.json')) as f:
+      record = json.load(f)
+    runs += [(r['estimate']['mode'], r['members'], r['estimate'], r['peak_device_mib'])
+             for r in record['runs'] if r.get('status') == 'ok']
+  return runs
+
+
+def test_a_gpus_estimate_is_within_one_and_a_half_times_the_h200s_peaks():
+  """The GPU constants, on the parts each run of the H200 check counted, estimate its
+  measured peak within 1.5x and never under (Bi-LSTM and DLSTM SST-2, 1 to 100
+  members, vmap and map; docs/gpu.md, "Measured"), so a budget splits no group that
+  one program holds; the CPU's constants (its process's RSS) were 3-5x those peaks."""
+  runs = _h200_runs()
+  assert len(runs) >= 10
+  for mode, members, parts, peak in runs:
+    args = (mode, parts['state_mib'], parts['step_mib'], parts['activations_mib'],
+            parts['data_mib'])
+    ratio = memory.from_parts(*args, 'gpu').peak_mib(members) / peak
+    assert 1.0 <= ratio <= 1.5, (mode, members, ratio)
+    assert memory.from_parts(*args, 'cpu').peak_mib(members) / peak > 1.5
+  # A lone member on a GPU is not paired (only XLA:CPU's batched kernels ask it).
+  assert not memory.from_parts('vmap', 1, 1, 1, 1, 'gpu').paired
+  assert memory.from_parts('vmap', 1, 1, 1, 1, 'cpu').paired
 
 
 @pytest.mark.parametrize('value', [-1, True])

@@ -157,16 +157,21 @@ def test_two_processes_train_one_run_over_a_global_mesh(tmp_path):
   assert written['metrics']['test_accuracy'] == alone['metrics']['test_accuracy']
 
 
-def test_auto_takes_map_on_one_device_whatever_the_backend(monkeypatch):
-  """On an H200 a lone seed and the seed among 10 differed under vmap and were equal
-  under map (docs/gpu.md, Measured): auto keeps the promise on one GPU as on one CPU;
-  a user may still ask for vmap (members sharded over devices always take it:
-  test_the_mesh_takes_every_device_or_one_per_member)."""
+def test_auto_takes_lanes_on_an_accelerator_and_map_on_one_cpu(monkeypatch):
+  """On an H200 a lone seed and the seed among 10 differed under plain vmap and were
+  equal under map (docs/gpu.md, Measured): auto takes lanes on a GPU or TPU (vmap at
+  the fixed width train.lanes, padded) and map on one CPU; a user may still ask for
+  either."""
   import jax  # pylint: disable=g-import-not-at-top
   from seedsweep.run import pieces  # pylint: disable=g-import-not-at-top
   config = small_config()
+  config.train.lanes = 16
   for backend in ('cpu', 'gpu', 'tpu'):
     monkeypatch.setattr(jax, 'default_backend', lambda b=backend: b)
-    for asked, mode in (('auto', 'map'), ('vmap', 'vmap'), ('map', 'map')):
+    auto = ('map', 0, 10) if backend == 'cpu' else ('vmap', 16, 16)
+    for asked, want in (('auto', auto), ('vmap', ('vmap', 0, 10)),
+                        ('map', ('map', 0, 10)), ('lanes', ('vmap', 16, 16))):
       config.train.seed_parallel = asked
-      assert pieces.place(config, 10).mode == mode
+      placement = pieces.place(config, 10)
+      assert (placement.mode, placement.lanes, placement.size) == want, (backend, asked)
+      assert placement.form == ('lanes' if want[1] else want[0])

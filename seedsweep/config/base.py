@@ -175,8 +175,18 @@ TRAIN = Section('``config.train``: epochs, batches, selection, early stopping, N
     # better dev score; the run ends when every seed's has. 0 = off (best_dev only).
     'patience': Field(0, 'epochs without a better dev score before a seed stops '
                       '(0 = off)', check=Int(0, note=' (0 = no early stopping)')),
-    'seed_parallel': Field('auto', "'vmap', 'map' or 'auto' (map on one device, else "
-                           "vmap)", check=Choice(('vmap', 'map', 'auto'))),
+    # How the members step (seedsweep/run/pieces.py, place): 'lanes' vmaps them at
+    # the fixed width train.lanes, padded, groups of lanes one after another, so a
+    # program's shapes (and an accelerator's kernels) never change with the member
+    # count; 'auto' is lanes on a GPU or TPU, map on one CPU, vmap over CPU devices.
+    'seed_parallel': Field('auto', "'lanes', 'vmap', 'map' or 'auto' (lanes on a GPU "
+                           "or TPU, map on one CPU)",
+                           check=Choice(('lanes', 'vmap', 'map', 'auto'))),
+    # The lanes of one program under 'lanes', per device: a run of fewer members pads
+    # them, one of more trains groups of this many (docs/gpu.md, "Lanes").
+    'lanes': Field(16, "members one program steps side by side under 'lanes' (per "
+                   'device)', added=16, check=Int(
+        1, 4096, ' (a lane group: every program of the run has this many members)')),
     'checkpoint_every': Field(1, 'epochs between checkpoints (and the last one)',
                               check=Int(1)),
     # The most train steps the host hands the device at a time (one program runs them,

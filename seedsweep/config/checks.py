@@ -25,11 +25,6 @@ NON_SEMANTIC_SECTIONS = tuple(f'{k}.' for k, s in base.SECTIONS.items() if not s
 ADDED = {k: f.added for k, f in _FIELDS.items() if f.added is not fields.ORIGINAL}
 
 
-# config.train.seed_parallel, besides 'auto'
-SEED_PARALLEL_MODES = tuple(m for m in _FIELDS['train.seed_parallel'].check.options
-                            if m != 'auto')
-
-
 def to_dict(config) -> dict:
   """The config as plain JSON data (tuples become lists)."""
   return json.loads(config.to_json_best_effort())

@@ -29,9 +29,11 @@ One training step, through the modules (every array has a leading members axis):
    in ``_seed_update``) and records ``nonfinite_step``; ``embedding_rows.scatter``
    puts the rows back into the table.
 
-``config.train.seed_parallel`` picks the map: ``vmap``, one batched program (GPUs,
-sharding; on a CPU a single member runs as a pair, :func:`_single_member_as_pair`),
-or ``map``, each seed's step with a single-seed run's shapes (the CPU default). Both give a seed
+``config.train.seed_parallel`` picks the map (run/pieces.py, place): ``vmap``, one
+batched program (GPUs, sharding; on a CPU a single member runs as a pair,
+:func:`_single_member_as_pair`), also what ``lanes`` runs at its fixed width, padded
+(the accelerators' default), or ``map``, each seed's step with a single-seed run's
+shapes (the CPU default). Both give a seed
 the same bits alone and in any group (``vmap`` on the CPU); see docs/design.md
 (determinism policy).
 """
@@ -46,7 +48,6 @@ import jax.numpy as jnp
 import numpy as np
 import optax
 
-from seedsweep.config.checks import SEED_PARALLEL_MODES
 from seedsweep.engine import embedding_rows
 from seedsweep.engine import objectives
 from seedsweep.engine import optimizers
@@ -93,8 +94,8 @@ def seed_parallel(fn: Callable, mode: str, in_axes: Sequence = None) -> Callable
   if mode == 'vmap':
     return jax.vmap(fn, in_axes=0 if in_axes is None else tuple(in_axes))
   if mode != 'map':
-    raise ValueError(f'config.train.seed_parallel={mode!r}; expected one of '
-                     f'{SEED_PARALLEL_MODES}')
+    raise ValueError(f'seed_parallel mode {mode!r}; expected vmap or map (lanes is '
+                     'vmap at a fixed width: run/pieces.py, place)')
 
   def mapped(*args):
     axes = [0] * len(args) if in_axes is None else list(in_axes)
@@ -231,8 +232,9 @@ class Steps:
     self.select_best = paired(jax.jit(self._select_best, donate_argnums=(0,)), (0, 1))
 
   def for_members(self, members: int, mode: str) -> 'Steps':
-    """These steps for ``members`` stepping by ``mode`` (a group of a split run):
-    themselves when that changes nothing they were compiled for."""
+    """These steps for ``members`` on device (padding included) stepping by
+    ``mode`` (a group of a split run): themselves when that changes nothing they were
+    compiled for, as for every lane group of a lanes run."""
     single_member = members == 1
     if mode == self.mode and single_member == self.single_member:
       return self

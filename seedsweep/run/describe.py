@@ -68,11 +68,13 @@ def describe(config) -> dict:
       placement.mode)
   budget = memory.budget_mib(config)
   fits = estimate.members_within(budget)
-  bounds = groups_lib.needed(len(members), fits,
-                            placement.mesh.size if placement.mesh else 1)
+  bounds = groups_lib.for_placement(len(members), fits, placement.group,
+                                   placement.lanes, placement.devices)
   groups = len(bounds) if bounds else 1
-  return {'memory_mib': {**estimate.as_dict(len(members)), 'budget_mib': round(budget),
-                         'members_within_budget': fits, 'groups': groups},
+  on_device = placement.group if placement.lanes else len(members)
+  return {'memory_mib': {**estimate.as_dict(on_device), 'budget_mib': round(budget),
+                         'members_within_budget': fits, 'groups': groups,
+                         'seed_parallel': placement.form, 'lanes': placement.lanes},
           'config': checked.as_dict, 'model': type(model).__name__,
           'model_fields': attribute_docs(type(model)),
           'members': len(members), 'member_axis': member_axis(members),
@@ -190,12 +192,16 @@ def format_description(info: dict, config) -> str:
 
 def memory_line(m: dict, members: int) -> str:
   """One line: the run's estimated peak memory, its parts and the budget."""
+  form = m.get('seed_parallel', m['mode'])
+  lanes = m.get('lanes', 0)
+  held = (f'{members} members in lanes of {lanes}' if lanes else f'{members} members')
   return (f'# memory (estimated from the shapes): {m["peak_mib"]:,.0f} MiB at peak for '
-          f'{members} members = {m["shared_mib"]:,.0f} shared + {m["member_mib"]:,.0f} '
-          f'a member ({m["mode"]}; a member: state {m["state_mib"]:,.0f}, step '
+          f'{held} = {m["shared_mib"]:,.0f} shared + {m["member_mib"]:,.0f} '
+          f'a member ({form}; a member: state {m["state_mib"]:,.0f}, step '
           f'{m["step_mib"]:,.0f}, activations {m["activations_mib"]:,.0f}); budget '
           f'{m["budget_mib"]:,} MiB, within it {m["members_within_budget"]:,} members'
-          + (f': a run trains them in {m["groups"]} groups one after another'
+          + (f': a run trains them in {m["groups"]} '
+             f'{"lane " if lanes else ""}groups one after another'
              if m['groups'] > 1 else ''))
 
 

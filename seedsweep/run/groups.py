@@ -11,9 +11,13 @@ is done, :func:`merge_rows` writes the run's ``metrics.jsonl`` from theirs, in t
 order one program of all the members writes it, and the run's ``results.json`` is made
 from the groups' numbers.
 
+Under ``seed_parallel='lanes'`` the groups are lane groups: a run of more members
+than one program's lanes trains them in groups of at most that many, each padded to
+the lanes, so every group runs the same compiled programs.
+
 A member's bits do not depend on the members beside it (the determinism policy in
-docs/design.md): under ``map``, and under ``vmap`` on one device, its numbers equal
-an unsplit run's. The split is kept in ``groups.json``; a resumed run follows it
+docs/design.md): under ``map``, under ``vmap`` on one CPU, and under lanes at one
+width, its numbers equal an unsplit run's. The split is kept in ``groups.json``; a resumed run follows it
 whatever the budget says then, and a run that started unsplit stays unsplit.
 """
 import os
@@ -50,6 +54,24 @@ def needed(members: int, fits: int, multiple: int = 1) -> Optional[Bounds]:
   return plan(members, fits, multiple) if 0 < fits < members else None
 
 
+def for_placement(members: int, fits: int, group: int, lanes: int,
+                  multiple: int = 1) -> Optional[Bounds]:
+  """The groups of ``members`` of which ``fits`` fit the memory budget, None for one
+  program. Under lanes (``lanes`` > 0) a group is at most ``group`` members (a lane
+  group: ``lanes`` on each device), padded to it when it trains, whatever the budget
+  would allow: every program of the run then has the same shapes. UserError when not
+  even one lane group fits."""
+  if not lanes:
+    return needed(members, fits, multiple)
+  if 0 < fits < group:
+    raise UserError(
+        f'config.train.lanes={lanes}: one lane group ({group} members on device) needs '
+        f'more memory than the budget holds ({fits} members); expected fewer lanes '
+        f'(--config.train.lanes={max(fits // multiple, 1)}) or a larger '
+        'config.runtime.memory_budget')
+  return plan(members, group) if members > group else None
+
+
 def folder(workdir: str, k: int) -> str:
   """Group ``k``'s run folder."""
   return os.path.join(workdir, GROUPS, str(k))
@@ -74,11 +96,13 @@ def recorded(workdir: str) -> Optional[Bounds]:
 
 
 def split(workdir: str, members: int, fits: int, multiple: int = 1,
-          started_unsplit: bool = False, write: bool = True) -> Optional[Bounds]:
+          started_unsplit: bool = False, write: bool = True, group: int = 0,
+          lanes: int = 0) -> Optional[Bounds]:
   """The groups of a run of ``members`` of which ``fits`` fit the budget: the
   recorded split if there is one, None when all fit (or the run already has
-  checkpoints of all its members: ``started_unsplit``), else a new :func:`plan`,
-  recorded (``write``) before any group trains."""
+  checkpoints of all its members: ``started_unsplit``), else a new plan
+  (:func:`for_placement`: lane groups of ``group`` under ``lanes``), recorded
+  (``write``) before any group trains."""
   file, bounds = os.path.join(workdir, SPLIT), recorded(workdir)
   if bounds is not None:
     if bounds[0][0] != 0 or bounds[-1][1] != members or any(
@@ -86,7 +110,8 @@ def split(workdir: str, members: int, fits: int, multiple: int = 1,
       raise UserError(f'{file} splits members 0..{bounds[-1][1] - 1}, but '
                       f'the run has {members}; expected the workdir of this config')
     return bounds
-  bounds = None if started_unsplit else needed(members, fits, multiple)
+  bounds = None if started_unsplit else for_placement(members, fits, group, lanes,
+                                                      multiple)
   if bounds is not None and write:
     outputs.write_json(file, {'bounds': [list(b) for b in bounds]})
   return bounds

@@ -317,9 +317,14 @@ def split_members(pieces, workdir: str, print_fn, write: bool = True):
   fits = est.members_within(budget)
   if jax.default_backend() != 'cpu':  # each accelerator holds its share in its memory
     fits *= devices
-  bounds = groups_lib.split(workdir, n, fits, devices,
-                            started_unsplit=started, write=write)
-  if bounds is not None:
+  placement = pieces.placement
+  bounds = groups_lib.split(workdir, n, fits, devices, started_unsplit=started,
+                            write=write, group=placement.group, lanes=placement.lanes)
+  if bounds is not None and placement.lanes:
+    print_fn(f'{n} members in {len(bounds)} lane groups of {placement.group} (train.lanes'
+             f'={placement.lanes}), one after another '
+             f'({os.path.join(workdir, groups_lib.GROUPS)}/)')
+  elif bounds is not None:
     sizes = sorted({b - a for a, b in bounds})
     print_fn(f'{n} members need ~{est.peak_mib(n):,.0f} MiB by the estimate, over the '
              f'memory budget of {budget:,.0f} MiB: training them in {len(bounds)} groups '

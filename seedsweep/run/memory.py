@@ -9,10 +9,11 @@ largest training batch. Under ``map`` the members step one after another, so one
 member's activations are live at a time; under ``vmap`` every member's are.
 
 Every figure but ``runtime`` is computed from ``jax.eval_shape``, so nothing
-compiles; ``runtime`` and the factors :data:`OVERHEAD` and :data:`MEMBER_OVERHEAD`
-(XLA's copies around ``lax.map``'s stacked outputs, temporaries of the fused kernels,
-freed memory the allocator keeps) were measured (docs/log.md, results log,
-2026-11-28; docs/design.md, "Memory and members in groups"). The
+compiles; ``runtime`` and the factors of each backend's :class:`Constants` (XLA's
+copies around ``lax.map``'s stacked outputs, temporaries of the fused kernels, freed
+memory the allocator keeps) were measured, the CPU's in the process's RSS
+(docs/log.md, results log, 2026-11-28), a GPU's in its device memory
+(docs/gpu.md, "Measured"; docs/design.md, "Memory and members in groups"). The
 estimate is what ``--mode=describe`` shows and what ``config.runtime.memory_budget``
 is held to.
 """
@@ -32,17 +33,36 @@ from seedsweep.errors import UserError
 from seedsweep.inputs import pipeline
 
 MIB = 2 ** 20
-# The process before any array of the run (Python, jax, XLA's CPU client, the
-# dataset's host copies), measured on the CPU (MiB). On a GPU or TPU the budget is
-# the device's memory, which holds the arrays only.
-RUNTIME_MIB = {'cpu': 500.0}
-# XLA's buffers beside the arrays counted here (measured: docs/log.md, results log,
-# 2026-11-28).
-OVERHEAD = 1.1
-# What a member's state and step hold in a process, in their bytes: copies XLA makes
-# around lax.map's stacked outputs and the freed memory the allocator keeps (measured
-# over 8 steps at 10 and 30 Bi-LSTM SST-2 members: 225-325 MiB a member, 152 counted).
-MEMBER_OVERHEAD = 2.0
+
+
+@dataclasses.dataclass(frozen=True)
+class Constants:
+  """What a backend's process holds beside the arrays this module counts."""
+  # The process before any array of the run, in the memory the budget counts (MiB).
+  runtime_mib: float
+  # XLA's buffers beside the shared arrays (the data, under map one member's
+  # activations) counted here.
+  overhead: float
+  # What a member's state and step hold, in their bytes: copies XLA makes around
+  # lax.map's stacked outputs, freed memory the allocator keeps, or (on a GPU, the
+  # state donated) the new parameters written over the old.
+  member_overhead: float
+  # What a member's counted activations (TRAIN_ACTIVATIONS x the residuals) hold at
+  # peak: XLA:GPU fuses and frees most of them.
+  activations: float
+
+
+# Measured. The CPU: Python, jax, XLA's CPU client and the dataset's host copies in
+# the RSS; 10 and 30 Bi-LSTM SST-2 members over 8 steps, 225-325 MiB a member, 152
+# counted (docs/log.md, results log, 2026-11-28). A GPU: peak_bytes_in_use of the
+# H200 check (docs/gpu.md, "Measured", 2026-12-04), Bi-LSTM and DLSTM SST-2 at 1, 10
+# and 100 members under vmap and 1 and 10 under map: these constants estimate each
+# of the ten within 1.11-1.40x its peak, never under (tests/test_memory.py holds
+# them to that table). A TPU takes the GPU's, unmeasured.
+CONSTANTS = {'cpu': Constants(runtime_mib=500.0, overhead=1.1, member_overhead=2.0,
+                              activations=1.1),
+             'gpu': Constants(runtime_mib=40.0, overhead=1.0, member_overhead=1.0,
+                              activations=0.25)}
 # A train step's activations at peak, in residuals of its forward pass: the
 # residuals, their cotangents and the backward pass's temporaries (measured).
 TRAIN_ACTIVATIONS = 2.0
@@ -53,6 +73,12 @@ TRAIN_ACTIVATIONS = 2.0
 # GLIBC_TUNABLES). A GPU's memory holds the arrays alone.
 SAFE_SHARE = {'cpu': 0.5}
 GPU_SAFE_SHARE = 0.8
+
+
+def constants(backend: str) -> Constants:
+  """The :class:`Constants` of ``backend`` ('cpu', 'gpu', 'tpu', ...): a GPU's for
+  any accelerator."""
+  return CONSTANTS.get(backend, CONSTANTS['gpu'])
 
 
 @dataclasses.dataclass(frozen=True)
@@ -68,10 +94,12 @@ class MemoryEstimate:
                           # ``vmap`` its activations), with their overheads
   shared_mib: float       # what the run needs whatever its members: data, runtime,
                           # and under ``map`` the one member's activations live at a time
+  paired: bool = False    # a lone member steps as a pair (vmap on a CPU: engine/steps.py)
 
   def peak_mib(self, members: int) -> float:
-    """The peak of ``members`` members in one program (under ``vmap`` at least two)."""
-    if self.mode == 'vmap':  # a lone member steps as a pair (engine/steps.py)
+    """The peak of ``members`` members on device in one program (a lanes run's: its
+    lane group, padding included)."""
+    if self.paired:
       members = max(members, 2)
     return self.shared_mib + members * self.member_mib
 
@@ -85,7 +113,7 @@ class MemoryEstimate:
             'member_mib': round(self.member_mib, 1),
             'shared_mib': round(self.shared_mib, 1), 'mode': self.mode,
             **{f.name: round(getattr(self, f.name), 1) for f in dataclasses.fields(self)
-               if f.name not in ('mode', 'member_mib', 'shared_mib')}}
+               if f.name not in ('mode', 'member_mib', 'shared_mib', 'paired')}}
 
 
 def _mib(tree) -> float:
@@ -122,15 +150,25 @@ def estimate(learner: steps_lib.Learner, plan: pipeline.TrainPlan,
       _mib(jax.eval_shape(functools.partial(kept, length=length), params, shapes,
                           jax.ShapeDtypeStruct((rows,), jnp.int32))) if rows else 0.0
       for rows, length in ((plan.batch_size, max(plan.boundaries)), chunk))
-  activations = max(TRAIN_ACTIVATIONS * train, evaluation)
-  state, step = _mib(one), 2 * _mib(params) + _mib(opt_state)
-  data, runtime = _mib(shapes), RUNTIME_MIB.get(backend or jax.default_backend(), 0.0)
+  return from_parts(mode, _mib(one), 2 * _mib(params) + _mib(opt_state),
+                    max(TRAIN_ACTIVATIONS * train, evaluation), _mib(shapes),
+                    backend or jax.default_backend())
+
+
+def from_parts(mode: str, state_mib: float, step_mib: float, activations_mib: float,
+               data_mib: float, backend: str) -> MemoryEstimate:
+  """The estimate of a member's counted parts (MiB) stepping by ``mode`` on
+  ``backend``, with that backend's :class:`Constants`."""
+  c = constants(backend)
+  live = c.activations * activations_mib  # one member's at peak
   return MemoryEstimate(
-      mode=mode, state_mib=state, step_mib=step, activations_mib=activations,
-      data_mib=data, runtime_mib=runtime,
-      member_mib=(MEMBER_OVERHEAD * (state + step)
-                  + (OVERHEAD * activations if mode == 'vmap' else 0.0)),
-      shared_mib=runtime + OVERHEAD * (data + (activations if mode == 'map' else 0.0)))
+      mode=mode, state_mib=state_mib, step_mib=step_mib,
+      activations_mib=activations_mib, data_mib=data_mib, runtime_mib=c.runtime_mib,
+      member_mib=(c.member_overhead * (state_mib + step_mib)
+                  + (live if mode == 'vmap' else 0.0)),
+      shared_mib=(c.runtime_mib + c.overhead * data_mib
+                  + (live if mode == 'map' else 0.0)),
+      paired=mode == 'vmap' and backend == 'cpu')
 
 
 def available_mib() -> float:

@@ -16,7 +16,7 @@
     steps     = engine.steps.Steps(learner, schedule.train_plan, placement.mode, ...)
     device    = put_on_device(arrays, members, placement)    engine.steps.DeviceData
     chunks    = eval_chunks(schedule.eval_plan, placement)   on the device, once
-    record    = provenance_of(checked, data, members, placement.mode)
+    record    = provenance_of(checked, data, members, placement)
 """
 import dataclasses
 import functools
@@ -155,32 +155,73 @@ class Placement:
   """Where the members run: a mesh over devices (None: one device), how the seed axis
   is mapped (``vmap`` or ``map``), the shardings of stacked and shared arrays, and
   ``size``, the members on device: the run's, padded to a multiple of the mesh's
-  devices with copies of its last member that train and are dropped."""
+  devices, or of a lane group, with copies of its last member that train and are
+  dropped. ``lanes``: under ``seed_parallel='lanes'`` the members each device's
+  program steps side by side (0: not lanes)."""
   mesh: Optional[Mesh]
   mode: str
   stacked: Optional[NamedSharding]   # [members, ...] arrays, split over the mesh
   shared: Optional[NamedSharding]    # the data arrays, on every device
   size: int = 0
   devices: int = 1                   # the devices the members run on
+  lanes: int = 0
+
+  @property
+  def group(self) -> int:
+    """The members one program steps: a lane group's (lanes on each device), else
+    every member on device."""
+    return self.lanes * self.devices if self.lanes else self.size
+
+  @property
+  def form(self) -> str:
+    """How the members step, as a run records it: 'lanes', 'vmap' or 'map'."""
+    return 'lanes' if self.lanes else self.mode
+
+
+def seed_parallel_form(config, backend: str, devices: int) -> str:
+  """``config.train.seed_parallel`` on ``backend`` with ``devices`` devices: 'auto'
+  is lanes on a GPU or TPU, map on one CPU device and vmap over several."""
+  mode = config.train.seed_parallel
+  if mode != 'auto':
+    return mode
+  if backend != 'cpu':
+    return 'lanes'
+  return 'map' if devices <= 1 else 'vmap'
 
 
 def place(config, n_members: int) -> Placement:
-  """Where ``n_members`` members run: sharded over a 1-D mesh of every device (of
-  every host under jax.distributed), or one per member when there are fewer, padded
-  to a multiple of its size (always ``vmap``); or on one device, where
-  ``config.train.seed_parallel`` ``auto`` is ``map``.
+  """Where ``n_members`` members run.
 
-  On one device ``map`` keeps a seed's bits those of the seed alone: on an H200 a
-  lone seed and the same seed among 10 were equal under ``map`` and differed under
-  ``vmap`` (other kernels for other batch sizes; docs/gpu.md, "Measured"). ``vmap``
-  is faster there for small models, and a user may ask for it.
+  * lanes: ``config.train.lanes`` members a device, vmapped, on as many devices as
+    ``n_members`` fills (at most every device), padded to a whole lane group; more
+    members than one group train as groups one after another (run/groups.py), each
+    padded to the same shapes, so every program of the run is the same program;
+  * else sharded over a 1-D mesh of every device (of every host under
+    jax.distributed), or one per member when there are fewer, padded to a multiple
+    of its size (always ``vmap``: lax.map would serialise the sharded axis);
+  * or on one device, by ``map`` or ``vmap``.
+
+  Why lanes: XLA:GPU picks a batched kernel, and with it a sum's order, by the batch
+  size; on an H200 a lone seed and the same seed among 10 differed under plain
+  ``vmap`` and were equal under ``map``, which made ten seeds cost ten (docs/gpu.md,
+  "Measured"). A fixed width gives every member count the same kernels.
   """
-  n = min(jax.device_count(), n_members)
+  count = jax.device_count()
+  form = seed_parallel_form(config, jax.default_backend(), min(count, n_members))
+  if form == 'lanes':
+    lanes = config.train.lanes
+    n = max(min(count, -(-n_members // lanes)), 1)
+    group = n * lanes
+    size = -(-max(n_members, 1) // group) * group
+    if n == 1:
+      return Placement(None, 'vmap', None, None, size, 1, lanes)
+    mesh = Mesh(np.array(jax.devices()[:n]), ('seeds',))
+    return Placement(mesh, 'vmap', NamedSharding(mesh, PartitionSpec('seeds')),
+                     NamedSharding(mesh, PartitionSpec()), size, n, lanes)
+  n = min(count, n_members)
   if n <= 1:
-    mode = config.train.seed_parallel
-    return Placement(None, 'map' if mode == 'auto' else mode, None, None, n_members)
+    return Placement(None, form, None, None, n_members)
   mesh = Mesh(np.array(jax.devices()[:n]), ('seeds',))
-  # lax.map would serialise the sharded seed axis.
   return Placement(mesh, 'vmap', NamedSharding(mesh, PartitionSpec('seeds')),
                    NamedSharding(mesh, PartitionSpec()), -(-n_members // n) * n, n)
 
@@ -333,11 +374,11 @@ def build(config) -> 'Pieces':
   portable = config.runtime.numerics == 'portable' and jax.default_backend() == 'cpu'
   steps = steps_lib.Steps(learner, schedule.train_plan, placement.mode,
                           config.train.patience, tag_tables,
-                          single_member=len(members) == 1, portable=portable)
+                          single_member=placement.size == 1, portable=portable)
   return Pieces(config, checked, data, members, placement,
                 put_on_device(arrays, members, placement, hparams), schedule,
                 learner, steps, estimate, eval_chunks(schedule.eval_plan, placement),
-                provenance_of(checked, data, members, placement.mode), portable)
+                provenance_of(checked, data, members, placement), portable)
 
 
 def eval_chunks(eval_plan: pipeline.EvalPlan, placement: Placement) -> tuple:
@@ -351,7 +392,7 @@ def eval_chunks(eval_plan: pipeline.EvalPlan, placement: Placement) -> tuple:
 
 
 def provenance_of(checked, data: encoded.EncodedDataset, members: Members,
-                  mode: str) -> dict:
+                  placement: Placement) -> dict:
   """What produced the run's numbers, computed once (it asks git): the config, the
   data, the versions, the machine's determinism record; the loop adds the compiled
   program's record and the machines that trained each epoch to a copy."""
@@ -373,7 +414,9 @@ def provenance_of(checked, data: encoded.EncodedDataset, members: Members,
           'git_commit': provenance_lib.git_commit(),
           'devices': provenance_lib.devices(),
           'determinism': provenance_lib.determinism_record(),
-          'seed_parallel': mode}
+          'seed_parallel': placement.form,
+          # The width every program of a lanes run has (0: not lanes).
+          'lanes': placement.lanes}
 
 
 # ------------------------------------------------------------------- the run's values
@@ -444,5 +487,5 @@ class Pieces:
     return dataclasses.replace(
         self, members=members, placement=placement,
         device=put_on_device(self.device.arrays, members, placement, hparams),
-        steps=self.steps.for_members(len(members), placement.mode),
+        steps=self.steps.for_members(placement.size, placement.mode),
         eval_chunks=eval_chunks(self.schedule.eval_plan, placement))
