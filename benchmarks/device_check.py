@@ -1,51 +1,81 @@
-r"""One prepared device check: many members as one program on an accelerator.
+r"""One prepared device check: do lanes give a seed its own bits, and at what cost?
 
-For Bi-LSTM SST-2 (experiments/bilstm.py:sst/binary) and DLSTM SST-2
-(experiments/dlstm_sst.py:binary), 1, 10 and 100 members (seeds 1..n) as one
-program, each run its own process with a fresh compilation cache and a timeout:
+Under ``config.train.seed_parallel='lanes'`` the members of a run step under
+``jax.vmap`` at a fixed width W (``config.train.lanes``, ``--lanes``, default 16),
+padded when fewer, in lane groups run one after another when more, so that a
+program's shapes never depend on the member count. This check measures, for Bi-LSTM
+SST-2 (experiments/bilstm.py:sst/binary) and DLSTM SST-2
+(experiments/dlstm_sst.py:binary), in this order (each measurement a child process
+of its own, with a fresh compilation cache and a timeout):
 
-* seconds a train step: epoch 1's first ``--steps`` steps, one call of
-  ``run.epoch.train_steps``, timed to ``block_until_ready`` after the same call
-  ran once to compile every program they use; seconds a member-step (a step over the
-  members) and its ratio to the lone member's step;
-* compilation, on an empty compilation cache: the first call's seconds less the
-  second's (what compiling added to the wall time), and the compile seconds JAX
-  reports (tracing, lowering and XLA) during the first call;
-* deterministic ops (GPU only): every run on a GPU uses
-  ``XLA_FLAGS=--xla_gpu_deterministic_ops=true`` (what portable numerics, the
-  default, sets); the same run with ``config.runtime.numerics='native'`` and without
-  the flag gives the last columns, their cost;
-* memory: ``jax.devices()[0].memory_stats()['peak_bytes_in_use']`` (None on a CPU,
-  where the peak RSS is the figure) against the run's own estimate
-  (``exp.memory_estimate.peak_mib(n)``, seedsweep/run/memory.py);
-* a lone seed against the same seed in a group of 10: seed 1's parameters after
-  the first call's ``--steps`` steps from a fresh start, bit for bit (equal, or the
-  largest absolute difference), with and without the deterministic ops;
-* one setting at a time against the baseline (:data:`VARIANTS`), at 10 members:
-  matmul precision 'default' (TF32 on an NVIDIA GPU) against 'highest', the
-  time-step scans unrolled 4 against 1, the CPU malloc settings (GLIBC_TUNABLES)
-  on against off (a GPU run of the command leaves them off).
+1. **The kernels** (benchmarks/lane_micro.py, one process): the recurrent batched
+   dot, a conv1d, the loss's row and column reductions and the embedding gather,
+   each vmapped at width W, forward and gradients: lane 0's bits with the other
+   lanes refilled, and with its data moved to lane W-1; a control that mixes the
+   lanes on purpose must read different.
+2. **A seed among others**, per model, all under lanes in one process (the first
+   build compiles on an empty cache, the later ones read the same programs back
+   from it): seed 1 alone, among 10 (seeds 1-10), among 10 in reversed order (seed 1
+   in lane 9), a run of 20 members (two lane groups at W=16, each trained through
+   ``exp.group(start, stop)``), seed 20 alone, and one of the 7 lane groups of 100
+   members; after ``--steps`` steps of epoch 1 from a fresh start, the parameters
+   of seed 1 (alone / among 10 / reversed / among 20), of seed 10 (among 10 /
+   reversed) and of seed 20 (alone / among 20) bit for bit: the arrays that differ
+   and the largest absolute difference.
+3. **The same seed in two processes**: seed 1 alone in a second child, the same
+   as the first sub-run of 2 (a fresh process and cache), bit for bit.
+4. **Seconds a step** for 1, 10, 20 and 100 members, from the children of 2 (the
+   host-free chunk programs off the CPU): a lane group's step is the mean of epoch
+   1's first ``--steps`` steps, timed after the same call ran once; n members' step
+   is the sum of their groups' when every group was timed (1, 10, 20), else the
+   groups times the one timed group's step (100: 7 groups of the same program and
+   shapes); n members' step against the lone seed's under lanes (itself a step of W
+   lanes, W-1 of them padding) and under ``map`` (row 5's), the form of docs/gpu.md's
+   targets (10 members at most 1.5x, 100 at most 5x); a member-step, n members' step
+   over n.
+5. **Settings**: the deterministic ops off (numerics 'native', no
+   ``--xla_gpu_deterministic_ops``; GPU only) and matmul precision 'default' (TF32
+   on an NVIDIA GPU) against 'highest', at 10 members, and seed 1 alone under
+   ``map`` against lanes, each its own process: the step against the lanes run of
+   2, and seed 1's parameters against the baseline's. Compile seconds (the first
+   call's seconds less the second's, and what JAX reports) and the peak device
+   memory (``peak_bytes_in_use``, the process's peak so far) against the run's
+   estimate (``exp.memory_estimate.peak_mib(placement.size)``: the program holds the
+   padded lanes) come with every row of 4 and 5.
 
-The runs in order, the most telling first (:func:`plan_runs`), with the seconds
-each took on an H200 on 2026-12-04 (a run mostly pays its process start and
-compiling; docs/gpu.md, "Measured"); about 460 s up to row 11:
+The runs in order, the most telling first, with the seconds each should take on an
+H100 estimated from the H200's of 2026-12-04 (docs/gpu.md, "Measured": a child
+mostly pays its process start, about 4 s, and its compiling: Bi-LSTM 22 s a run,
+DLSTM 53-62 s; the same compiled programs read back from the cache cost a few
+seconds a build; 50 steps take 0.1-1 s); about 405 s up to row 9, in a 480 s budget:
 
-  1-4   Bi-LSTM 1 and 10, DLSTM 1 and 10, deterministic ops on: the bit check's pairs
-        and the 10-member ratio (21, 25, 53, 62 s)
-  5-6   Bi-LSTM 100, DLSTM 100: the 100-member target (28, 79 s)
-  7     Bi-LSTM 10 without the deterministic ops: their cost (56 s)
-  8-10  Bi-LSTM 10 with TF32, unrolled 4, the malloc settings (~25 s each, not yet run)
-  11    Bi-LSTM 1 without the deterministic ops: the bit check without them (~55 s)
-  12-13 DLSTM 10 and 1 without them (over 147 s each: what the budget leaves)
+  0     preparing the data (3-8 s)
+  1     the kernels at W=16 (~20 s; not yet run)
+  2     Bi-LSTM: 1, 10, 10 reversed, 20 (two groups), seed 20 alone, 100's first
+        group (~22 s for the first, ~4 s each after: ~45 s)
+  3     DLSTM: the same (~60 s for the first, ~6 s each after: ~90 s)
+  4-5   Bi-LSTM, DLSTM seed 1 alone in a second process (22, 55 s)
+  6     Bi-LSTM 10 with TF32 (~25 s)
+  7     Bi-LSTM 10 without the deterministic ops (56 s on the H200: autotuning)
+  8     DLSTM 10 with TF32 (~62 s)
+  9     Bi-LSTM seed 1 alone under map (~22 s)
+  10    DLSTM 10 without the deterministic ops (over 147 s on the H200: what the
+        budget leaves)
+
+``--variants=tf32,map`` (the default) picks rows 6, 8 and 9; ``unroll4`` (the
+Bi-LSTM's scans unrolled 4) and ``malloc`` (the CPU malloc settings,
+GLIBC_TUNABLES, on) are there to add. ``--set train.seed_parallel=vmap`` (say) runs
+the same rows under another form (the old comparisons: docs/gpu.md, "Measured").
 
 A whole-script budget (``--budget_s``, 480 s: the check is one device call of at most
 8 minutes, start-up apart) skips a run that would not fit, and says so. Prints a
 Markdown table and writes ``device_check_<date>.md`` and ``.json`` to ``--out``
-(default ``$OUT`` if set, else benchmarks/results/) with the date, the device, the
-version of every package that ran (jax, jaxlib, flax, optax, orbax-checkpoint,
-numpy, the CUDA plugin), the NVIDIA driver, the XLA flags and the command.
+(default ``$OUT`` if set, else benchmarks/results/) after every run, so that a kill
+leaves what was measured, with the date, the device, the version of every package
+that ran (jax, jaxlib, flax, optax, orbax-checkpoint, numpy, the CUDA plugin), the
+NVIDIA driver, the XLA flags and the command.
 
-On the device machine (one H200, 16 cores, no package index): its image has Python
+On the device machine (one GPU, 16 cores, no package index): its image has Python
 3.12, JAX with CUDA, flax, optax and orbax-checkpoint, but not ml_collections,
 tensorflow-datasets, array_record and their small needs; those travel as wheels, the
 SST files as data, both in folders git ignores. Here, in the repository root, once:
@@ -54,8 +84,7 @@ SST files as data, both in folders git ignores. Here, in the repository root, on
   mkdir -p .data/sst && cp -r --no-preserve=mode ../shared/data/sst/trees .data/sst/
 
 Then on the device machine, one command (``carry: [".whl", ".data"]``,
-``timeout_s: 600``; the check ends within its 480 s budget, and writes its table
-after every run, so that a kill leaves what was measured). seedsweep is not
+``timeout_s: 600``; the check ends within its 480 s budget). seedsweep is not
 installed there: the checkout finds its own ``models/``, ``data/`` and
 ``experiments/`` (seedsweep/__init__.py). tests/test_device_image.py runs this very
 line on an emulation of that machine (benchmarks/device_image.txt):
@@ -66,11 +95,13 @@ The image's own JAX runs it (0.11.2 with CUDA 13 when last read, not the 0.10.2 
 project pins: the table names the version). For a machine without JAX,
 ``bash benchmarks/device_wheels.sh --jax`` adds jax[cuda12]==0.10.2's wheels with
 NVIDIA's libraries: GiBs, more than the 64 MiB the device tool carries with the
-tree. ``--set train.seed_parallel=map`` (say) sets a config field for every run.
+tree. ``--set key=value`` sets a config field for every run.
 
-Locally, a smoke test on a CPU (the demo's quick Bi-LSTM, 1 and 3 members and 3
-unrolled, 3 steps; about 50 s on 2 cores; ``--models``, ``--members`` and ``--steps``
-do not apply):
+Locally, a smoke test on a CPU: every row in a small form (the kernels at small
+shapes; the demo's quick Bi-LSTM at W=4: 1, 3, 3 reversed, 6 in two lane groups,
+seed 6 alone, one of 10's 3 groups, 3 steps; TF32 as the setting, though a CPU
+computes float32 whatever is asked; about 75 s on 2 cores; ``--models``,
+``--members``, ``--split`` and ``--steps`` do not apply):
 
   python benchmarks/device_check.py --smoke --out=/tmp/device_check
 
@@ -88,7 +119,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from typing import Optional
+from typing import List, Optional
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 if REPO not in sys.path:
@@ -100,20 +131,29 @@ MODELS = {
     'dlstm': ('experiments/dlstm_sst.py:binary', 'DLSTM, SST-2'),
 }
 SMOKE_MODELS = {'demo': ('experiments/demo.py:quick', 'demo Bi-LSTM (quick)')}
+# The smoke's small forms: the width, the member counts (alone, a group, many), the
+# split run's members, the steps.
+SMOKE = {'lanes': 4, 'members': (1, 3, 10), 'split': 6, 'steps': 3,
+         'variants': ('tf32',)}
 # name -> (what it is, config settings, environment, the models that have the field
-# or None for any): one setting against the baseline, at the group's size, on the
-# first of those models. The open design questions of docs/gpu.md.
+# or None for any, the sub-run it runs). One setting against the lanes run of the
+# same model; ``det_off`` is the deterministic ops off (GPU only).
 VARIANTS = {
-    'tf32': ("matmul precision 'default' (TF32) instead of 'highest'",
-             {'runtime.matmul_precision': 'default'}, {}, None),
+    'det_off': ('deterministic ops off (numerics native, no '
+                '--xla_gpu_deterministic_ops): their cost is the baseline over this',
+                {}, {}, None, 'group'),
+    'tf32': ("matmul precision 'default' (TF32 on an NVIDIA GPU) instead of 'highest'",
+             {'runtime.matmul_precision': 'default'}, {}, None, 'group'),
+    'map': ("seed_parallel 'map' (one member at a time, a lone seed's own shapes) "
+            'instead of lanes', {'train.seed_parallel': 'map'}, {}, None, 'lone'),
     # DLSTM's recurrence is an associative scan: no unroll field.
     'unroll4': ('time-step scans unrolled 4', {'model.unroll': 4}, {},
-                ('bilstm', 'demo')),
+                ('bilstm', 'demo'), 'group'),
     'malloc': ('the CPU malloc settings (GLIBC_TUNABLES) on',
-               {}, {'GLIBC_TUNABLES': None}, None),  # None: runtime.GLIBC_TUNABLES
+               {}, {'GLIBC_TUNABLES': None}, None, 'group'),  # None: runtime's
 }
-GPU_VARIANTS = ('tf32', 'unroll4', 'malloc')
-SMOKE_VARIANTS = ('unroll4',)  # on a CPU the precision is float32 whatever is asked
+DEFAULT_VARIANTS = ('tf32', 'map')
+CPU_NOTE = {'tf32': ' (a CPU computes float32 whatever is asked)'}
 # The distributions whose versions a record names (those installed; the CUDA plugin
 # under whichever name the machine has).
 PACKAGES = ('jax', 'jaxlib', 'flax', 'optax', 'orbax-checkpoint', 'numpy', 'scipy',
@@ -121,16 +161,18 @@ PACKAGES = ('jax', 'jaxlib', 'flax', 'optax', 'orbax-checkpoint', 'numpy', 'scip
             'jax-cuda12-pjrt', 'jax-cuda13-plugin', 'jax-cuda13-pjrt', 'libtpu')
 DET_FLAG = '--xla_gpu_deterministic_ops'
 GPU_BACKENDS = ('gpu', 'cuda', 'rocm')
-# A run of a model not seen yet in this invocation is tried when at least this much
-# of the budget is left (seconds); later runs are sized from the model's earlier ones.
+# Seconds a child is expected to take before any of its kind ran here: from the
+# H200's runs of 2026-12-04 (see the docstring's plan); a model not listed gets
+# MIN_RUN_S, the least of the budget a child is tried with.
+PRIOR_S = {'micro': 20.0, ('main', 'bilstm'): 45.0, ('main', 'dlstm'): 90.0,
+           ('single', 'bilstm'): 22.0, ('single', 'dlstm'): 55.0}
 MIN_RUN_S = 20.0
-# A larger member count than any run so far of its model: that run's wall time times
-# this, plus a second a member (more compute, more memory to fill and hash).
-LARGER_FACTOR = 1.3
 # A run without XLA:GPU's deterministic ops autotunes while it compiles: on an H200
 # (2026-12-04) a 10-member Bi-LSTM took 56 s against 25 s with them, a DLSTM over
 # 147 s against 62 s.
 DET_OFF_FACTOR = 2.5
+# A model's lanes child's sub-runs, in order (:func:`subruns`).
+SUBRUNS = ('lone', 'group', 'reversed', 'split', 'split_last', 'many')
 
 
 def default_data_root() -> str:
@@ -140,6 +182,27 @@ def default_data_root() -> str:
     return os.environ['SEEDSWEEP_DATA']
   beside = os.path.join(os.path.dirname(REPO), 'shared', 'data')
   return beside if os.path.isdir(beside) else os.path.join(REPO, '.data')
+
+
+def subruns(counts, split: int) -> dict:
+  """``{name: (seeds, seeds whose parameters are kept, lane groups trained or None for
+  all)}``: the sub-runs of a model's lanes child (row 2), in order. ``counts``:
+  (alone, a group, many) members."""
+  lone, group, many = counts
+  first = list(range(1, group + 1))
+  return {'lone': (list(range(1, lone + 1)), [1], None),
+          'group': (first, [1, group], None),
+          'reversed': (first[::-1], [1, group], None),
+          'split': (list(range(1, split + 1)), [1, split], None),
+          'split_last': ([split], [split], None),
+          'many': (list(range(1, many + 1)), [], 1)}
+
+
+def lane_pairs(counts, split: int) -> list:
+  """Row 2's comparisons: ``[(seed, sub-run a, sub-run b)]``."""
+  group = counts[1]
+  return [(1, 'lone', 'group'), (1, 'lone', 'reversed'), (group, 'group', 'reversed'),
+          (1, 'lone', 'split'), (split, 'split_last', 'split')]
 
 
 # ---------------------------------------------------------------------- the children
@@ -158,15 +221,14 @@ def _parse_setting(text: str):
     return key.strip(), value
 
 
-def _load_config(name: str, members: int, settings, native: bool, variant=None):
+def _load_config(name: str, seeds, settings, native: bool, variant=None):
   import seedsweep  # pylint: disable=g-import-not-at-top
   overrides = {'train__progress': False}
   overrides.update({k.replace('.', '__'): v for k, v in map(_parse_setting, settings)})
-
   if native:
     overrides['runtime__numerics'] = 'native'
   config = seedsweep.load_config(name, **overrides)
-  config.seeds = tuple(range(1, members + 1))
+  config.seeds = tuple(seeds)
   with config.unlocked():  # a model field the experiment leaves at the class default
     for key, value in (VARIANTS[variant][1] if variant else {}).items():
       section, field = key.split('.')
@@ -225,11 +287,30 @@ def prepare(spec: dict) -> dict:
   out = {'datasets': {}}
   for name in spec['configs']:
     start = time.perf_counter()
-    dataset = data_lib.load_dataset(_load_config(name, 1, spec['settings'], False).data)
+    dataset = data_lib.load_dataset(
+        _load_config(name, (1,), spec['settings'], False).data)
     out['datasets'][name] = {'seconds': time.perf_counter() - start,
                              'sizes': dataset.sizes()}
   out.update(device_info())
   return out
+
+
+def micro(spec: dict) -> dict:
+  """Child: benchmarks/lane_micro.py's kernels under the program's numerics."""
+  from benchmarks import lane_micro  # pylint: disable=g-import-not-at-top
+  lane_micro.pin(spec['numerics'], spec['precision'])
+  shapes = lane_micro.SMALL_SHAPES if spec['small'] else None
+  return lane_micro.run(spec['lanes'], shapes)
+
+
+def lane_bounds(exp) -> list:
+  """The lane groups a run of ``exp`` trains in (seedsweep.run.groups.for_placement,
+  memory aside: this check measures what one lane group holds), ``[(start, stop)]``;
+  one for a run of one program."""
+  from seedsweep.run import groups  # pylint: disable=g-import-not-at-top
+  n, placement = len(exp.members), exp.placement
+  bounds = groups.for_placement(n, 10 ** 9, placement.group, placement.lanes)
+  return [tuple(int(x) for x in b) for b in bounds or [(0, n)]]
 
 
 def _run_steps(exp, state, max_steps: int):
@@ -243,59 +324,97 @@ def _run_steps(exp, state, max_steps: int):
   return state, loss_sum
 
 
-def measure(spec: dict) -> dict:
-  """Child: one run of ``spec['members']`` members: build, the first call of
-  ``spec['steps']`` steps (compiling), seed 1's parameters after it (written to
-  ``spec['dump']``, .npz, when given), the same steps again timed, memory."""
+def _dump(state, lane: int, path: str) -> None:
+  """One member's parameters (lane ``lane`` of the state, that lane alone fetched),
+  .npz."""
   import jax  # pylint: disable=g-import-not-at-top
   import numpy as np  # pylint: disable=g-import-not-at-top
+  leaves = jax.tree_util.tree_flatten_with_path(state.params)[0]
+  np.savez(path, **{f'{i:04d}{jax.tree_util.keystr(p)}': np.asarray(
+      jax.device_get(leaf[lane])) for i, (p, leaf) in enumerate(leaves)})
+
+
+def _peak_device_mib() -> Optional[float]:
+  import jax  # pylint: disable=g-import-not-at-top
+  device = jax.devices()[0]
+  if device.platform == 'cpu':
+    return None
+  peak = (device.memory_stats() or {}).get('peak_bytes_in_use')
+  return None if peak is None else peak / 2 ** 20
+
+
+def _subrun(spec: dict, name: str) -> dict:
+  """One sub-run of a child: its members built, each lane group trained (of those
+  asked) for ``spec['steps']`` steps from a fresh start (compiling, or reading the
+  programs back), the kept seeds' parameters written, the same steps again timed."""
+  import numpy as np  # pylint: disable=g-import-not-at-top
   from seedsweep.run import pieces  # pylint: disable=g-import-not-at-top
+  from seedsweep.run import timing  # pylint: disable=g-import-not-at-top
+  seeds, keep, trained = spec['subruns'][name]
+  config = _load_config(spec['config'], seeds, spec['settings'], spec['det'] is False,
+                        spec.get('variant'))
+  began, compile0 = time.perf_counter(), timing.compile_seconds()
+  exp = pieces.build(config)
+  build_s = time.perf_counter() - began
+  placement = exp.placement
+  width = placement.group
+  bounds = lane_bounds(exp)
+  steps = min(spec['steps'], exp.schedule.train_plan.steps_per_epoch)
+  groups, dumps, finite = [], {}, True
+  for k, (start, stop) in enumerate(bounds[:trained]):
+    part = exp if len(bounds) == 1 else exp.group(start, stop)
+    t = time.perf_counter()
+    state = part.init_state()
+    state, _ = _run_steps(part, state, steps)
+    first_s = time.perf_counter() - t
+    lanes_of = [int(s) for s in part.members.seeds]
+    for seed in keep:
+      if seed in lanes_of:
+        path = os.path.join(spec['dump_dir'], f"{spec['tag']}_{name}_seed{seed}.npz")
+        _dump(state, lanes_of.index(seed), path)
+        dumps[str(seed)] = {'path': path, 'group': k, 'lane': lanes_of.index(seed)}
+    t = time.perf_counter()
+    state, loss_sum = _run_steps(part, state, steps)
+    timed_s = time.perf_counter() - t
+    if loss_sum is not None:
+      finite = finite and bool(np.all(np.isfinite(part.real(loss_sum))))
+    groups.append({'bounds': [start, stop], 'size': part.placement.size,
+                   'first_call_s': first_s, 'timed_s': timed_s,
+                   'step_s': timed_s / steps})
+    size = part.placement.size
+    del state, loss_sum
+  measured = [g['step_s'] for g in groups]
+  every = len(groups) == len(bounds)
+  step_s = sum(measured) if every else float(np.mean(measured)) * len(bounds)
+  return {'name': name, 'members': len(exp.members), 'seeds': [seeds[0], seeds[-1]],
+          'lanes': placement.lanes, 'devices': placement.devices, 'size': size,
+          'groups': len(bounds), 'trained_groups': len(groups), 'group_runs': groups,
+          'steps': steps, 'steps_per_epoch': exp.schedule.train_plan.steps_per_epoch,
+          'build_s': build_s, 'step_s': step_s,
+          'step_basis': 'measured' if every else f'{len(bounds)} groups x one group',
+          'member_step_s': step_s / len(exp.members),
+          'compile_s': timing.compile_seconds() - compile0,
+          'compile_wall_s': sum(g['first_call_s'] - g['timed_s'] for g in groups),
+          'loss_finite': finite, 'dumps': dumps,
+          'host_free': bool(getattr(exp.steps, 'host_free', False)),
+          'seed_parallel': getattr(placement, 'form', placement.mode),
+          'peak_device_mib': _peak_device_mib(), 'peak_rss_mib': timing.peak_rss_mib(),
+          'estimated_peak_mib': exp.memory_estimate.peak_mib(size),
+          'estimate': exp.memory_estimate.as_dict(size),
+          'seconds': time.perf_counter() - began}
+
+
+def measure(spec: dict) -> dict:
+  """Child: the sub-runs ``spec['runs']`` (names of ``spec['subruns']``) one after
+  another in this process, its compilation cache fresh ($SEEDSWEEP_CACHE): the first
+  compiles, the later ones of the same shapes read its programs back."""
   from seedsweep.run import runtime  # pylint: disable=g-import-not-at-top
   from seedsweep.run import timing  # pylint: disable=g-import-not-at-top
-  members = spec['members']
-  config = _load_config(spec['config'], members, spec['settings'], spec['det'] is False,
-                        spec.get('variant'))
-  runtime.enable_compilation_cache()  # $SEEDSWEEP_CACHE: a fresh folder per run
+  runtime.enable_compilation_cache()
   timing.compile_seconds()  # listens from here on
-  start = time.perf_counter()
-  exp = pieces.build(config)
-  state = exp.init_state()
-  jax.block_until_ready(state)
-  build_s = time.perf_counter() - start
-  steps = min(spec['steps'], exp.schedule.train_plan.steps_per_epoch)
-  # The first call compiles every program the steps use (a fresh cache); the second,
-  # the same call on the state it left, runs them compiled.
-  compile0 = timing.compile_seconds()
-  start = time.perf_counter()
-  state, _ = _run_steps(exp, state, steps)
-  first_s = time.perf_counter() - start
-  compile_s = timing.compile_seconds() - compile0
-  if spec.get('dump'):  # seed 1 (member 0) after `steps` steps from a fresh start
-    leaves = jax.tree_util.tree_flatten_with_path(jax.device_get(state.params))[0]
-    np.savez(spec['dump'], **{f'{i:04d}{jax.tree_util.keystr(path)}': np.asarray(leaf)[0]
-                              for i, (path, leaf) in enumerate(leaves)})
-  start = time.perf_counter()
-  state, loss_sum = _run_steps(exp, state, steps)
-  timed_s = time.perf_counter() - start
-  device = jax.devices()[0]
-  peak = None
-  if device.platform != 'cpu':
-    peak = (device.memory_stats() or {}).get('peak_bytes_in_use')
-  losses = np.asarray(jax.device_get(loss_sum)) if loss_sum is not None else None
-  return {'members': members, 'config': spec['config'], 'steps': steps,
-          'variant': spec.get('variant'),
-          'steps_per_epoch': exp.schedule.train_plan.steps_per_epoch,
-          'build_s': build_s, 'first_call_s': first_s, 'compile_s': compile_s,
-          'compile_wall_s': first_s - timed_s, 'train_step_s': timed_s / steps,
-          'member_step_s': timed_s / steps / members,
-          'loss_finite': None if losses is None else bool(np.all(np.isfinite(losses))),
-          'peak_device_mib': None if peak is None else peak / 2 ** 20,
-          'peak_rss_mib': timing.peak_rss_mib(),
-          'estimated_peak_mib': exp.memory_estimate.peak_mib(members),
-          'estimate': exp.memory_estimate.as_dict(members),
-          'seed_parallel': exp.placement.mode, 'numerics': runtime.numerics(),
-          'xla_flags': os.environ.get('XLA_FLAGS', ''), 'dump': spec.get('dump'),
-          **device_info()}
+  runs = [_subrun(spec, name) for name in spec['runs']]
+  return {'subruns': runs, 'numerics': runtime.numerics(),
+          'matmul_precision_ran': runtime.matmul_precision(), **device_info()}
 
 
 # ------------------------------------------------------------------------ the parent
@@ -325,7 +444,8 @@ def run_child(mode: str, spec: dict, env: dict, timeout: float) -> dict:
   try:
     result = _last_json(out)
   except (IndexError, ValueError):
-    return {'status': 'failed: no JSON line', 'wall_s': wall, 'stderr_tail': err[-3000:]}
+    return {'status': 'failed: no JSON line', 'wall_s': wall,
+            'stderr_tail': err[-3000:]}
   return {'status': 'ok', 'wall_s': wall, **result}
 
 
@@ -354,58 +474,76 @@ def child_env(base_env: dict, data: str, tfds_dir: str, cache: str, det,
   return env
 
 
-def plan_runs(models, counts, gpu: bool, variants=None):
-  """The runs in the order they are made, the most telling first: ``[(model,
-  members, det, variant)]``.
+def plan_children(models: List[str], gpu: bool, variants=DEFAULT_VARIANTS) -> list:
+  """The children in the order they run, the most telling first: ``[{'kind':
+  'micro'}]`` then ``{'kind': 'measure', 'model', 'role', 'det', 'variant', 'runs'}``
+  dicts.
 
-  Every model's lone member and group of (up to) 10 (the bit check's pair and the
-  ratio the design promises), with the deterministic ops on a GPU (``det`` True;
-  None on a CPU: no such flag); then the larger counts (the other target); then on
-  a GPU the first model's group without the deterministic ops (their cost); then
-  each of ``variants`` (default: :data:`GPU_VARIANTS` on a GPU, none on a CPU) at
-  the group's size on the first model it applies to; then the first model's lone
-  member without the deterministic ops (the bit check's pair without them); last
-  the other models' pairs without them: on an H200 a DLSTM compiled without them
-  autotuned for over 147 s, more than any other row.
+  The kernels (row 1); each model's lanes child (rows 2 and 4: every sub-run of
+  :func:`subruns`); each model's seed 1 alone again (row 3); then the settings (row
+  5): on a GPU the first model's TF32 and deterministic ops off, the other models'
+  TF32, the first model's lone seed under map, the rest of ``variants`` on the
+  first model that has the field, last the other models' deterministic ops off (on
+  an H200 a DLSTM compiled without them autotuned for over 147 s). ``det``: True on
+  a GPU (the flag on), False off, None on a CPU (no such flag).
   """
-  lone = min(counts)
-  group = max([c for c in counts if lone < c <= 10] or [c for c in counts if c > lone]
-              or [lone])
   main = True if gpu else None
-  runs = [(m, c, main, None) for m in models for c in sorted({lone, group})]
-  runs += [(m, c, main, None) for c in sorted(set(counts) - {lone, group})
-           for m in models]
-  pairs = sorted({group, lone}, reverse=True)  # without det ops: the group first
+
+  def child(model, role, runs, variant=None, det=main):
+    return {'kind': 'measure', 'model': model, 'role': role, 'det': det,
+            'variant': variant, 'runs': list(runs)}
+
+  def setting(model, name):
+    return child(model, 'setting', [VARIANTS[name][4]], name,
+                 False if name == 'det_off' else main)
+
+  names = list(variants)
+  plan = [{'kind': 'micro'}]
+  plan += [child(m, 'main', SUBRUNS) for m in models]
+  plan += [child(m, 'again', ['lone']) for m in models]
+  first, rest = models[0], models[1:]
+  if 'tf32' in names:
+    plan.append(setting(first, 'tf32'))
   if gpu:
-    runs.append((models[0], group, False, None))
-  for name in (GPU_VARIANTS if gpu else ()) if variants is None else variants:
+    plan.append(setting(first, 'det_off'))
+  if 'tf32' in names:
+    plan += [setting(m, 'tf32') for m in rest]
+  if 'map' in names:
+    plan.append(setting(first, 'map'))
+  for name in names:
+    if name in ('tf32', 'map'):
+      continue
     takes = VARIANTS[name][3]
     model = next((m for m in models if takes is None or m in takes), None)
     if model is not None:
-      runs.append((model, group, main, name))
+      plan.append(setting(model, name))
   if gpu:
-    runs += [(models[0], c, False, None) for c in pairs[1:]]
-    runs += [(m, c, False, None) for m in models[1:] for c in pairs]
-  return runs, lone, group
+    plan += [setting(m, 'det_off') for m in rest]
+  return plan
 
 
-def estimate_s(model: str, members: int, done: list, det=None) -> float:
-  """Seconds a run will likely take, from this model's earlier runs with the same
-  deterministic ops (``det``), else with any, times :data:`DET_OFF_FACTOR` for a run
-  without them (MIN_RUN_S when there are none)."""
-  same = [r for r in done if r['model'] == model and 'wall_s' in r
-          and r['status'] == 'ok']
-  if not same:
-    return MIN_RUN_S
-  alike = [r for r in same if r.get('det') == det]
-  if not alike and det is False:
-    return DET_OFF_FACTOR * estimate_s(model, members, same, same[0].get('det'))
-  same = alike or same
-  covering = [r for r in same if r['members'] >= members]
-  if covering:
-    return max(r['wall_s'] for r in covering)
-  largest = max(same, key=lambda r: (r['members'], r['wall_s']))
-  return largest['wall_s'] * LARGER_FACTOR + (members - largest['members']) * 1.0
+def estimate_s(child: dict, done: list) -> float:
+  """Seconds ``child`` will likely take: the same kind's earlier child of this check
+  (a one-sub-run child of a model: its lanes child's wall time less the sub-runs after
+  the first), else :data:`PRIOR_S`, else :data:`MIN_RUN_S`; without the
+  deterministic ops :data:`DET_OFF_FACTOR` times as long, until one such ran."""
+  ok = [r for r in done if r.get('status') == 'ok' and 'wall_s' in r]
+  if child['kind'] == 'micro':
+    return next((r['wall_s'] for r in ok if r['kind'] == 'micro'), PRIOR_S['micro'])
+  model = child['model']
+  if child['role'] == 'main':
+    return PRIOR_S.get(('main', model), MIN_RUN_S)
+  if child['det'] is False:
+    off = [r['wall_s'] for r in ok if r.get('model') == model and r['det'] is False]
+    if off:
+      return max(off)
+  main = next((r for r in ok if r.get('model') == model and r.get('role') == 'main'),
+              None)
+  if main is not None:
+    need = main['wall_s'] - sum(s['seconds'] for s in main['subruns'][1:])
+  else:
+    need = PRIOR_S.get(('single', model), MIN_RUN_S)
+  return need * (DET_OFF_FACTOR if child['det'] is False else 1.0)
 
 
 def compare_dumps(a: str, b: str) -> dict:
@@ -428,124 +566,275 @@ def compare_dumps(a: str, b: str) -> dict:
             'differing_arrays': differing}
 
 
+def _child(report: dict, model: str, role: str, variant=None) -> Optional[dict]:
+  return next((r for r in report['runs'] if r.get('model') == model
+               and r.get('role') == role and r.get('variant') == variant), None)
+
+
+def _sub(child: Optional[dict], name: str) -> Optional[dict]:
+  if not child or child.get('status') != 'ok':
+    return None
+  return next((s for s in child['subruns'] if s['name'] == name), None)
+
+
+def _compared(a_child, a_name, b_child, b_name, seed: int) -> dict:
+  """Seed ``seed``'s parameters in sub-run ``a_name`` of ``a_child`` against
+  ``b_name`` of ``b_child``: compare_dumps's answer, or ``{'status': why not}``."""
+  out = {}
+  for key, child, name in (('a', a_child, a_name), ('b', b_child, b_name)):
+    sub = _sub(child, name)
+    if sub is None:
+      why = 'not run' if child is None else child.get('status')
+      return {'status': f'not compared: {name}: {why}'}
+    where = sub['dumps'].get(str(seed))
+    if where is None:
+      return {'status': f'not compared: {name}: seed {seed} not kept'}
+    out[key] = dict(where, members=sub['members'], groups=sub['groups'],
+                    lanes=sub['lanes'], name=name)
+  return {**out, **compare_dumps(out['a']['path'], out['b']['path'])}
+
+
+def bit_checks(report: dict) -> list:
+  """Rows 2, 3 and 5's comparisons of a seed's parameters (those possible so far)."""
+  checks = []
+  split = report['split']
+  for model in report['models']:
+    main = _child(report, model, 'main')
+    if main is None:
+      continue
+    for seed, a, b in lane_pairs(report['counts'], split):
+      checks.append(dict(_compared(main, a, main, b, seed), model=model, row='lanes',
+                         seed=seed))
+    again = _child(report, model, 'again')
+    if again is not None:
+      checks.append(dict(_compared(main, 'lone', again, 'lone', 1), model=model,
+                         row='processes', seed=1))
+  for r in report['runs']:
+    if r.get('role') == 'setting':
+      name = VARIANTS[r['variant']][4]
+      base = _child(report, r['model'], 'main')
+      checks.append(dict(_compared(base, name, r, name, 1), model=r['model'],
+                         row='setting', variant=r['variant'], seed=1))
+  return checks
+
+
+# --------------------------------------------------------------------- the tables
+
+def _where(side: dict) -> str:
+  """Where a kept seed ran: ``'among 10 reversed: lane 9 of 16'``."""
+  what = {'lone': 'alone', 'group': f"among {side['members']}",
+          'reversed': f"among {side['members']} reversed",
+          'split': f"among {side['members']}", 'split_last': 'alone',
+          'many': f"among {side['members']}"}[side['name']]
+  if not side['lanes']:
+    return f'{what}: member {side["lane"]}'
+  group = (f", group {side['group'] + 1} of {side['groups']}" if side['groups'] > 1
+           else '')
+  return f"{what}: lane {side['lane']} of {side['lanes']}{group}"
+
+
+def _said(check: dict) -> str:
+  if 'equal' not in check:
+    return check['status']
+  return 'equal' if check['equal'] else 'DIFFER'
+
+
+def _worst(check: dict) -> str:
+  worst = check.get('max_abs_diff')
+  return '' if worst is None else f'{worst:.3g}'
+
+
+def _arrays(check: dict) -> str:
+  if check.get('differing_arrays') is None:
+    return ''
+  return f"{check['differing_arrays']} of {check['arrays']}"
+
+
+def _mib(x) -> str:
+  return 'None (CPU)' if x is None else f'{x:,.0f}'
+
+
 def _det_label(det) -> str:
   return {True: 'on', False: 'off', None: 'n/a (CPU)'}[det]
 
 
-def variant_lines(report: dict, plain_runs: list) -> list:
-  """The settings table: each variant's step against the same model, members and
-  deterministic ops without it (Markdown lines; none when no variant was planned)."""
-  variants = [r for r in report['runs'] if r.get('variant')]
-  if not variants:
+def _where_ran(report: dict) -> str:
+  info = report.get('device') or {}
+  return (f"on {info.get('device_kind', '?')} ({info.get('backend', '?')}), jax "
+          f"{info.get('jax', '?')}")
+
+
+def micro_lines(report: dict) -> list:
+  from benchmarks import lane_micro  # pylint: disable=g-import-not-at-top
+  child = next((r for r in report['runs'] if r['kind'] == 'micro'), None)
+  if child is None:
     return []
-  lines = ['', '**One setting against the baseline** (the same model, members and '
-           'deterministic ops without it; each its own process)', '',
-           '| setting | model | members | s a step | baseline s a step | ratio | '
-           'compile s (wall) | peak device MiB |', '| --- | --- | ---: | ---: | ---: | '
-           '---: | ---: | ---: |']
-  for r in variants:
-    what = VARIANTS[r['variant']][0]
-    label = report['models'][r['model']][1]
-    if r['status'] != 'ok':
-      lines.append(f"| {what} | {label} | {r['members']} | {r['status']} | | | | |")
-      continue
-    base = next((x for x in plain_runs if x['model'] == r['model'] and x['status'] == 'ok'
-                 and x['members'] == r['members'] and x['det'] == r['det']), None)
-    base_s = f"{base['train_step_s']:.4f}" if base else 'not measured'
-    ratio = f"{r['train_step_s'] / base['train_step_s']:.2f}x" if base else ''
-    device = (f"{r['peak_device_mib']:,.0f}" if r.get('peak_device_mib') is not None
-              else 'None (CPU)')
-    lines.append(f"| {what} | {label} | {r['members']} | {r['train_step_s']:.4f} | "
-                 f"{base_s} | {ratio} | {r['compile_wall_s']:.1f} | {device} |")
+  if child['status'] != 'ok':
+    return [f"**Lane independence of single kernels** (benchmarks/lane_micro.py, "
+            f"W={report['lanes']}, {_where_ran(report)}): {child['status']}"]
+  return lane_micro.markdown_lines(child)
+
+
+def lanes_lines(report: dict) -> list:
+  """Rows 2 and 3: a seed's parameters alone, among others, in another process."""
+  checks = report['bit_checks']
+  det = 'deterministic ops on' if report['gpu'] else 'deterministic ops n/a (CPU)'
+  lines = ['', f"**A seed alone and among others** ({report['form']}, W="
+           f"{report['lanes']}, {_where_ran(report)}, {det}; each model's runs in one "
+           f"process, the first compiling on an empty cache, the others reading the "
+           f"same programs back): the seed's parameters after epoch 1's first "
+           f"{report['steps']} steps from a fresh start, bit for bit", '',
+           '| model | seed | run a | run b | a vs b | max abs difference | differing '
+           'arrays |', '| --- | ---: | --- | --- | --- | ---: | ---: |']
+  for c in (c for c in checks if c['row'] == 'lanes'):
+    label = report['models'][c['model']][1]
+    a = _where(c['a']) if 'a' in c else ''
+    b = _where(c['b']) if 'b' in c else ''
+    lines.append(f"| {label} | {c['seed']} | {a} | {b} | {_said(c)} | {_worst(c)} | "
+                 f"{_arrays(c)} |")
+  lines += ['', f"**The same seed in two processes** (seed 1 alone, {report['form']}, "
+            f"W={report['lanes']}, {_where_ran(report)}, {det}: the lanes child's "
+            f"first run and a second child making only that run, each a fresh process "
+            f"with an empty compilation cache; its parameters after {report['steps']} "
+            f"steps)",
+            '', '| model | two processes | max abs difference | differing arrays |',
+            '| --- | --- | ---: | ---: |']
+  for c in (c for c in checks if c['row'] == 'processes'):
+    lines.append(f"| {report['models'][c['model']][1]} | {_said(c)} | {_worst(c)} | "
+                 f"{_arrays(c)} |")
   return lines
+
+
+def step_lines(report: dict) -> list:
+  """Row 4: seconds a step of 1, 10, 20 and 100 members, compile seconds, memory."""
+  chunks = 'host-free chunk programs' if report['gpu'] else 'the switched chunk (CPU)'
+  lines = ['', f"**Seconds a step** ({report['form']}, W={report['lanes']}, "
+           f"{_where_ran(report)}, {chunks}, matmul precision "
+           f"{report.get('precision', '?')}; from the children of the first table): "
+           f"a group's step is the mean of epoch 1's first "
+           f"{report['steps']} steps of one lane group, timed after the same call ran "
+           f"once; n members' step is the sum over their groups when every group was "
+           f"timed, else groups x the one timed group's step (every group runs the "
+           f"same program on the same shapes). Against a lone seed's step (the "
+           f"targets of docs/gpu.md: 10 members at most 1.5x, 100 at most 5x): under "
+           f"lanes, itself a step of {report['lanes']} lanes, and under map (row 5's "
+           f"setting, when it ran). Compile: the first call's seconds less the "
+           f"second's / what JAX reports, the lone run's on an empty cache, the "
+           f"others' reading its programs back. Peak device MiB: the process's peak "
+           f"so far (`peak_bytes_in_use`), against the estimate for the padded lanes "
+           f"(`exp.memory_estimate.peak_mib(placement.size)`).", '',
+           '| model | members | groups x members on device | s a group step | '
+           's a step, all members | how | s a member-step | / lone step | / lone step '
+           'under map | compile s (wall / JAX) | peak device MiB | estimated MiB | '
+           'peak RSS MiB |',
+           '| --- | ---: | ---: | ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: '
+           '| ---: | ---: |']
+  for model in report['models']:
+    label = report['models'][model][1]
+    main = _child(report, model, 'main')
+    if main is None:
+      continue
+    if main['status'] != 'ok':
+      lines.append(f"| {label} | | {main['status']} | | | | | | | | | | |")
+      continue
+    lone = _sub(main, 'lone')
+    alone = _sub(_child(report, model, 'setting', 'map'), 'lone')
+    for name in ('lone', 'group', 'split', 'many'):
+      s = _sub(main, name)
+      if s is None:
+        continue
+      ratio = f"{s['step_s'] / lone['step_s']:.2f}x" if lone else ''
+      mapped = f"{s['step_s'] / alone['step_s']:.2f}x" if alone else 'not measured'
+      steps = ', '.join(f"{g['step_s']:.4f}" for g in s['group_runs'])
+      lines.append(
+          f"| {label} | {s['members']} | {s['groups']} x {s['size']} | {steps} | "
+          f"{s['step_s']:.4f} | {s['step_basis']} | {s['member_step_s']:.5f} | "
+          f"{ratio} | {mapped} | {s['compile_wall_s']:.1f} / {s['compile_s']:.1f} | "
+          f"{_mib(s['peak_device_mib'])} | {s['estimated_peak_mib']:,.0f} | "
+          f"{s['peak_rss_mib']:,.0f} |")
+  return lines
+
+
+def setting_lines(report: dict) -> list:
+  """Row 5: each setting against the lanes run of the same model and members."""
+  rows = [r for r in report['runs'] if r.get('role') == 'setting']
+  if not rows:
+    return []
+  lines = ['', f"**One setting against the baseline** ({_where_ran(report)}; the "
+           f"baseline: the same model and members in the lanes child, W="
+           f"{report['lanes']}, deterministic ops "
+           f"{_det_label(True if report['gpu'] else None)}; each setting its own "
+           f"process with an empty cache; seed 1's parameters after {report['steps']} "
+           f"steps against the baseline's)", '',
+           '| setting | model | members | s a step | baseline s a step | ratio | '
+           'compile s (wall / JAX) | peak device MiB | estimated MiB | seed 1 vs the '
+           'baseline | max abs difference |',
+           '| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- | '
+           '---: |']
+  for r in rows:
+    what = VARIANTS[r['variant']][0] + ('' if report['gpu']
+                                        else CPU_NOTE.get(r['variant'], ''))
+    label = report['models'][r['model']][1]
+    name = VARIANTS[r['variant']][4]
+    s = _sub(r, name)
+    if s is None:
+      lines.append(f"| {what} | {label} | | {r['status']} | | | | | | | |")
+      continue
+    base = _sub(_child(report, r['model'], 'main'), name)
+    base_s = f"{base['step_s']:.4f}" if base else 'not measured'
+    ratio = f"{s['step_s'] / base['step_s']:.2f}x" if base else ''
+    check = next(c for c in report['bit_checks'] if c['row'] == 'setting'
+                 and c['variant'] == r['variant'] and c['model'] == r['model'])
+    lines.append(f"| {what} | {label} | {s['members']} | {s['step_s']:.4f} | "
+                 f"{base_s} | {ratio} | {s['compile_wall_s']:.1f} / "
+                 f"{s['compile_s']:.1f} | {_mib(s['peak_device_mib'])} | "
+                 f"{s['estimated_peak_mib']:,.0f} | "
+                 f"{_said(check)} | {_worst(check)} |")
+  return lines
+
+
+def _named(report: dict, r: dict) -> str:
+  if r['kind'] == 'micro':
+    return 'the kernels (lane_micro.py)'
+  label = report['models'][r['model']][1]
+  what = {'main': 'the lanes child', 'again': 'seed 1 alone again'}.get(
+      r['role'], r.get('variant') or '')
+  return f"{label}, {what}, det ops {_det_label(r['det'])}"
 
 
 def markdown(report: dict) -> str:
   info = report.get('device') or {}
-  gpu = info.get('backend') in GPU_BACKENDS
-  ran = next((r for r in report['runs'] if r['status'] == 'ok'), {})
+  ran = next((r for r in report['runs'] if r.get('status') == 'ok'
+              and r['kind'] == 'measure'), {})
   lines = [
       f"# Device check, {report['date']}", '',
       f"{info.get('device_kind', '?')} ({info.get('backend', '?')}, "
       f"{info.get('device_count', '?')} device(s)); jax {info.get('jax', '?')}, jaxlib "
       f"{info.get('jaxlib', '?')}, Python {info.get('python', '?')}, "
-      f"{info.get('cores', '?')} cores; members step by "
-      f"{ran.get('seed_parallel', '?')}, matmul precision "
-      f"{ran.get('matmul_precision', '?')}"
+      f"{info.get('cores', '?')} cores; members step by {report['form']} at W="
+      f"{report['lanes']}, matmul precision {report.get('precision', '?')}"
       + (f"; every run with {', '.join(f'`{x}`' for x in report['settings'])}"
          if report.get('settings') else '')
       + f". Command: `{report['command']}`.", '',
-      'Versions: ' + ', '.join(f'{k} {v}' for k, v in (info.get('packages') or {}).items())
+      'Versions: ' + ', '.join(f'{k} {v}'
+                               for k, v in (info.get('packages') or {}).items())
       + f"; NVIDIA driver {info.get('driver') or 'none'}; XLA_FLAGS of the first run: "
       f"`{ran.get('xla_flags') or '(none)'}`.", '',
-      f"Each run is its own process with a fresh compilation cache. s a step: the mean "
-      f"of epoch 1's first {report['steps']} steps (one `train_steps` call), timed "
-      f"after the same call ran once; a member-step is one member's share; compile s: "
-      f"the first call's seconds less the second's / what JAX reports compiling."
-      + (f" On a GPU every run has XLA_FLAGS={DET_FLAG}=true; the last two columns: "
-         f"the same run with numerics='native' and without it." if gpu else
-         ' Deterministic ops: a GPU-only flag, not measured on a CPU.'), '',
-      '| model | members | s a step | s a member-step | member-step / lone step | '
-      'compile s (wall / JAX) | peak device MiB | estimated MiB | peak RSS MiB | '
-      's a step, no det ops | det ops cost |',
-      '| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |']
-  runs = report['runs']
-  order = list(report['models'])
-  plain_runs = [r for r in runs if not r.get('variant')]
-  main = sorted((r for r in plain_runs if r['det'] is not False),
-                key=lambda r: (order.index(r['model']), r['members']))
-  for r in main:
-    label = report['models'][r['model']][1]
-    if r['status'] != 'ok':
-      lines.append(f"| {label} | {r['members']} | {r['status']} | | | | | | | | |")
-      continue
-    lone = next((x for x in main if x['model'] == r['model'] and x['status'] == 'ok'
-                 and x['members'] == report['lone']), None)
-    ratio = f"{r['member_step_s'] / lone['train_step_s']:.3f}x" if lone else ''
-    device = (f"{r['peak_device_mib']:,.0f}" if r.get('peak_device_mib') is not None
-              else 'None (CPU)')
-    other = next((x for x in plain_runs if x['model'] == r['model']
-                  and x['det'] is False
-                  and x['members'] == r['members']), None)
-    if not gpu:
-      plain, cost = 'n/a (CPU)', 'n/a (CPU)'
-    elif other is None:
-      plain, cost = 'not planned', ''
-    elif other['status'] != 'ok':
-      plain, cost = other['status'], ''
-    else:
-      plain = f"{other['train_step_s']:.4f}"
-      cost = f"{r['train_step_s'] / other['train_step_s']:.2f}x"
-    lines.append(
-        f"| {label} | {r['members']} | {r['train_step_s']:.4f} | "
-        f"{r['member_step_s']:.5f} | {ratio} | {r['compile_wall_s']:.1f} / "
-        f"{r['compile_s']:.1f} | {device} | {r['estimated_peak_mib']:,.0f} | "
-        f"{r['peak_rss_mib']:,.0f} | {plain} | {cost} |")
-  lines += variant_lines(report, plain_runs)
-  lines += ['', f"**Seed 1 alone against seed 1 in a group of {report['group']}** "
-            f"(its parameters after {report['steps']} steps from a fresh start, "
-            f"each run in its own process)", '',
-            '| model | det ops | seed 1 alone vs in the group | max abs difference | '
-            'differing arrays |', '| --- | --- | --- | ---: | ---: |']
-  for b in report['bit_checks']:
-    label = report['models'][b['model']][1]
-    if 'equal' not in b:
-      lines.append(f"| {label} | {_det_label(b['det'])} | {b['status']} | | |")
-      continue
-    worst = b['max_abs_diff']
-    lines.append(f"| {label} | {_det_label(b['det'])} | "
-                 f"{'equal' if b['equal'] else 'DIFFER'} | "
-                 f"{'' if worst is None else f'{worst:.3g}'} | "
-                 f"{b['differing_arrays']} of {b['arrays']} |")
-  missing = [r for r in runs if r['status'] != 'ok']
+      'Each measurement is its own process with a fresh compilation cache'
+      + (f'; on a GPU every run has XLA_FLAGS={DET_FLAG}=true unless its row says '
+         'otherwise.' if report['gpu'] else
+         '; deterministic ops: a GPU-only flag, not measured on a CPU.'), '']
+  lines += micro_lines(report)
+  lines += lanes_lines(report)
+  lines += step_lines(report)
+  lines += setting_lines(report)
+  missing = [r for r in report['runs'] if r['status'] != 'ok']
   if missing or report.get('prepare', {}).get('status') not in (None, 'ok'):
     lines += ['', '**Not measured**', '']
     if report.get('prepare', {}).get('status') not in (None, 'ok'):
       lines.append(f"* preparing the data: {report['prepare']['status']}")
     for r in missing:
-      lines.append(f"* {report['models'][r['model']][1]}, {r['members']} member(s), det "
-                   f"ops {_det_label(r['det'])}"
-                   f"{', ' + r['variant'] if r.get('variant') else ''}: {r['status']}")
+      lines.append(f"* {_named(report, r)}: {r['status']}")
   lines += ['', f"Budget {report['budget_s']:.0f} s; used {report['elapsed_s']:.0f} s."]
   return '\n'.join(lines)
 
@@ -554,8 +843,20 @@ def main(argv=None):
   parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
   parser.add_argument('--models', default=','.join(MODELS),
                       help='of ' + ','.join(MODELS))
-  parser.add_argument('--members', default='1,10,100', help='member counts')
+  parser.add_argument('--lanes', type=int, default=None,
+                      help='the lane width W, config.train.lanes (default 16; the '
+                      f"smoke's {SMOKE['lanes']})")
+  parser.add_argument('--members', default='1,10,100',
+                      help='member counts: alone, a group, many')
+  parser.add_argument('--split', type=int, default=20,
+                      help='members of the run trained as two lane groups or more')
   parser.add_argument('--steps', type=int, default=50, help='timed steps a run')
+  parser.add_argument('--variants', default=None,
+                      help='the settings of row 5 (default '
+                      f"{','.join(DEFAULT_VARIANTS)}; the smoke's "
+                      f"{','.join(SMOKE['variants'])}), of " + ','.join(
+                          v for v in VARIANTS if v != 'det_off')
+                      + ' (deterministic ops off is always measured on a GPU)')
   parser.add_argument('--budget_s', type=float, default=480.0,
                       help='the whole check, seconds: runs that would not fit are '
                       'skipped, and a run is killed where it would overrun')
@@ -568,22 +869,30 @@ def main(argv=None):
       REPO, 'benchmarks', 'results'))
   parser.add_argument('--set', action='append', default=[],
                       help='a config setting for every run, key=value (repeatable), '
-                      'e.g. train.seed_parallel=map')
+                      'e.g. train.seed_parallel=vmap')
   parser.add_argument('--smoke', action='store_true',
-                      help='CPU smoke test: the demo quick config, 1 and 3 members, '
-                      '3 steps')
+                      help='CPU smoke test: every row in a small form (the demo quick '
+                      f"config, W={SMOKE['lanes']}, {SMOKE['steps']} steps)")
   parser.add_argument('--prepare', help=argparse.SUPPRESS)  # internal: a child
   parser.add_argument('--measure', help=argparse.SUPPRESS)  # internal: a child
+  parser.add_argument('--micro', help=argparse.SUPPRESS)  # internal: a child
   args = parser.parse_args(argv)
-  if args.prepare or args.measure:
-    result = prepare(json.loads(args.prepare)) if args.prepare else measure(
-        json.loads(args.measure))
-    print(json.dumps(result))
-    return 0
+  for mode, child in (('prepare', prepare), ('measure', measure), ('micro', micro)):
+    if getattr(args, mode):
+      print(json.dumps(child(json.loads(getattr(args, mode)))))
+      return 0
 
   began = time.perf_counter()
+  variants = tuple(v for v in (args.variants or ','.join(
+      SMOKE['variants'] if args.smoke else DEFAULT_VARIANTS)).split(',') if v)
+  unknown = [v for v in variants if v not in VARIANTS or v == 'det_off']
+  if unknown:
+    parser.error(f'--variants: unknown {unknown}; expected of '
+                 f"{[v for v in VARIANTS if v != 'det_off']}")
   if args.smoke:
-    models, counts, steps = SMOKE_MODELS, (1, 3), 3
+    models, steps = SMOKE_MODELS, SMOKE['steps']
+    lanes = args.lanes or SMOKE['lanes']
+    counts, split = SMOKE['members'], SMOKE['split']
   else:
     names = [m for m in args.models.split(',') if m]
     unknown = [m for m in names if m not in MODELS]
@@ -591,7 +900,15 @@ def main(argv=None):
       parser.error(f'--models: unknown {unknown}; expected of {list(MODELS)}')
     models = {m: MODELS[m] for m in names}
     counts = tuple(sorted({int(c) for c in args.members.split(',') if c}))
-    steps = args.steps
+    if len(counts) != 3 or counts[0] != 1:
+      parser.error(f'--members={args.members}: expected three counts, 1 (a seed '
+                   'alone), a group and many')
+    steps, lanes, split = args.steps, args.lanes or 16, args.split
+  settings = ['train.seed_parallel=lanes', f'train.lanes={lanes}'] + args.set
+  chosen = dict(map(_parse_setting, settings))
+  lanes = int(chosen['train.lanes'])  # as --set may have it
+  if lanes < 2:
+    parser.error(f'lanes={lanes}: expected at least 2 (the kernels compare lanes)')
   from seedsweep.run import runtime  # pylint: disable=g-import-not-at-top
   data = os.path.abspath(args.data)
   tfds_dir = os.environ.get('SEEDSWEEP_TFDS_DIR') or os.path.join(runtime.cache_dir(),
@@ -601,8 +918,9 @@ def main(argv=None):
   report = {'date': datetime.date.today().isoformat(),
             'command': ' '.join(['python', os.path.relpath(os.path.abspath(__file__),
                                                            REPO)] + sys.argv[1:]),
-            'models': models, 'members': list(counts), 'steps': steps,
-            'settings': args.set, 'smoke': args.smoke,
+            'models': models, 'lanes': lanes, 'counts': list(counts), 'split': split,
+            'steps': steps, 'settings': args.set, 'smoke': args.smoke,
+            'form': chosen['train.seed_parallel'],
             'budget_s': args.budget_s, 'data': data, 'runs': [], 'bit_checks': []}
   os.makedirs(args.out, exist_ok=True)
   stem = os.path.join(args.out, f"device_check_{report['date']}"
@@ -616,7 +934,7 @@ def main(argv=None):
     print(f'preparing {", ".join(c for c, _ in models.values())} (data: {data})',
           flush=True)
     prep = run_child('prepare', {'configs': [c for c, _ in models.values()],
-                                 'settings': args.set},
+                                 'settings': settings},
                      dict(child_env(base_env, data, tfds_dir, os.path.join(tmp, 'c0'),
                                     None), XLA_PYTHON_CLIENT_PREALLOCATE='false'),
                      min(left(), args.run_timeout_s))
@@ -624,67 +942,58 @@ def main(argv=None):
     report['device'] = {k: prep.get(k) for k in (
         'jax', 'jaxlib', 'backend', 'device_kind', 'device_count', 'platform_version',
         'device_memory_mib', 'python', 'cores', 'packages', 'driver')}
-    gpu = prep.get('backend') in GPU_BACKENDS
+    gpu = report['gpu'] = prep.get('backend') in GPU_BACKENDS
+    report['precision'] = (str(chosen.get('runtime.matmul_precision', 'highest'))
+                           if prep.get('backend', 'cpu') != 'cpu'
+                           else 'highest (a CPU computes float32)')
     print(json.dumps(report['prepare']), flush=True)
     if prep['status'] != 'ok':
       print(prep.get('stderr_tail', ''), file=sys.stderr)
-    plan, report['lone'], report['group'] = plan_runs(
-        list(models), counts, gpu, SMOKE_VARIANTS if args.smoke else None)
-    for i, (model, members, det, variant) in enumerate(plan):
-      row = {'model': model, 'members': members, 'det': det, 'variant': variant}
-      need, have = estimate_s(model, members, report['runs'], det), left()
+    plan = plan_children(list(models), gpu, variants)
+    named = subruns(counts, split)
+    for i, child in enumerate(plan):
+      row = dict(child)
+      need, have = estimate_s(child, report['runs']), left()
+      det = child.get('det', True if gpu else None)
       if prep['status'] != 'ok':
         row['status'] = 'not run: preparing the data failed'
       elif have < need:
         row['status'] = (f'skipped: needs ~{need:.0f} s, {max(have, 0):.0f} s of the '
                          'budget left')
       else:
-        dump = (os.path.join(tmp, f'params_{i}.npz') if variant is None
-                and members in (report['lone'], report['group']) else None)
-        spec = {'config': models[model][0], 'members': members, 'det': det,
-                'steps': steps, 'settings': args.set, 'variant': variant,
-                'dump': dump}
         env = child_env(base_env, data, tfds_dir, os.path.join(tmp, f'cache_{i}'),
-                        det if gpu else None, variant)
-        print(f'{model}, {members} member(s), det ops {_det_label(det)}'
-              f"{f', {variant}' if variant else ''} ({have:.0f} s left)", flush=True)
-        row.update(run_child('measure', spec, env, min(have, args.run_timeout_s)))
+                        det if gpu else None, child.get('variant'))
+        if child['kind'] == 'micro':
+          spec = {'lanes': lanes, 'small': args.smoke, 'numerics': str(chosen.get(
+              'runtime.numerics', 'portable')), 'precision': report['precision']
+                  if gpu else None}
+        else:
+          spec = {'config': models[child['model']][0], 'det': child['det'],
+                  'steps': steps, 'settings': settings, 'variant': child['variant'],
+                  'runs': child['runs'], 'dump_dir': tmp, 'tag': f'c{i}',
+                  'subruns': {n: named[n] for n in child['runs']}}
+        print(f"{_named(report, row)} ({have:.0f} s left)", flush=True)
+        row.update(run_child(child['kind'], spec, env, min(have, args.run_timeout_s)))
         if row['status'] != 'ok':
           print(row.get('stderr_tail', ''), file=sys.stderr)
       row.pop('stderr_tail', None)
-      print(json.dumps({k: v for k, v in row.items() if k != 'estimate'}), flush=True)
+      print(json.dumps(row)[:2000], flush=True)
       report['runs'].append(row)
-      report['bit_checks'] = bit_checks(report, gpu)
+      report['bit_checks'] = bit_checks(report)
       write(report, stem, began)
-    report['bit_checks'] = bit_checks(report, gpu)
     text = write(report, stem, began)
   print(text)
   print(f'wrote {stem}.json and {stem}.md')
   return 0 if prep['status'] == 'ok' else 1
 
 
-def bit_checks(report: dict, gpu: bool) -> list:
-  """Seed 1 alone against seed 1 in the group, per model and det setting, from
-  the runs' parameter dumps (those made so far)."""
-  checks = []
-  for model in report['models']:
-    for det in ((True, False) if gpu else (None,)):
-      pair = [next((r for r in report['runs'] if r['model'] == model
-                    and r['det'] == det and r['members'] == n
-                    and not r.get('variant')), None)
-              for n in (report['lone'], report['group'])]
-      if None in pair:
-        continue
-      check = {'model': model, 'det': det, 'lone': report['lone'],
-               'group': report['group']}
-      if all(r['status'] == 'ok' and r.get('dump') for r in pair):
-        check.update(compare_dumps(pair[0]['dump'], pair[1]['dump']))
-      else:
-        why = '; '.join(f"{r['members']} member(s): {r['status']}" for r in pair
-                        if r['status'] != 'ok')
-        check['status'] = 'not compared: ' + (why or 'no parameters written')
-      checks.append(check)
-  return checks
+def _public(x):
+  """``x`` without the temporary dumps' paths (gone once the check ends)."""
+  if isinstance(x, dict):
+    return {k: _public(v) for k, v in x.items() if k != 'path'}
+  if isinstance(x, list):
+    return [_public(v) for v in x]
+  return x
 
 
 def write(report: dict, stem: str, began: float) -> str:
@@ -692,10 +1001,8 @@ def write(report: dict, stem: str, began: float) -> str:
   killed at its limit leaves what it measured): the Markdown."""
   report['elapsed_s'] = time.perf_counter() - began
   text = markdown(report)
-  public = dict(report, runs=[{k: v for k, v in r.items() if k != 'dump'}
-                              for r in report['runs']])
   with open(stem + '.json', 'w') as f:
-    json.dump(public, f, indent=1)
+    json.dump(_public(report), f, indent=1)
   with open(stem + '.md', 'w') as f:
     f.write(text + '\n')
   return text

@@ -16,6 +16,7 @@ import pytest
 
 from seedsweep.engine import steps as steps_lib
 from seedsweep.run import epoch as epoch_lib
+from seedsweep.run import groups
 from seedsweep.run import pieces
 from tests.conftest import small_config
 
@@ -249,3 +250,35 @@ def test_the_compiled_step_programs_hold_a_conditional_only_switched(form, modul
   text = epoch_lib.train_programs_hlo(exp, exp.init_state())
   assert text.count('HloModule') == modules
   assert text.count(' conditional(') == conditionals
+
+
+def _lanes_chunk_text(seeds, lanes: int) -> str:
+  """The first lane group's one-step chunk program of ``seeds`` under lanes, host-free,
+  lowered for cuda, its source locations cut (they name this test's lines)."""
+  config = small_config(seeds=seeds, epochs=1, seed_parallel='lanes', lanes=lanes)
+  config.data.num_buckets = 1
+  with mock.patch.object(steps_lib, 'host_free_programs', lambda backend: True):
+    exp = pieces.build(config)
+    bounds = groups.for_placement(len(seeds), 10 ** 6, exp.placement.group, lanes)
+    if bounds:  # the first lane group, through the same programs as the others
+      exp = exp.group(*bounds[0])
+  state = jax.eval_shape(exp.init_state)
+  plan = exp.steps.epoch_plan(exp.device, 1, exp.schedule.train_plan.schedule(1))
+  total, cursor = epoch_lib.chunk_carry(exp, None, 0)
+  text = exp.steps.chunk_program.trace(
+      state, exp.device, plan, cursor, total, length=exp.steps.lengths[0],
+      count=1).lower(lowering_platforms=('cuda',)).as_text()
+  assert host_waits(text) == (0, 0)
+  return re.sub(r'loc\(.*?\)', '', text)
+
+
+@pytest.mark.slow
+@pytest.mark.full  # lanes' shapes and groups: tests/test_lanes.py
+def test_under_lanes_a_gpus_program_is_the_same_whatever_the_seed_count():
+  """One seed, three, and five (two lane groups) at 4 lanes: the same program for
+  cuda, text for text (so the same kernels), with no host wait; at another width
+  other shapes."""
+  texts = [_lanes_chunk_text(seeds, 4) for seeds in ((7,), (1, 2, 3), (1, 2, 3, 4, 5))]
+  assert texts[0] == texts[1] == texts[2]
+  assert 'tensor<4x' in texts[0]
+  assert _lanes_chunk_text((1, 2, 3), 3) != texts[1]  # another width, other shapes
