@@ -19,9 +19,21 @@ To add a dataset: one module of ``data/`` with a reader, a
 record (``raw_files.recorded()``) are derived from every such module
 (:mod:`seedsweep.declared`).
 """
+import importlib
 import os
 import sys
 from typing import Dict, List, Tuple
+
+# From a checkout's root this folder is also the top-level package ``data`` (``python
+# -m data``, ``python -m data.word2vec``, ``import data.sst``), whose second copy of
+# each module would register every TFDS builder again ("already registered"). That
+# name and its modules' are made this package's, seedsweep.data's, which run once
+# (the rest of this file then runs on them, in a module object dropped after).
+if __name__ != 'seedsweep.data':
+  sys.modules[__name__] = importlib.import_module('seedsweep.data')
+  for _name, _module in list(sys.modules.items()):
+    if _name.startswith('seedsweep.data.'):
+      sys.modules.setdefault(f'{__name__}.{_name[len("seedsweep.data."):]}', _module)
 
 import tensorflow_datasets as tfds
 
@@ -97,8 +109,7 @@ def prepare(name: str, data_config) -> Tuple[tfds.core.DatasetBuilder, Dict[str,
       if not os.path.isfile(path):
         raise UserError(f'{path}: file not found (config.data.files.{split})')
     digests = {path: raw.sha256_file(path) for path in paths.values()}
-    columns = user_files.Columns(str(data_config.files.text_column),
-                                 str(data_config.files.label_column))
+    columns = user_files.Columns.of(data_config.files)
     key = raw.digest_of({**digests, 'columns': columns.key()})
     config = user_files.FilesConfig(name=f'files_{key}', paths=paths, columns=columns)
   elif python_files.is_reference(name):
@@ -110,9 +121,16 @@ def prepare(name: str, data_config) -> Tuple[tfds.core.DatasetBuilder, Dict[str,
     key = raw.digest_of(digests)
   else:
     digests, key = {}, 'generated'
-  return cache.prepared_builder(spec.builder, config,
-                                os.path.join(cache.tfds_dir(data_config), key),
-                                root), digests
+  data_dir = os.path.join(cache.tfds_dir(data_config), key)
+  try:
+    return cache.prepared_builder(spec.builder, config, data_dir, root), digests
+  except Exception as e:  # pylint: disable=broad-except
+    at = (python_files.raised_in(name, e) if python_files.is_reference(name)
+          and not isinstance(e, UserError) else None)
+    if at is None:  # not raised in a user's builder: as it is
+      raise
+    raise UserError(f'{at}: the builder raised {type(e).__name__}: {e} '
+                    f'({user_code.FIELD}={name!r})') from e
 
 
 def _pool(name: str, spec: DatasetSpec,

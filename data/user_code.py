@@ -47,7 +47,9 @@ def read(ref: str, data_config) -> Dict[str, List[tfds_base.Example]]:
   except UserError:
     raise
   except Exception as e:  # pylint: disable=broad-except
-    raise UserError(f'{where}: the reader raised {type(e).__name__}: {e}') from e
+    at = python_files.raised_in(ref, e)  # the reader's own line, where it raised
+    raise UserError(f'{at + ": " if at else ""}the reader raised {type(e).__name__}: '
+                    f'{e} ({where})') from e
   if not isinstance(splits, dict) or 'train' not in splits:
     raise UserError(f'{where}: the reader returned {type(splits).__name__}; expected '
                     "{'train': rows, 'dev': rows, 'test': rows} (dev and test optional)")

@@ -12,7 +12,9 @@ name it in the config: ``config.model.name = 'path/to/file.py:Name'`` (or
 Config fields under ``config.model`` other than ``name`` become the module's
 dataclass fields. A model named over a config file's own (``--config.model.name``)
 keeps only the file's fields it takes, and adds its own defaults
-(:func:`take_named_model`).
+(:func:`take_named_model`). Any field of the class that the config lacks can be set
+over it (``--config.model.unroll=2``: a packaged class's own, or one without a
+default, which :func:`build_model` refuses in one line while it is unset).
 """
 import dataclasses
 import difflib
@@ -144,6 +146,15 @@ def config_fields(cls, fixed: Collection[str] = ()) -> Dict[str, Any]:
   return {n: d for n, d in found.items() if n not in NOT_CONFIG and n not in fixed}
 
 
+def class_defaults(model_config) -> Dict[str, Any]:
+  """``{field: default}`` of the fields of ``config.model``'s class that it does not
+  set and a config can hold (numbers, strings, tuples): what ``--mode=describe``
+  shows besides the config, each settable (``--config.model.unroll=2``)."""
+  takes = config_fields(*model_class(model_config.name))
+  return {k: d for k, d in takes.items()
+          if k not in model_config and d is not NO_DEFAULT and _plain(d)}
+
+
 def closest(field: str, fields: Collection[str]) -> str:
   """``"; the closest it has is 'x'"``: the field of ``fields`` nearest in spelling to
   ``field`` (one a model lacks), or '' without any."""
@@ -167,35 +178,47 @@ def take_named_model(config, file_name, explicit: Collection[str],
   others left out (they were set for the file's model), and the class's own
   defaults fill the rest (those a config can hold: numbers, strings, tuples), so
   they are recorded and can be set. A field in ``explicit`` (the dotted keys set
-  over the file) that the class does not take is refused in one line naming the
-  field (``where(key)``: how it was set), the class and the closest field it has."""
+  over the file) that ``config.model`` lacks is added (None, for the caller to set)
+  when the class takes it, whether or not another model was named: a field without
+  a default, a packaged class's own (``unroll``). One the class does not take is
+  refused in one line naming the field (``where(key)``: how it was set), the class
+  and the closest field it has."""
   name = config.model.name
-  if name == file_name:  # the file's own fields were written for this very model
+  named = name != file_name  # else the file's own fields were written for this model
+  fields = [key.partition('.')[2] for key in explicit
+            if key.startswith('model.') and key != 'model.name']
+  if not named and all(f in config.model for f in fields):
     return
   cls, fixed = model_class(name)
   takes = config_fields(cls, fixed)
-  for key in explicit:
-    section, _, field = key.partition('.')
-    if section == 'model' and field != 'name' and field not in takes:
-      raise UserError(f'{where(key)}: model {name!r} ({cls.__name__}) has no field '
-                      f'{field!r}{closest(field, takes)}; its fields are {list(takes)}')
-  left_out = [k for k in config.model if k != 'name' and k not in takes]
+  for field in fields:
+    if field not in takes and (named or field not in config.model):
+      raise UserError(f'{where("model." + field)}: model {name!r} ({cls.__name__}) has '
+                      f'no field {field!r}{closest(field, takes)}; its fields are '
+                      f'{list(takes)}')
+  left_out = [k for k in config.model if k != 'name' and k not in takes] if named else []
   with config.unlocked():
     for k in left_out:
       del config.model[k]
     for k, default in takes.items():
-      if k not in config.model and default is not NO_DEFAULT and _plain(default):
+      if (named and k not in config.model and default is not NO_DEFAULT
+          and _plain(default)):
         config.model[k] = default
+    for field in fields:
+      if field not in config.model:
+        config.model[field] = None  # untyped until the caller sets its value
 
 
 def set_with_named_model(config, overrides: Dict[str, Any], where: Callable[[str], str],
                          refused: Callable[[str], str] = None) -> None:
   """Sets ``overrides`` ({dotted key: value}) in ``config`` (in place), ``model.name``
-  first: the model it names takes its own fields (:func:`take_named_model`) before
-  the others are set. ``where(key)`` says how a key was set, for the one-line
-  errors; ``refused(key)`` (default ``where``) for a model field the class lacks."""
+  first if set: the model it names takes its own fields (:func:`take_named_model`),
+  and a field of the model's class that ``config.model`` lacks is added, before the
+  values are set. ``where(key)`` says how a key was set, for the one-line errors;
+  ``refused(key)`` (default ``where``) for a model field the class lacks."""
   file_model = config.model.name
-  keys.set_value(config, 'model.name', overrides['model.name'], where('model.name'))
+  if 'model.name' in overrides:
+    keys.set_value(config, 'model.name', overrides['model.name'], where('model.name'))
   take_named_model(config, file_model, list(overrides), refused or where)
   for key, value in overrides.items():
     keys.set_value(config, key, value, where(key))
@@ -221,6 +244,14 @@ def build_model(model_config, *, vocab_size: int, num_classes: int,
     raise UserError(f'config.model has field(s) {unknown} that model {name!r} '
                     f'({cls.__name__}) does not take{closest(unknown[0], allowed)}; '
                     f'it takes {sorted(allowed)}{named}')
+  missing = [f for f, default in config_fields(cls, fixed).items()
+             if default is NO_DEFAULT and f not in fields]
+  if missing:  # a field the class gives no default: the config must set it
+    field = missing[0]
+    raise UserError(f'config.model.{field} is not set: field {field!r} of '
+                    f'{cls.__name__} (config.model.name={name!r}) has no default; set '
+                    f'--config.model.{field}=VALUE (in Python load_config(..., '
+                    f'model__{field}=VALUE) or config.model.{field} = VALUE)')
   for field in dataclasses.fields(cls):
     if field.name in fields:
       check_field(field, fields[field.name])

@@ -44,13 +44,13 @@ class RecurrentClassifier(nn.Module):
   """LSTM or Bi-LSTM sentence classifier (one recurrent layer)."""
   vocab_size: int
   num_classes: int
-  embed_dim: int = 300
-  hidden: int = 150
-  bidirectional: bool = True
-  pooling: str = 'last'
-  dropout: float = 0.5
-  embed_dropout: float = 0.0
-  unroll: int = 1
+  embed_dim: int = 300          # the word vectors' size
+  hidden: int = 150             # LSTM units (per direction)
+  bidirectional: bool = True    # fixed by the name: bilstm True, lstm False
+  pooling: str = 'last'         # over time: last (both ends for a Bi-LSTM), mean or max
+  dropout: float = 0.5          # on the pooled state, before the classifier
+  embed_dropout: float = 0.0    # on the word vectors
+  unroll: int = 1               # time steps per iteration of the LSTM's scan (speed)
 
   @nn.compact
   def __call__(self, batch, *, train: bool):
@@ -76,8 +76,8 @@ class BagOfWords(nn.Module):
   """Mean of word vectors -> dense: ignores word order entirely."""
   vocab_size: int
   num_classes: int
-  embed_dim: int = 300
-  dropout: float = 0.0
+  embed_dim: int = 300  # the word vectors' size
+  dropout: float = 0.0  # on the mean, before the classifier
 
   @nn.compact
   def __call__(self, batch, *, train: bool):

@@ -63,14 +63,14 @@ class CLSTM(nn.Module):
   """C-LSTM sentence classifier (registered as ``clstm``)."""
   vocab_size: int
   num_classes: int
-  embed_dim: int = 300
-  filters: int = 150
-  widths: Sequence[int] = (3,)
-  hidden: int = 150
+  embed_dim: int = 300  # the word vectors' size
+  filters: int = 150    # feature maps per convolution width
+  widths: Sequence[int] = (3,)  # the convolutions' widths (words per window)
+  hidden: int = 150     # LSTM units
   dropout: float = 0.5  # on the word vectors and on the classifying state
-  literal: bool = False
+  literal: bool = False  # ablation: sentences end-padded to maxlen (module docstring)
   maxlen: int = 0       # literal only: the padded length (longest training sentence)
-  unroll: int = 1
+  unroll: int = 1       # time steps per iteration of the LSTM's scan (speed)
 
   @nn.compact
   def __call__(self, batch, *, train: bool):

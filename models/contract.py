@@ -34,19 +34,30 @@ A model is a ``flax.linen.Module`` or ``flax.nnx.Module`` class, registered in
   (``embed_batch`` does).
 * **State.** Parameters only (the ``'params'`` collection; ``nnx.Param``): no
   running averages.
+* **Randomness.** Only from the keys the engine gives: the init key
+  (``self.param``'s initialisers, ``self.make_rng('params')``; NNX ``rngs.params()``)
+  and the ``'dropout'`` stream. Host randomness (``np.random``, Python's ``random``,
+  an unseeded ``np.random.default_rng()``) is drawn once per trace, so two processes,
+  or a resume, would train other numbers from one seed. The parameters should follow
+  the init key (else every seed starts from the same point), and the logits are
+  scores before a softmax (the loss applies its own).
 
 :func:`check` tests all of it for a user's model when the run is built, on abstract
 shapes (``jax.eval_shape``: nothing is computed), each failure one ``UserError``
-line naming the model's file and class, what came and what was expected.
+line naming the model's file and class, what came and what was expected;
+:func:`check_randomness` its randomness, on traces (and, for a model using ``exp``,
+one small call on the CPU).
 """
 import inspect
 import os
 import re
 import traceback
-from typing import Dict, Optional, Sequence, Tuple
+from typing import Dict, List, Optional, Sequence, Tuple
 
 import jax
 import jax.numpy as jnp
+import numpy as np
+from jax.interpreters import partial_eval
 
 from seedsweep.errors import UserError
 from seedsweep.models.output import ModelOutput, as_output
@@ -248,10 +259,128 @@ def traced_fields(model, params, where: str, batch, fields: Sequence[str],
     raise UserError(f'{where}: tests config.model.{in_python[0]} in Python (flax\'s '
                     'nn.Dropout and nnx.Dropout do: rate == 0), so it cannot differ '
                     'between the points of one program (config.stack.fields); use '
-                    'seedsweep.models.dropout.Dropout, which takes a traced rate, or '
-                    f'sweep it without stacking {SEE}')
+                    'seedsweep.models.dropout.Dropout, which takes a traced rate (in '
+                    'NNX seedsweep.models.nnx_dropout.Dropout), or give the values as '
+                    'the points of a sweep (--sweep=FILE), which runs each value of a '
+                    f'field the model tests in Python as a program of its own {SEE}')
   return ok
 
+
+def _program(fn, *args) -> Tuple[tuple, list]:
+  """``((text, constants), used)``: the jaxpr of ``fn`` on abstract ``args``, cut to
+  what reaches its outputs, as text and the constants it holds, and which of its
+  flat inputs reach them (traced afresh: jax keeps a function's trace)."""
+  closed = jax.make_jaxpr(lambda *a: fn(*a))(*args)
+  jaxpr, used = partial_eval.dce_jaxpr(closed.jaxpr, True)
+  refs = {id(v) for e in jaxpr.eqns for v in e.invars} | {id(v) for v in jaxpr.outvars}
+  consts = [jax.random.key_data(c) if jnp.issubdtype(jnp.result_type(c),
+                                                     jax.dtypes.prng_key) else c
+            for v, c in zip(jaxpr.constvars, closed.consts) if id(v) in refs]
+  # A function in an equation's parameters (custom_jvp's rule) prints its address.
+  text = re.sub(r' at 0x[0-9a-f]+', '', str(jaxpr))
+  return (text, [np.asarray(c) for c in jax.device_get(consts)]), used
+
+
+def _same_program(a: tuple, b: tuple) -> bool:
+  """Two :func:`_program` texts and constants equal, the constants bit for bit."""
+  return a[0] == b[0] and len(a[1]) == len(b[1]) and all(
+      x.dtype == y.dtype and x.shape == y.shape and x.tobytes() == y.tobytes()
+      for x, y in zip(a[1], b[1]))
+
+
+def concrete_batch(batch, vocab_size: int) -> Dict[str, np.ndarray]:
+  """Values for :func:`abstract_batch`'s shapes: lengths from the full length down
+  (at least 1), tokens 1.. cycling below ``vocab_size``, 0 as padding."""
+  size, time = batch['tokens'].shape
+  lengths = np.maximum(time - np.arange(size), 1).astype(np.int32)
+  ids = 1 + np.arange(size * time).reshape(size, time) % max(vocab_size - 1, 1)
+  real = np.arange(time)[None, :] < lengths[:, None]
+  return {'tokens': np.where(real, ids, 0).astype(np.int32), 'lengths': lengths}
+
+
+def looks_like_probabilities(model, params, batch, vocab_size: int) -> bool:
+  """Whether ``model``'s logits (``train=False``), on :func:`concrete_batch` values
+  and parameters drawn here (on the CPU), have every row non-negative and summing to
+  1: a softmax's probabilities, which the loss would take as scores."""
+  try:
+    device = jax.local_devices(backend='cpu')[0]
+  except RuntimeError:  # a runtime without the CPU backend: its default device
+    device = jax.local_devices()[0]
+  draw = np.random.default_rng(0)  # parameter values only: any give a softmax's sums
+  values = jax.tree.map(lambda p: (0.1 * draw.standard_normal(p.shape)).astype(p.dtype),
+                        params)
+  args = jax.device_put((values, concrete_batch(batch, vocab_size)), device)
+  logits = jax.device_get(jax.jit(lambda p, b: as_output(
+      model.apply({'params': p}, b, train=False)).logits)(*args))
+  logits = np.asarray(logits, np.float64)
+  return bool(logits.shape[-1] > 1 and np.all(logits >= 0)
+              and np.allclose(logits.sum(axis=-1), 1, atol=1e-2))  # bf16 too
+
+
+def check_randomness(model, params, where: str, *, num_classes: int,
+                     vocab_size: int) -> List[str]:
+  """UserError where ``model`` (built, its contract checked: ``params`` its abstract
+  parameters) draws from host randomness: two traces of ``init`` with one key give
+  other parameters, or two of ``apply`` other programs. Returns the lines to tell
+  the user: a warning when the parameters ignore the init key, a hint when the
+  logits look like probabilities."""
+  batch, longer = abstract_batch(num_classes), abstract_batch(num_classes, 2)
+  key = jax.eval_shape(lambda: jax.random.key(0))
+  doing = f'initialised twice with one key on a batch of {_shapes(longer)}'
+
+  def init(k, b):
+    return model.init({'params': k}, b, train=False).get('params', {})
+
+  (first, used), (second, _) = (_guarded(_program, where, doing, init, key, longer)
+                                for _ in range(2))
+  if not _same_program(first, second):
+    raise UserError(f'{where}: two inits with one key gave other parameters: it draws '
+                    "from host randomness (np.random, Python's random, an unseeded "
+                    'np.random.default_rng()), which no seed reproduces; draw from the '
+                    "init key instead (self.param's initialiser gets it, or "
+                    f"self.make_rng('params'); in NNX rngs.params()) {SEE}")
+  doing = f'called twice with train=True on a batch of {_shapes(batch)}'
+
+  def step(p, b, k):
+    return model.apply({'params': p}, b, train=True, rngs={'dropout': k})
+
+  calls = [_guarded(_program, where, doing, step, params, batch, key)[0]
+           for _ in range(2)]
+  if not _same_program(*calls):
+    raise UserError(f'{where}: two traces of model.apply(..., train=True) with one '
+                    'input gave other programs: it draws from host randomness in '
+                    "__call__ (np.random, Python's random), fixed once per compiled "
+                    'step, which no seed reproduces; draw from '
+                    "self.make_rng('dropout') instead (in NNX rngs.dropout()) " + SEE)
+  lines = []
+  if not used[0]:
+    lines.append(f'warning: {where}: no parameter depends on the init key, so every '
+                 'seed starts from the same parameters and seeds differ only in data '
+                 "order and dropout; draw initial values from the key (self.param's "
+                 "initialiser, self.make_rng('params'); in NNX rngs.params())")
+  doing = f'called with train=False on a batch of {_shapes(batch)}'
+  (evaluation, _), _ = _guarded(_program, where, doing, lambda p, b: model.apply(
+      {'params': p}, b, train=False), params, batch)
+  # A softmax needs exp: only a model using it pays for a compiled call (a second
+  # or more for a recurrent one).
+  if re.search(r'\bexp\b', evaluation) and _guarded(
+      looks_like_probabilities, where, doing + ' on the CPU', model, params, batch,
+      vocab_size):
+    lines.append(f'hint: {where}: its logits look like probabilities (each row '
+                 'non-negative and summing to 1 on a test batch); the loss applies its '
+                 'own softmax to the logits: return the scores before the softmax')
+  return lines
+
+
+def _guarded(fn, where: str, doing: str, *args):
+  """``fn(*args)``; an error the model raises becomes one line."""
+  try:
+    return fn(*args)
+  except UserError:
+    raise
+  except Exception as e:  # pylint: disable=broad-except  (any error of user code)
+    raise UserError(f'{where}: {_first_line(e)}{_user_line(e, where)}, {doing} '
+                    + SEE) from e
 
 def check(model, where: str, *, num_classes: int, vocab_size: int,
           stackable: Sequence[str] = (), stacked: Sequence[str] = (),

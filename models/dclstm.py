@@ -64,14 +64,14 @@ class DenseBiLSTM(nn.Module):
   """DC-Bi-LSTM sentence classifier (registered as ``dclstm``)."""
   vocab_size: int
   num_classes: int
-  embed_dim: int = 300
+  embed_dim: int = 300  # the word vectors' size
   dl: int = 15   # dense Bi-LSTM layers below the top one
   dh: int = 13   # units per direction of each dense layer
   th: int = 100  # units per direction of the top layer
   dense: bool = True  # False: the deep stacked Bi-LSTM baseline
   dropout: float = 0.5  # on the word vectors and on the pooled top layer
-  forget_bias: float = 1.0
-  unroll: int = 1
+  forget_bias: float = 1.0  # the forget gates' initial bias
+  unroll: int = 1  # time steps per iteration of each LSTM scan (speed)
   # How a layer's input is projected (same numbers, benchmarks/dclstm_projection.py):
   # 'concat' multiplies the growing concatenation by each layer's kernel; 'blocks'
   # multiplies each source by its block of the kernel and sums (docs/models.md §3.6).

@@ -98,9 +98,9 @@ class DLSTM(nn.Module):
   """DLSTM sentence classifier (registered as ``dlstm``)."""
   vocab_size: int
   num_classes: int
-  embed_dim: int = 300
-  hidden: int = 256
-  layers: int = 3
+  embed_dim: int = 300    # the word vectors' size
+  hidden: int = 256       # units of each LSTM unit (h), a layer's output size
+  layers: int = 3         # DLSTM layers
   units: int = 3          # LSTM units per layer: unit j sees j + 1 words
   cell: str = 'literal'   # eq. 10 as printed, or 'own' (the unit's own previous cell)
   peephole: str = 'full'  # V_o a full matrix, or 'diagonal'

@@ -92,11 +92,11 @@ class JointSLU(nn.Module):
   vocab_size: int
   num_classes: int
   num_tags: int = 0          # slot tags (from the dataset); 0 with latent=True
-  embed_dim: int = 100
-  tag_dim: int = 50
-  widths: Sequence[int] = (3, 5, 7)
+  embed_dim: int = 100       # the word vectors' size
+  tag_dim: int = 50          # the previous tag's embedding size
+  widths: Sequence[int] = (3, 5, 7)  # the convolutions' widths (words per window)
   filters: int = 100         # per width
-  hidden: int = 200
+  hidden: int = 200          # LSTM units
   head: str = 'sparse'       # mean | softmax | sparse
   rho: float = 0.1           # sparse attention: target mean weight
   beta: float = 0.1          # sparse attention: penalty weight

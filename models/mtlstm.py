@@ -241,14 +241,14 @@ class MTLSTM(nn.Module):
   paper's LSTM baseline)."""
   vocab_size: int
   num_classes: int
-  embed_dim: int = 100
+  embed_dim: int = 100  # the word vectors' size
   hidden: int = 60    # total over groups
-  groups: int = 3
-  strategy: str = 'f2s'
-  implementation: str = 'strided'
+  groups: int = 3     # timescales: group k updates every 2^(k-1) steps
+  strategy: str = 'f2s'  # f2s: groups read faster ones, s2f: slower ones
+  implementation: str = 'strided'  # masked, unrolled or strided: equal in value
   init_scale: float = 0.1  # U(-0.1, 0.1) for every weight (and the word vectors)
   dropout: float = 0.0     # the paper uses none; on word vectors and the final state
-  unroll: int = 1
+  unroll: int = 1          # time steps per iteration of the scans (speed)
 
   def group_sizes(self) -> List[int]:
     """Units of each group, fastest first (:func:`group_sizes` of ``hidden``)."""

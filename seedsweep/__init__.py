@@ -48,4 +48,10 @@ def __getattr__(name):
   if name == 'UserError':
     from seedsweep.errors import UserError  # pylint: disable=g-import-not-at-top
     return UserError
-  raise AttributeError(f'module {__name__!r} has no attribute {name!r}')
+  if name.startswith('_'):  # what tools probe (__wrapped__): the plain error
+    raise AttributeError(f'module {__name__!r} has no attribute {name!r}')
+  import difflib  # pylint: disable=g-import-not-at-top
+  close = difflib.get_close_matches(name, __all__, n=1)  # a typo of a function's name
+  raise AttributeError(f'module {__name__!r} has no attribute {name!r}'
+                       + (f'; did you mean {close[0]!r}?' if close else
+                          f'; its functions are {", ".join(_API)}'))

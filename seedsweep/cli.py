@@ -8,7 +8,8 @@ docs/configuration.md).
 
 Modes: ``train`` (default; resumes from W's checkpoints), ``eval`` (re-evaluates the
 checkpoints, rewrites results.json), ``verify`` (re-runs the first ``--verify_epochs``
-epochs and compares them bit for bit with what W recorded; exit status 1 if not;
+epochs and compares them bit for bit with what W recorded; exit status 1 if not, 3
+if they agree but a file the run read (its data, the user's code) changed since;
 ``--statistical``: trains the seeds again and compares the scores as distributions),
 ``describe`` (config, each field with its meaning, and parameter table; ``--json`` for
 JSON), ``report`` (the tables and plots of every run under W, and the verdict of its
@@ -16,7 +17,9 @@ tests against the best row), ``list`` (what the package installs), ``commands`` 
 command line per sweep point), ``predict`` (the run in W labels the rows of
 ``--input``: TSV, CSV, JSONL, Parquet or text; JSONL out to ``--output``, ``-`` for
 stdout; seedsweep/run/predict.py). Override any config field with
-``--config.a.b=value`` and select a config variant with ``--config=file.py:arg``.
+``--config.a.b=value`` and select a config variant with ``--config=file.py:arg``;
+without ``--config``, eval, verify and predict take the overrides of fields that
+change no number, on the config W stored (:func:`stored_with_overrides`).
 
 Sweeps: ``--sweep=sweeps/X.py[:arg]`` trains every point in ``W/<point name>``;
 ``--sweep_shard=i/n`` takes every n-th point from the i-th (seedsweep/sweep/runner.py);
@@ -45,6 +48,10 @@ _WORKDIR = flags.DEFINE_string('workdir', None, 'Directory of the run (train, ev
 _MODE = flags.DEFINE_enum('mode', 'train', MODES, 'What to do (list: the packaged '
                           'experiments, sweeps, searches, models and datasets).')
 _JSON = flags.DEFINE_bool('json', False, 'describe: print JSON instead of a table.')
+_ACCEPT_CHANGED = flags.DEFINE_bool(
+    'accept_changed_inputs', False, 'train (a resume), eval: go on from checkpoints '
+    'trained on other input bytes (data, vectors, your model, its modules, reader) '
+    'than the files hold now, said and recorded in the run, instead of refusing.')
 _SWEEP = flags.DEFINE_string(
     'sweep', None, 'A sweep file, `sweeps/X.py[:arg]`: train every point under --workdir.')
 _SWEEP_SHARD = flags.DEFINE_string(
@@ -138,6 +145,9 @@ def run_mode(mode: str) -> None:
   from seedsweep.errors import UserError  # pylint: disable=g-import-not-at-top
   from seedsweep.sweep import runner as sweep  # pylint: disable=g-import-not-at-top
   workdir = _WORKDIR.value
+  if RUN_OVERRIDES and mode in ('list', 'report'):  # no config to set them on
+    raise UserError(f'--mode={mode} reads no config; drop --config.'
+                    f'{next(iter(RUN_OVERRIDES))}')
   if mode == 'list':
     from seedsweep import catalog  # pylint: disable=g-import-not-at-top
     print(catalog.listing())
@@ -193,7 +203,7 @@ def run_mode(mode: str) -> None:
     else:
       sweep.run(config, _SWEEP.value, workdir, _SWEEP_SHARD.value)
   elif mode == 'train':
-    api.train(config, workdir)
+    api.train(config, workdir, accept_changed_inputs=_ACCEPT_CHANGED.value)
   elif mode == 'predict':
     predict(config, workdir)
   elif mode == 'verify' and _STATISTICAL.value:
@@ -203,10 +213,13 @@ def run_mode(mode: str) -> None:
       sys.exit(1)
   elif mode == 'verify':
     from seedsweep.run import verify  # pylint: disable=g-import-not-at-top
-    if not verify.verify(config, workdir, _VERIFY_EPOCHS.value)['reproduced']:
+    checked = verify.verify(config, workdir, _VERIFY_EPOCHS.value)
+    if not checked['reproduced']:
       sys.exit(1)
+    if checked['inputs_changed']:  # the bits agree, but from files that changed
+      sys.exit(3)
   else:
-    api.evaluate(workdir, config=config)
+    api.evaluate(workdir, config=config, accept_changed_inputs=_ACCEPT_CHANGED.value)
 
 
 # Modes that read a trained run: without --config they use the config it stored.
@@ -227,11 +240,17 @@ def flag_config(mode: str, workdir):
     raise UserError(explain_config_error(packaged_files(sys.argv)) or
                     f'cannot load --config: {type(e).__name__}: {e}') from e
   if config is None and mode in READ_RUN_MODES and workdir:
-    return None
+    return stored_with_overrides(mode, workdir) if RUN_OVERRIDES else None
+  if config is None and RUN_OVERRIDES:
+    key, text = next(iter(RUN_OVERRIDES.items()))
+    raise UserError(f'--config.{key}={text} without --config: --mode={mode} needs '
+                    '--config=FILE for it to override, e.g. --config=demo:quick '
+                    '(eval, verify and predict take it on the run in --workdir)')
   if config is None:
     raise UserError('--config is required, e.g. --config=experiments/demo.py')
   overrides = flags.FLAGS['config'].override_values
-  if 'model.name' in overrides:  # the model named here takes its own fields
+  # The model named here takes its own fields; a held field is its class's.
+  if 'model.name' in overrides or HELD_MODEL_FIELDS:
     from seedsweep import models  # pylint: disable=g-import-not-at-top
     from seedsweep.config import base  # pylint: disable=g-import-not-at-top
     from seedsweep.config import keys  # pylint: disable=g-import-not-at-top
@@ -244,6 +263,70 @@ def flag_config(mode: str, workdir):
       keys.set_value(config, f'model.{field}', _literal(text),
                      f'--config.model.{field}={text}')
   return config
+
+
+# The --config.<key>=TEXT flags given without --config: held back from config_flags
+# (which has no config to apply them to) by parse_flags; eval, verify and predict set
+# them on the config the run in --workdir stored (stored_with_overrides).
+RUN_OVERRIDES = {}
+
+
+def hold_run_overrides(argv):
+  """``(argv, {key: TEXT})``: without ``--config``, ``argv`` without its
+  ``--config.<key>`` flags (``=TEXT``, the next word, or alone: ``True``); with
+  ``--config``, unchanged (config_flags applies them)."""
+  if any(a == '--config' or a.startswith('--config=') for a in argv):
+    return argv, {}
+  out, held, i = [], {}, 0
+  while i < len(argv):
+    flag, eq, text = argv[i].partition('=')
+    key = flag[len('--config.'):] if flag.startswith('--config.') else ''
+    if not key:
+      out.append(argv[i])
+    elif eq:
+      held[key] = text
+    elif i + 1 < len(argv) and not argv[i + 1].startswith('-'):
+      held[key], i = argv[i + 1], i + 1
+    else:
+      held[key] = 'True'
+    i += 1
+  return out, held
+
+
+def stored_with_overrides(mode: str, workdir: str):
+  """The config the run in ``workdir`` stored, with :data:`RUN_OVERRIDES` set: those
+  of fields that change no number (declared ``semantic=False``: the progress bar,
+  the dataset cache's folder, ...); one that would change what the run trained is
+  refused in one line naming the flags ``mode`` takes."""
+  from seedsweep import api  # pylint: disable=g-import-not-at-top
+  from seedsweep.config import checks  # pylint: disable=g-import-not-at-top
+  from seedsweep.config import keys  # pylint: disable=g-import-not-at-top
+  from seedsweep.errors import UserError  # pylint: disable=g-import-not-at-top
+  config = api.workdir_config(workdir)
+  stored = checks.to_dict(config)
+  for key, text in RUN_OVERRIDES.items():
+    where = f'--config.{key}={text}'
+    keys.set_value(config, key, _flag_value(config, key, text), where)
+    changed = checks.differences(stored, checks.to_dict(config))
+    if changed:
+      takes = ([f'--config.{k}' for k in checks.NON_SEMANTIC]
+               + [f'--config.{s}*' for s in checks.NON_SEMANTIC_SECTIONS])
+      raise UserError(f'{where}: --mode={mode} uses the config the run in {workdir} '
+                      f'trained with, and this changes it ({changed[0]}); it takes '
+                      f'the flags that change no number: {", ".join(takes)}')
+  return config
+
+
+def _flag_value(config, key: str, text: str):
+  """A ``--config.<key>`` flag's text as the field's value: a string field's as
+  given, a bool's from ``true``/``false`` (any case, or 1/0), else as a Python
+  literal (:func:`_literal`)."""
+  current = config
+  for part in key.split('.'):
+    current = current.get(part) if hasattr(current, 'get') else None
+  if isinstance(current, bool):
+    return {'true': True, '1': True, 'false': False, '0': False}.get(text.lower(), text)
+  return text if isinstance(current, str) else _literal(text)
 
 
 # The --config.model.<field>=TEXT flags of fields the config file lacks, given with
@@ -263,21 +346,24 @@ def _literal(text: str):
 
 
 def hold_model_fields(argv):
-  """``(argv, {field: TEXT})``: with ``--config.model.name``, ``argv`` without the
+  """``(argv, {field: TEXT})``: with ``--config``, ``argv`` without the
   ``--config.model.<field>`` flags (``=TEXT`` or the next word) of fields the config
-  file does not have, for flag_config to set as fields of the model named, or refuse
-  naming its fields; unchanged when the file or the model does not load (the usual
-  errors then say so)."""
+  file does not have, for flag_config to set as fields of the model named
+  (``--config.model.name``, else the file's: a field without a default, a packaged
+  class's own such as ``unroll``), or refuse naming its fields; unchanged when the
+  file or the model does not load (the usual errors then say so)."""
   values = dict(a.split('=', 1) for a in argv if a.startswith(
       ('--config=', '--config.model.name=')))
-  if len(values) < 2:
+  if '--config' not in values or not any(
+      a.startswith('--config.model.') and not a.startswith('--config.model.name')
+      for a in argv):
     return argv, {}
   from seedsweep import models  # pylint: disable=g-import-not-at-top
   from seedsweep.config import base  # pylint: disable=g-import-not-at-top
   from seedsweep.errors import UserError  # pylint: disable=g-import-not-at-top
   try:
     file_model = base.load_config(values['--config']).model
-    models.model_class(values['--config.model.name'])
+    models.model_class(values.get('--config.model.name', file_model.name))
   except UserError:
     return argv, {}
   out, held, i = [], {}, 0
@@ -385,6 +471,10 @@ def check_packaged_names(argv) -> None:
       sys.exit(f'error: {message}')
 
 
+# absl's flags that print the help (app.define_help_flags), by name.
+HELP_FLAGS = ('help', '?', 'helpshort', 'helpfull', 'helpxml')
+
+
 def parse_flags(argv):
   """absl's flag parsing, with one clear line for a config that does not load."""
   argv = last_config_flags(argv)
@@ -394,11 +484,19 @@ def parse_flags(argv):
   argv, held = hold_model_fields(argv)
   HELD_MODEL_FIELDS.clear()
   HELD_MODEL_FIELDS.update(held)
+  argv, overrides = hold_run_overrides(argv)
+  RUN_OVERRIDES.clear()
+  RUN_OVERRIDES.update(overrides)
   command_line = sys.argv
   try:
     if held:  # config_flags reads its overrides from sys.argv
       sys.argv = argv
     return flags.FLAGS(argv)
+  except SystemExit as e:
+    # absl's help flags print the help and exit 1; asked for, it is no failure.
+    if e.code == 1 and any(a.lstrip('-').split('=')[0] in HELP_FLAGS for a in argv[1:]):
+      sys.exit(0)
+    raise
   except Exception as e:  # pylint: disable=broad-except
     explained = explain_config_error(argv)
     if explained:

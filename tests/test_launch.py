@@ -78,6 +78,8 @@ BAD = [
     (['--config=experiments/demo.py', '--launcher=local'],
      '--launcher=local submits the shards of a sweep or the workers of a search; add --sweep='),
     (['--config=experiments/demo.py', '--mode=predict'], '--mode=predict needs --input'),
+    (['--config.train.num_epochs=3'], '--config.train.num_epochs=3 without --config: '
+     '--mode=train needs --config=FILE for it to override'),
 ]
 
 
@@ -109,6 +111,7 @@ def test_list_names_what_the_package_installs_and_help_points_to_it():
   assert any(line.split()[:2] == ['demo_models', 'Two'] for line in lines)
   assert any(line.split()[:1] == ['sst/binary'] for line in lines)
   helped = run_launch('--help')
+  assert helped.returncode == 0, helped.stderr[-3000:]  # absl's own help exits 1
   assert '--mode=list' in helped.stdout and 'list' in helped.stdout.split(
       '--mode:')[1].split('\n')[0]
 
@@ -120,6 +123,9 @@ def test_describe_prints_each_fields_meaning_beside_its_value():
   lines = proc.stdout.splitlines()
   assert any(re.fullmatch(r"train\.patience = 0 +# epochs without a better dev score "
                           r"before a seed stops \(0 = off\)", l) for l in lines)
-  assert any(re.fullmatch(r'model\.hidden = 32 +# a field of the model class '
-                          r'RecurrentClassifier', l) for l in lines)
+  assert any(re.fullmatch(r'model\.hidden = 32 +# LSTM units \(per direction\) '
+                          r'\(RecurrentClassifier\)', l) for l in lines)
+  # A field of the class the config does not set: described, with its default.
+  assert any(re.fullmatch(r'model\.unroll = 1 +# .*\(RecurrentClassifier\); its '
+                          r'default, not in the config', l) for l in lines)
   assert all('# ' in l for l in lines if re.match(r'[a-z_.]+ = ', l))

@@ -205,8 +205,9 @@ def test_the_manuals_own_model_trains_and_its_edited_file_is_named(tmp_path,
 
   verified = _command('--mode=verify', f'--workdir={workdir}', cwd=project)
   assert verified.returncode == 1, verified.stderr[-3000:]
-  assert re.search(r'^  file my_code/cnn\.py: \w+\.\.\. -> \w+\.\.\. \(changed since '
-                   'the run was trained\)$', verified.stdout, re.M), verified.stdout
+  assert re.search(r'^  inputs changed since the run was trained \(a likely cause\): '
+                   r'file my_code/cnn\.py: \w+\.\.\. -> \w+\.\.\.$', verified.stdout,
+                   re.M), verified.stdout
 
   evaluated = _command('--mode=eval', f'--workdir={workdir}', cwd=project)
   assert evaluated.returncode != 0
@@ -266,3 +267,111 @@ def test_a_stop_signals_checkpoint_records_the_model_file(project, monkeypatch):
   finally:
     stopped.close()
   assert list(meta['user_code']) == [MODEL]
+
+
+# A class of one's own with a field it gives no default (docs/data.md, "Its fields").
+WIDENED_SOURCE = '''
+import flax.linen as nn
+
+from seedsweep.models import baselines
+from seedsweep.models import pooling
+
+
+class Widened(nn.Module):
+  """The mean of the word vectors through a hidden layer.
+
+  Attributes:
+    width: the hidden layer's units (no default: set it).
+  """
+  vocab_size: int
+  num_classes: int
+  width: int
+  embed_dim: int = 16
+
+  @nn.compact
+  def __call__(self, batch, *, train: bool):
+    x, mask = baselines.embed_batch(batch, self.vocab_size, self.embed_dim)
+    hidden = nn.relu(nn.Dense(self.width)(pooling.masked_mean(x, mask)))
+    return nn.Dense(self.num_classes)(hidden)
+'''
+WIDENED = 'my_code/widened.py:Widened'
+UNSET = ("config.model.width is not set: field 'width' of Widened "
+         f"(config.model.name='{WIDENED}') has no default; set "
+         '--config.model.width=VALUE (in Python load_config(..., model__width=VALUE) '
+         'or config.model.width = VALUE)')
+
+
+def test_a_field_without_a_default_is_a_config_field_named_when_missing(
+    project, monkeypatch):
+  from seedsweep.run import describe  # pylint: disable=g-import-not-at-top
+  monkeypatch.chdir(project)
+  (project / 'my_code' / 'widened.py').write_text(WIDENED_SOURCE)
+  unset = seedsweep.load_config('demo:quick', model__name=WIDENED)
+  assert dict(unset.model) == {'name': WIDENED, 'embed_dim': 32}
+  with pytest.raises(UserError) as raised:
+    models.build_model(unset.model, vocab_size=10, num_classes=2)
+  assert str(raised.value) == UNSET
+  config = seedsweep.load_config('demo:quick', model__name=WIDENED, model__width=8)
+  assert models.build_model(config.model, vocab_size=10, num_classes=2).width == 8
+  # A config file of one's own naming the class: the field is set over it as well,
+  # and describe shows it with its doc, the class's other fields by their defaults.
+  (project / 'mine.py').write_text(
+      'from seedsweep.config import base\n\n'
+      'def get_config():\n'
+      '  config = base.get_base_config()\n'
+      "  config.data.name = 'demo'\n"
+      f'  config.model.name = {WIDENED!r}\n'
+      '  return config\n')
+  own = seedsweep.load_config('mine.py', model__width=4)
+  info = describe.describe(own)
+  assert info['config']['model'] == {'name': WIDENED, 'width': 4}
+  assert info['model_defaults'] == {'embed_dim': 16}
+  text = describe.format_description(info, own)
+  assert re.search(r"^model\.width = 4 +# the hidden layer's units \(no default: set "
+                   r'it\)\. \(Widened\)$', text, re.M), text
+  assert re.search(r'^model\.embed_dim = 16 +# a field of the model class Widened; its '
+                   'default, not in the config$', text, re.M), text
+  with pytest.raises(UserError, match=re.escape(UNSET)):
+    describe.describe(seedsweep.load_config('mine.py'))
+
+
+def test_a_packaged_classes_own_fields_are_described_and_settable():
+  from seedsweep import cli  # pylint: disable=g-import-not-at-top
+  from seedsweep.run import describe  # pylint: disable=g-import-not-at-top
+  config = seedsweep.load_config('demo:quick', model__unroll=2)  # not in demo.py
+  assert models.build_model(config.model, vocab_size=10, num_classes=2).unroll == 2
+  with pytest.raises(UserError, match=r"model__unrol=\.\.\.\): model 'bilstm' "
+                     r"\(RecurrentClassifier\) has no field 'unrol'; the closest it "
+                     "has is 'unroll'"):
+    seedsweep.load_config('demo:quick', model__unrol=2)
+  demo = seedsweep.load_config('demo:quick')
+  info = describe.describe(demo)
+  assert info['model_defaults'] == {'embed_dropout': 0.0, 'unroll': 1}
+  assert re.search(r'^model\.embed_dropout = 0\.0 +# on the word vectors '
+                   r'\(RecurrentClassifier\); its default, not in the config$',
+                   describe.format_description(info, demo), re.M)
+  # The command holds such a flag back from config_flags, for flag_config to set.
+  flag = os.path.join(conftest.REPO, 'experiments', 'demo.py') + ':quick'
+  argv = ['seedsweep', f'--config={flag}', '--config.model.unroll=2',
+          '--config.model.hidden', '8', '--config.model.embed_dropout', '0.1']
+  assert cli.hold_model_fields(argv) == (
+      argv[:2] + ['--config.model.hidden', '8'],
+      {'unroll': '2', 'embed_dropout': '0.1'})
+
+
+@pytest.mark.slow
+@pytest.mark.full  # the same functions as the two tests above, from the command
+def test_the_command_sets_a_classes_fields_the_config_file_lacks(project):
+  (project / 'my_code' / 'widened.py').write_text(WIDENED_SOURCE)
+  described = _command('--config=demo:quick', '--config.model.unroll=2',
+                       '--mode=describe', cwd=project)
+  assert described.returncode == 0, described.stderr[-3000:]
+  assert re.search(r'^model\.unroll = 2 +# ', described.stdout, re.M)
+  refused = _command('--config=demo:quick', f'--config.model.name={WIDENED}',
+                     '--mode=describe', cwd=project)
+  assert refused.returncode == 1 and _error_line(refused) == f'error: {UNSET}'
+  widened = _command('--config=demo:quick', f'--config.model.name={WIDENED}',
+                     '--config.model.width', '8', '--mode=describe', cwd=project)
+  assert widened.returncode == 0, widened.stderr[-3000:]
+  assert re.search(r'^model\.width = 8 +# ', widened.stdout, re.M)
+  assert 'kernel (32, 8)' in widened.stdout

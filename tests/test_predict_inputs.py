@@ -177,5 +177,34 @@ def test_input_files_are_read_by_the_training_column_rules(tmp_path):
     user_files.read_inputs(str(empty))
   wide = tmp_path / 'wide.tsv'
   wide.write_text('a\tb\tc\td\n', encoding='utf-8')
-  with pytest.raises(UserError, match=r'wide.tsv:1: 4 TAB-separated fields'):
+  with pytest.raises(UserError, match=r"wide.tsv:1: the first row \['a', 'b', 'c', 'd'\] "
+                     r'\(4 TAB-separated fields\) is no headerless row text, '
+                     r'label<TAB>text\[<TAB>tags\], and as a header it has no text '
+                     r"column 'text'/'sentence'; set config.data.files.text_column"):
     user_files.read_inputs(str(wide))
+
+
+def test_predict_reads_its_input_with_the_runs_encoding_and_checks(tmp_path):
+  """The run's config.data.files (its columns, its encoding) reads the input; a
+  run stored before the encoding field read UTF-8; a text is never cut at a comma."""
+  workdir = tmp_path / 'run'
+  workdir.mkdir()
+  stored = workdir / 'config.json'
+  stored.write_text(json.dumps({'data': {'files': {'text_column': 'review'}}}))
+  assert predict.columns_of(None, str(workdir)) == user_files.Columns('review', '')
+  stored.write_text(json.dumps({'data': {'files': {'encoding': 'cp1252'}}}))
+  path = tmp_path / 'texts.csv'
+  path.write_bytes('text\nun café\n"un film, long"\n'.encode('cp1252'))
+  columns = predict.columns_of(None, str(workdir))
+  assert predict.read_inputs(str(path), columns) == [
+      user_files.InputRow(2, 'un café', None),
+      user_files.InputRow(3, 'un film, long', None)]
+  config = small_config()
+  config.data.files.encoding = 'cp1252'
+  assert predict.columns_of(config, str(workdir)) == columns
+  with pytest.raises(UserError, match=r'texts.csv:2: not utf-8 text'):
+    predict.read_inputs(str(path))
+  path.write_text('text\nun café\nun film, long\n', encoding='cp1252')
+  with pytest.raises(UserError, match=r"texts.csv:3: 2 comma-separated fields, but the "
+                     r"header \(line 1\) has 1 \('text'\); a comma in a text splits it"):
+    predict.read_inputs(str(path), columns)

@@ -1,6 +1,9 @@
 """seedsweep/sweep/search.py and space.py: a search scores every point on all its
 seeds, stacks a round's points in one program, resumes after kill -9 with the same
-points, and the report names the point dev chose with its seeds' test spread."""
+points (choices of strings and tuples too), draws each model class's own fields when
+it draws model.name, and the report names the point dev chose with its seeds' test
+spread."""
+import dataclasses
 import json
 import os
 
@@ -9,14 +12,16 @@ import pytest
 
 from seedsweep import api
 from seedsweep.errors import UserError
+from seedsweep.run import workdir as workdir_lib
 from seedsweep.sweep import search
 from seedsweep.sweep import space
+from tests.conftest import REPO
 from tests.conftest import run_launch
 
-QUICK = ('--config=experiments/demo.py:quick', '--search=demo_search:quick',
-         '--config.train.num_epochs=1', '--config.train.progress=False',
-         '--config.data.num_buckets=1', '--config.model.embed_dim=8',
-         '--config.model.hidden=8')
+TINY = ('--config=experiments/demo.py:quick', '--config.train.num_epochs=1',
+        '--config.train.progress=False', '--config.data.num_buckets=1',
+        '--config.model.embed_dim=8', '--config.model.hidden=8')
+QUICK = TINY + ('--search=demo_search:quick',)
 
 
 def _write(tmp_path, body: str) -> str:
@@ -41,6 +46,13 @@ def _write(tmp_path, body: str) -> str:
      'score="median")', "score='median'; expected one of ('mean', 'lcb')"),
     ('return space.Search({"seeds": space.integer(1, 9)}, trials=3)',
      'seeds are every point'),
+    ('return space.Search({"model.widths": space.choice([3, 4], [5])}, trials=3)',
+     'model.widths: choice of [3, 4] (list); expected numbers, strings, bools, None or '
+     'tuples of them'),
+    ('return space.Search({"optimizer.name": space.choice("adam", "adam")}, trials=3)',
+     "choice('adam', 'adam') repeats a value"),
+    ('return space.Search({"model.hidden": space.integer(8, 64, step=8, log=True)}, '
+     'trials=3)', 'model.hidden: a log scale with a step; expected one of them'),
 ])
 def test_a_bad_search_file_is_one_line_naming_file_and_field(tmp_path, body, expected):
   spec = _write(tmp_path, body)
@@ -144,15 +156,19 @@ def test_a_rerun_with_another_space_is_refused(tmp_path):
   root = str(tmp_path / 'w')
   config = api.load_config('demo:quick', train__progress=False, train__num_epochs=1,
                            data__num_buckets=1, model__embed_dim=8, model__hidden=8)
-  first = _write(tmp_path, 'return space.Search({"model.dropout": space.uniform(0, .5)}, '
-                 'trials=1, seeds=(1,))')
+  # A choice: its values come back from the study's storage a list, not the tuple
+  # asked, which the rerun compares as equal.
+  first = _write(tmp_path, 'return space.Search({"model.dropout": space.uniform(0, .5), '
+                 '"model.pooling": space.choice("last", "mean")}, trials=1, seeds=(1,))')
   info = api.run_search(config, first, root, print_fn=lambda *a: None)
   assert [t['state'] for t in info['trials']] == ['complete']
   api.report(root, plots=False, print_fn=lambda *a: None)  # its section names the point
   assert f'**Chosen on dev:** trial {info["best"]} (' in open(
       os.path.join(root, 'report.md')).read()
-  again = api.run_search(config, first, root, print_fn=lambda *a: None)  # finished: kept
+  printed = []
+  again = api.run_search(config, first, root, print_fn=printed.append)  # finished: kept
   assert again['trials'] == info['trials']
+  assert not any(line.startswith('search round') for line in printed)
   other = tmp_path / 'other.py'
   other.write_text('from seedsweep.sweep import space\n\ndef search(arg):\n  return '
                    'space.Search({"model.dropout": space.uniform(0, .4)}, trials=1, '
@@ -196,3 +212,99 @@ def test_a_search_over_an_own_model_file_may_set_its_classs_fields(tmp_path,
       'trials=2, seeds=(1,))'))
   with pytest.raises(UserError, match=r"--search=mine: params\['model.hidden'\].*hidden"):
     search.check_space(config, wrong, '--search=mine')
+
+
+CNN = os.path.join(REPO, 'examples', 'linen_cnn.py') + ':CNNClassifier'
+# Two classes with fields of their own (the CNN's widths, the Bi-LSTM's hidden); a
+# choice of tuples (the widths) and of strings (the names).
+TWO_CLASSES = (f'return space.Search({{"model.name": space.choice({CNN!r}, "bilstm"), '
+               '"model.widths": space.choice((2,), (2, 3)), '
+               '"model.hidden": space.choice(8, 12), '
+               '"optimizer.learning_rate": space.log_uniform(1e-3, 1e-2)}, '
+               'trials=2, points_per_round=2, seeds=(1,), sampler="random")')
+
+
+def test_a_study_of_choices_opens_again_as_it_was_stored(tmp_path):
+  """The space is compared as the storage gives it back (a tuple comes back a
+  list), and a choice of tuples is drawn, stored and read back as the tuple."""
+  found = dataclasses.replace(search.load_search(_write(tmp_path, TWO_CLASSES)),
+                              trials=8)
+  optuna = search.import_optuna()
+  config = api.load_config('demo:quick')
+  storage = f'sqlite:///{tmp_path / "study.db"}'
+  identity = search.study_identity(config, found, 'dev_accuracy', 'mine')
+  study = search.open_study(optuna, storage, 'w', 'maximize', identity)
+  asked = search.ask_round(optuna, study, found, 0, 8, search.conditions(config, found))
+  again = search.open_study(optuna, storage, 'w', 'maximize', identity)  # no refusal
+  pending = search.pending_round(optuna, again, 0)
+  points = [search.trial_point(found, t) for t in pending]
+  assert points == [search.trial_point(found, t) for t in asked]
+  widths = [p['model.widths'] for p in points if 'model.widths' in p]
+  assert widths and set(widths) <= {(2,), (2, 3)}
+
+
+def test_a_search_over_classes_draws_each_classs_own_fields(tmp_path):
+  """A conditional space: a model key is drawn, checked and set only for the trials
+  whose class has the field; a key no drawn class has is refused before the study."""
+  found = search.load_search(_write(tmp_path, TWO_CLASSES))
+  config = api.load_config('demo:quick')
+  assert search.conditions(config, found) == {CNN: ('model.widths',),
+                                              'bilstm': ('model.hidden',)}
+  search.check_space(config, found, '--search=mine')
+  optuna = search.import_optuna()
+  study = optuna.create_study(direction='maximize')  # in memory
+  trials = search.ask_round(optuna, study, found, 0, 2, search.conditions(config, found))
+  trials += search.ask_round(optuna, study, dataclasses.replace(found, trials=12), 0,
+                             10, search.conditions(config, found))
+  points = [search.trial_point(found, t) for t in trials]
+  for point in points:
+    own = 'model.widths' if point['model.name'] == CNN else 'model.hidden'
+    assert set(point) == {'model.name', own, 'optimizer.learning_rate'}, point
+  assert {p['model.name'] for p in points} == {CNN, 'bilstm'}
+  by_number = {t.number: p for t, p in zip(trials, points)}
+  for r in search.round_runs(config, found, trials, 'test'):
+    for number in r.indices:
+      point = by_number[number]
+      assert r.config.model.name == point['model.name']
+      if point['model.name'] == CNN:  # the CNN's own fields, no Bi-LSTM's
+        assert r.config.model.widths == point['model.widths']
+        assert 'hidden' not in r.config.model
+      else:
+        assert r.config.model.hidden == point['model.hidden']
+  (tmp_path / 'my_search.py').unlink()
+  typo = search.load_search(_write(tmp_path, TWO_CLASSES.replace(
+      '"model.hidden"', '"model.hiden"')))
+  with pytest.raises(UserError, match=r"params\['model.hiden'\].*has no field 'hiden'; "
+                     r"the closest it has is '\w+'"):
+    search.check_space(config, typo, '--search=mine')
+
+
+@pytest.mark.slow
+@pytest.mark.full  # kills: the demo search's test; a rerun of choices: the README tier's
+def test_a_search_over_two_classes_killed_while_training_resumes_its_points(tmp_path):
+  """The conditional space of two classes, with a choice of tuples, killed (-9)
+  while training its second program: the rerun trains the points asked before the
+  kill, each with its class's own fields, and a third run keeps them all."""
+  spec, root = _write(tmp_path, TWO_CLASSES), str(tmp_path / 'w')
+  killed = run_launch(*TINY, f'--search={spec}', f'--workdir={root}',
+                      env={'SEEDSWEEP_FAULT': 'metrics_row:2'})
+  assert killed.returncode == -9, killed.stderr[-2000:]
+  asked, _ = _trials(root)
+  config = api.load_config('demo:quick', train__num_epochs=1, train__progress=False,
+                           data__num_buckets=1, model__embed_dim=8, model__hidden=8)
+  api.run_search(config, spec, root, print_fn=lambda *a: None)
+  done, info = _trials(root)
+  assert [t[:2] for t in done] == [t[:2] for t in asked]
+  assert [t['state'] for t in info['trials']] == ['complete'] * 2
+  # The sampler's seed 0 draws one trial of each class (another Optuna may need
+  # another seed).
+  assert {t[1]['model.name'] for t in done} == {CNN, 'bilstm'}
+  for _, params, _, _, run in done:
+    model = workdir_lib.stored_config(os.path.join(root, run))['model']
+    own = 'widths' if params['model.name'] == CNN else 'hidden'
+    assert model[own] == params[f'model.{own}']
+    assert ('hidden' in model) == (own == 'hidden')
+  printed = []
+  api.run_search(config, spec, root, print_fn=printed.append)
+  assert _trials(root)[0] == done
+  assert not any(line.startswith('search round') for line in printed)

@@ -1,6 +1,7 @@
 """config.stack and config.seed_design: what the stacked member axis holds besides
 seeds, checked before anything trains."""
 import json
+import os
 
 import numpy as np
 import pytest
@@ -10,6 +11,7 @@ from seedsweep.config import base
 from seedsweep.config import checks
 from seedsweep.config import stacking
 from seedsweep.errors import UserError
+from tests.conftest import REPO
 from tests.conftest import small_config
 
 
@@ -118,4 +120,20 @@ def test_describe_counts_the_members_and_checks_every_points_values():
       'not used)')
   config.stack.points = ((0.1,), (1.5,))
   with pytest.raises(UserError, match=r'stack.points\[1\].*dropout=1.5.*\[0, 1\)'):
+    describe.describe(config)
+
+
+@pytest.mark.slow
+def test_a_stacked_rate_an_own_model_tests_in_python_is_refused_naming_the_way_apart():
+  """flax's nn.Dropout (examples/linen_cnn.py) tests its rate in Python: stacked by
+  hand, the one line names the traced dropouts (linen's and NNX's) and the sweep,
+  which runs each rate as a program of its own."""
+  from seedsweep.run import describe  # pylint: disable=g-import-not-at-top
+  config = seedsweep.load_config(
+      'demo:quick', model__name=os.path.join(REPO, 'examples', 'linen_cnn.py')
+      + ':CNNClassifier', stack__fields=('model.dropout',),
+      stack__points=((0.1,), (0.3,)))
+  with pytest.raises(UserError, match=r'tests config.model.dropout in Python .*'
+                     r'seedsweep.models.dropout.Dropout.*seedsweep.models.nnx_dropout.'
+                     r'Dropout.*--sweep=FILE'):
     describe.describe(config)

@@ -154,6 +154,74 @@ def test_a_point_naming_a_packaged_model_that_lacks_the_configs_fields_takes_its
   assert 'pooling' not in runs[1].config.model
 
 
+# An own model whose dropout takes a traced rate (the package's Dropout), beside
+# examples/linen_cnn.py, whose flax nn.Dropout tests its rate in Python.
+TRACED_DROPOUT = '''
+import flax.linen as nn
+from seedsweep.models import baselines, pooling
+from seedsweep.models.dropout import Dropout
+
+
+class Mean(nn.Module):
+  vocab_size: int
+  num_classes: int
+  embed_dim: int = 8
+  dropout: float = 0.0
+
+  @nn.compact
+  def __call__(self, batch, *, train: bool):
+    x, mask = baselines.embed_batch(batch, self.vocab_size, self.embed_dim)
+    x = Dropout(self.dropout, deterministic=not train)(pooling.masked_mean(x, mask))
+    return nn.Dense(self.num_classes)(x)
+'''
+
+
+def _dropout_sweep(tmp_path, model):
+  spec = tmp_path / 'rates.py'
+  spec.write_text(f'def sweep(arg):\n  return [{{"model.name": {model!r}, '
+                  '"model.dropout": d, "optimizer.learning_rate": lr}\n'
+                  '          for d in (0.1, 0.3) for lr in (1e-3, 2e-3)]\n')
+  return str(spec)
+
+
+@pytest.mark.slow
+def test_a_rate_an_own_model_tests_in_python_gets_a_program_per_value(tmp_path):
+  """flax's nn.Dropout tests its rate in Python: a sweep over it runs each rate as
+  a program of its own (stacking the rest), as the model contract finds it; a model
+  whose dropout takes a traced rate stacks every point in one program."""
+  cnn = os.path.join(REPO, 'examples', 'linen_cnn.py') + ':CNNClassifier'
+  _, runs = sweep.plan_runs(small_config(), _dropout_sweep(tmp_path, cnn))
+  assert [r.indices for r in runs] == [(0, 1), (2, 3)]
+  assert [r.config.model.dropout for r in runs] == [0.1, 0.3]
+  assert all(tuple(r.config.stack.fields) == ('optimizer.learning_rate',) for r in runs)
+  assert [r.name.rsplit(',', 2)[1:] for r in runs] == [
+      ['dropout=0.1', 'learning_rate=0.001+0.002'],
+      ['dropout=0.3', 'learning_rate=0.001+0.002']]
+  own = tmp_path / 'traced.py'
+  own.write_text(TRACED_DROPOUT)
+  (run,) = sweep.plan_runs(small_config(), _dropout_sweep(tmp_path, f'{own}:Mean'))[1]
+  assert tuple(run.config.stack.fields) == ('model.dropout', 'optimizer.learning_rate')
+  assert len(run.config.stack.points) == 4
+
+
+@pytest.mark.slow
+@pytest.mark.full  # what it plans: the test above; programs of one point: any sweep's
+def test_a_sweep_over_a_flax_dropout_rate_trains_each_rate_apart(tmp_path):
+  cnn = os.path.join(REPO, 'examples', 'linen_cnn.py') + ':CNNClassifier'
+  config = small_config(seeds=(1,), epochs=1)
+  config.data.num_buckets = 1
+  config.model.embed_dim = 8
+  spec = _dropout_sweep(tmp_path, cnn)
+  results = sweep.run(config, spec, str(tmp_path / 'root'), print_fn=lambda *a: None)
+  assert len(results) == 2
+  by_point = [p for r in results.values() for p in r['by_point']]
+  assert len(by_point) == 4 and all(
+      len(p['metrics']['test_accuracy']) == 1 for p in by_point)
+  rows = reports.write_report(str(tmp_path / 'root'), plots=False,
+                              print_fn=lambda *a: None)['rows']
+  assert [r['overrides'] for r in rows] == sweep.load_points(spec)
+
+
 @pytest.mark.slow
 @pytest.mark.full  # points in one program: test_points_that_change_no_shape_share...
 def test_stacked_points_give_the_numbers_of_their_runs_alone(tmp_path):

@@ -1,13 +1,16 @@
 """Your own data (config.data.name='files'): TSV/JSONL parsing, errors with file and
 line, and any model training on it through config alone."""
 import csv
+import dataclasses
 import json
 import os
+import re
 
 import numpy as np
 import pytest
 
 from seedsweep.config import base
+from seedsweep.config import checks as config_checks
 from seedsweep import data as data_lib
 from seedsweep.data import user_files
 from seedsweep.errors import UserError
@@ -27,13 +30,15 @@ def test_tsv_and_jsonl_with_tags(tmp_path):
 
 
 @pytest.mark.parametrize('name, content, message', [
-    ('x.tsv', 'good\tnice\nonly-one-field\n', r'x.tsv:2: 1 TAB-separated fields'),
+    ('x.tsv', 'good\tnice\nonly-one-field\n', r'x.tsv:2: 1 TAB-separated field, but the '
+     r'first row \(line 1\) has 2'),
     ('x.tsv', 'good\tnice film\tO\n', r'x.tsv:1: 1 tags for 2 tokens'),
     ('x.tsv', 'sentence\tgrade\nnice film\t1\n', r"x.tsv:1: the header .* no label "
      r"column 'label'"),
-    ('x.tsv', 'sentence\tlabel\nnice film\n', r'x.tsv:2: 1 fields; expected the 2'),
+    ('x.tsv', 'sentence\tlabel\nnice film\n', r'x.tsv:2: 1 TAB-separated field, but the '
+     r'header \(line 1\) has 2'),
     ('x.csv', 'text,label\n"nice, film,1\n', r'x.csv:2: unexpected end of data; expected CSV rows'),
-    ('x.tsv', b'good\tnice \xff film\n', r'x.tsv: not UTF-8 text'),
+    ('x.tsv', b'good\tnice \xff film\n', r'x.tsv:1: not utf-8 text \(byte 11 of the line'),
     ('x.jsonl', '{"text": "a", "label": "b"}\n{"text": "a"\n', r'x.jsonl:2: not valid JSON'),
     ('x.jsonl', '{"text": "a"}\n', r'x.jsonl:1: expected an object with "text" and'),
     ('x.xlsx', 'a,b\n', r"unknown extension '.xlsx'"),
@@ -68,6 +73,159 @@ def test_header_rows_name_the_columns_and_csv_quoting_is_read(tmp_path):
   with pytest.raises(UserError, match=r"h.tsv:1: the header \['5', 'nice film'\] has "
                      r"no text column 'review' and no label column 'stars'"):
     user_files.read_file(str(headerless), columns)
+
+
+def _refused(path, columns=user_files.Columns(), read=user_files.read_file) -> str:
+  """The message ``read`` refuses ``path`` with: one line."""
+  with pytest.raises(UserError) as e:
+    read(str(path), columns)
+  assert '\n' not in str(e.value), str(e.value)
+  return str(e.value)
+
+
+def test_a_row_wider_or_narrower_than_the_header_names_its_line_and_the_fix(tmp_path):
+  """An unquoted comma in a CSV text used to cut the text there and take the next
+  piece for the label; a row is now as wide as the header, or refused."""
+  path = tmp_path / 'train.csv'
+  path.write_text('text,label\na fine film,pos\na fine, warm film,pos\n')
+  assert _refused(path) == (
+      f"{path}:3: 3 comma-separated fields, but the header (line 1) has 2 ('text', "
+      "'label'); a comma in a text splits it: quote that text (\"a fine, warm film\"), "
+      'or write the file as TSV')
+  path.write_text('text,label\n"a fine, warm\nfilm",pos\ndull\n')  # a quoted line break
+  assert _refused(path).startswith(f"{path}:4: 1 comma-separated field, but the header "
+                                   "(line 1) has 2 ('text', 'label'); expected a value "
+                                   'for every column')
+  tsv = tmp_path / 'train.tsv'
+  tsv.write_text('pos\ta fine film\npos\ta fine\twarm film\n')  # headerless
+  assert _refused(tsv).startswith(f"{tsv}:2: 3 TAB-separated fields, but the first row "
+                                  "(line 1) has 2 ('label', 'text'); a tab in a text")
+  # Predict reads its input by the same rule: it never cuts a text at a comma.
+  inputs = tmp_path / 'texts.csv'
+  inputs.write_text('text\na fine film\na fine, warm film\n')
+  assert _refused(inputs, read=user_files.read_inputs).startswith(
+      f"{inputs}:3: 2 comma-separated fields, but the header (line 1) has 1 ('text')")
+  inputs.write_text('a fine film\na fine, warm film\n')  # texts alone, headerless
+  assert _refused(inputs, read=user_files.read_inputs).startswith(
+      f"{inputs}:2: 2 comma-separated fields, but the first row (line 1) has 1")
+
+
+def _trec_questions():
+  """TREC's training questions with their coarse labels (``(text, label)``)."""
+  with open(os.path.join(SHARED_DATA, 'trec', 'train_5500.label'),
+            encoding='latin-1') as f:
+    return [(text.strip(), label.split(':')[0])
+            for label, text in (line.split(' ', 1) for line in f)]
+
+
+def test_a_csv_with_unquoted_commas_trains_no_class_of_text_pieces(tmp_path):
+  """The issue's case: questions written as ``f'{text},{label}'`` lines trained as a
+  problem of hundreds of classes (here 391, TREC having 6), the words after a
+  question's first comma taken for its label. Now the first such line is refused,
+  for training and for predict, and quoted the same rows read as 6 classes."""
+  questions = _trec_questions()
+  path = tmp_path / 'trec.csv'
+  path.write_text('text,label\n' + ''.join(f'{t},{l}\n' for t, l in questions),
+                  encoding='utf-8')
+  first = 2 + next(i for i, (text, _) in enumerate(questions) if ',' in text)
+  for read in (user_files.read_file, user_files.read_inputs):
+    assert re.match(rf"{re.escape(str(path))}:{first}: \d comma-separated fields, but "
+                    r"the header \(line 1\) has 2 \('text', 'label'\); a comma in a "
+                    r'text splits it: quote that text', _refused(path, read=read))
+  with open(path, 'w', encoding='utf-8', newline='') as f:
+    csv.writer(f).writerows([('text', 'label'), *questions])
+  assert sorted({e.label for e in user_files.read_file(str(path))}) == [
+      'ABBR', 'DESC', 'ENTY', 'HUM', 'LOC', 'NUM']
+
+
+def test_a_header_naming_no_text_column_names_its_columns_and_the_fix(tmp_path):
+  path = tmp_path / 'reviews.csv'
+  path.write_text('review,label\na fine film,pos\ndull,neg\n')
+  for read in (user_files.read_file, user_files.read_inputs):
+    assert _refused(path, read=read) == (
+        f"{path}:1: the header ['review', 'label'] has no text column 'text'/"
+        "'sentence'; set config.data.files.text_column='review' (the likeliest "
+        "column), or name the column 'text'")
+  # The issue's "tags" error: three columns, none named text or label, were read as
+  # headerless label,text,tags rows. The error now says so and what names them.
+  path.write_text('id,review,sentiment\n1,a fine film,pos\n2,dull,neg\n')
+  assert _refused(path) == (
+      f"{path}:2: 1 tags for 3 tokens; expected one tag per token (line 1 ['id', "
+      "'review', 'sentiment'] has no text column 'text'/'sentence' and no label "
+      "column 'label', so each row is read as label,text,tags; if that line is a "
+      "header, set config.data.files.text_column='review' and "
+      "config.data.files.label_column='sentiment' (the likeliest columns), or name "
+      "the columns 'text' and 'label')")
+  # A first row unlike the rows below (its "label" in no other row, theirs
+  # repeating) is a header, refused before any row is read as data.
+  rows = ''.join(f'{"ab"[i % 2]},sentence number {i}\n' for i in range(30))
+  path.write_text('sentiment,review\n' + rows)
+  assert _refused(path).startswith(
+      f"{path}:1: the first row ['sentiment', 'review'] is a header (its first value "
+      "'sentiment' is the label of no row below it), and it has no text column")
+  named = user_files.Columns(text='review', label='sentiment')
+  assert user_files.read_file(str(path), named)[0] == ('sentence number 0', 'a', None)
+  path.write_text(rows)  # headerless, the same rows read
+  assert len(user_files.read_file(str(path))) == 30
+
+
+def test_a_label_column_of_about_as_many_values_as_rows_is_refused(tmp_path):
+  """More distinct labels than half the rows (from 20 rows): fewer than two
+  examples a class, a column of texts or ids; the file, the column, the count and
+  the field to set."""
+  path = tmp_path / 'train.csv'
+  path.write_text('id,text,label\n' + ''.join(f'{i},sentence number {i},{"ab"[i % 2]}\n'
+                                              for i in range(30)))
+  for read in (user_files.read_file, user_files.read_inputs):
+    assert _refused(path, user_files.Columns(label='id'), read) == (
+        f"{path}: the label column 'id' has 30 distinct values in 30 rows (e.g. '0'); "
+        'expected a few classes, each with several examples: it holds texts or ids. '
+        'Set config.data.files.label_column to the column of the classes (the header '
+        "has ['id', 'text', 'label'])")
+  assert len(user_files.read_file(str(path))) == 30
+  jsonl = tmp_path / 'train.jsonl'
+  jsonl.write_text(''.join(json.dumps({'text': f'sentence {i}', 'label': f'c{i // 2}'})
+                           + '\n' for i in range(30)))  # 15 classes of 2: classes
+  assert len(user_files.read_file(str(jsonl))) == 30
+  jsonl.write_text(''.join(json.dumps({'text': f'sentence {i}', 'label': f'c{i}'})
+                           + '\n' for i in range(30)))
+  assert _refused(jsonl).startswith(f"{jsonl}: the label column 'label' has 30 distinct "
+                                    'values in 30 rows')
+
+
+def test_non_utf8_bytes_name_the_line_and_the_encoding_field_reads_them(tmp_path):
+  path = tmp_path / 'train.tsv'
+  path.write_bytes('label\ttext\npos\tun film\nneg\tun café triste\n'.encode('cp1252'))
+  fix = ("expected utf-8 text: set config.data.files.encoding to the file's encoding "
+         "(e.g. 'cp1252' or 'latin-1'), or convert the file to utf-8")
+  assert _refused(path) == (f"{path}:3: not utf-8 text (byte 11 of the line, b'\\xe9': "
+                            f'invalid continuation byte); {fix}')
+  cp1252 = user_files.Columns(encoding='cp1252')
+  assert user_files.read_file(str(path), cp1252)[1] == ('un café triste', 'neg', None)
+  # Every reader of a user's own files takes it: JSONL, predict's inputs, text files.
+  for name, content in (('t.jsonl', '{"text": "un café", "label": "pos"}\n'),
+                        ('t.text', 'un film\nun café\n')):  # one text a line
+    other = tmp_path / name
+    other.write_bytes(content.encode('cp1252'))
+    for read in ((user_files.read_inputs,) if name.endswith('.text') else
+                 (user_files.read_file, user_files.read_inputs)):
+      assert re.match(rf'{re.escape(str(other))}:\d: not utf-8 text',
+                      _refused(other, read=read))
+      assert 'un café' in str(read(str(other), cp1252))
+  # A UTF-8 byte order mark (Excel's "CSV UTF-8") is no part of the first column.
+  bom = tmp_path / 'bom.csv'
+  bom.write_bytes('\ufefftext,label\nun café,pos\n'.encode('utf-8'))
+  assert user_files.read_file(str(bom)) == [('un café', 'pos', None)]
+  # The field: declared once, checked before anything runs, in the cache key when
+  # it is not UTF-8 (the reading changes; runs before it read UTF-8).
+  config = base.get_base_config()
+  assert config.data.files.encoding == 'utf-8'
+  config.data.files.encoding = 'utf8x'
+  with pytest.raises(UserError, match=r"^config.data.files.encoding='utf8x' is not a "
+                     r"text encoding Python knows \(did you mean 'utf_8'\?\)"):
+    config_checks.check_fields(config, ['data.files.encoding'])
+  assert user_files.Columns(encoding='UTF8').key() == user_files.Columns().key()
+  assert user_files.Columns(encoding='cp1252').key() != user_files.Columns().key()
 
 
 def _rows(pairs):
@@ -115,6 +273,14 @@ def test_files_dataset_builds_from_config_and_encodes_tags(tmp_path, monkeypatch
   assert dataset.label_names == ('fare', 'flight') and dataset.sizes() == {'train': 3}
   assert dataset.tag_names == ('B-city', 'O')
   np.testing.assert_array_equal(dataset.tags[:3], [1, 1, 0])
+  # The line every run starts with (run/loop.py): classes and examples per split.
+  assert dataset.summary() == ("dataset 'files': 2 classes ('fare', 'flight'); "
+                               'examples: train 3; 2 tags')
+  many = dataclasses.replace(dataset, num_classes=669,
+                             label_names=tuple(f'c{i:03}' for i in range(669)))
+  assert many.summary().startswith("dataset 'files': 669 classes ('c000', 'c001', "
+                                   "'c002', 'c003', 'c004', 'c005', 'c006', 'c007', "
+                                   "'c008', 'c009', ... 659 more); examples: train 3")
   config.files.train = ''
   with pytest.raises(UserError, match='config.data.files.train'):
     data_lib.load_dataset(config)
@@ -168,6 +334,8 @@ def test_glue_csv_and_headerless_sst2_files_train_end_to_end(tmp_path):
   assert out.returncode == 0, out.stderr[-3000:]
   # Nothing is downloaded: no TFDS "Downloading and preparing" lines or warnings.
   assert 'preparing dataset seedsweep_files once' in out.stdout  # through print_fn
+  assert ("dataset 'files': 2 classes ('0', '1'); examples: train 600, dev 150, "
+          'test 150') in out.stdout
   assert 'Downloading' not in out.stderr + out.stdout, out.stderr
   assert 'dataset_info' not in out.stderr, out.stderr
   results = json.loads((tmp_path / 'run' / 'results.json').read_text())

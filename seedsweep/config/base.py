@@ -2,6 +2,7 @@
 
 Not an experiment itself (no ``get_config``): see ``demo.py`` for the pattern.
 """
+from encodings import aliases
 import math
 import sys
 
@@ -16,6 +17,27 @@ from seedsweep.config.fields import (NON_NEGATIVE, POSITIVE, RATE, STACK_ALWAYS,
 from seedsweep.errors import UserError
 
 PAPER_SEEDS = tuple(range(1, 11))
+
+
+def _is_text_encoding(name) -> bool:
+  """Whether ``name`` names a text encoding Python knows (not a bytes-to-bytes codec
+  such as 'base64')."""
+  try:
+    'x'.encode(name)
+    return True
+  except (LookupError, TypeError, ValueError):
+    return False
+
+
+def _text_encoding(key: str, value) -> None:
+  """A check: a text encoding's name (:func:`_is_text_encoding`), else one UserError
+  naming the closest."""
+  if _is_text_encoding(value):
+    return
+  known = sorted(n for n in set(aliases.aliases.values()) if _is_text_encoding(n))
+  raise UserError(f'config.{key}={value!r} is not a text encoding Python knows'
+                  f'{keys.did_you_mean(value, known)}; expected e.g. '
+                  "'utf-8', 'cp1252' or 'latin-1'")
 
 
 # Every field of an experiment config, declared once (seedsweep/config/fields.py):
@@ -76,7 +98,7 @@ DATA = Section('``config.data``: the dataset, its vocabulary, length buckets and
                                 'vocabulary'),
     }),
     'files': Section("``config.data.files``: your own data (``config.data.name = "
-                     "'files'``): TSV, CSV or JSONL paths", {
+                     "'files'``): TSV, CSV, JSONL or Parquet paths", {
         'train': Field('', 'the training file (required)'),
         'dev': Field('', "the dev file ('' = none; data.dev_holdout may carve one)"),
         'test': Field('', "the test file ('' = no test scores)"),
@@ -86,6 +108,11 @@ DATA = Section('``config.data``: the dataset, its vocabulary, length buckets and
                              added=''),
         'label_column': Field('', "the label's column or JSON key ('' = label)",
                               added=''),
+        # Parquet files carry their own; a wrong one is a one-line error naming the
+        # file and its first line that does not decode.
+        'encoding': Field('utf-8', 'the text encoding of CSV, TSV, JSONL and text '
+                          "files (e.g. 'cp1252', 'latin-1')", added='utf-8',
+                          check=_text_encoding),
     }),
 })
 

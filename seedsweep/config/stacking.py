@@ -127,8 +127,10 @@ def stream_label(seed_triple: Sequence[int]) -> str:
   return '_'.join(f'{s}{int(v)}' for s, v in zip(STREAMS, seed_triple))
 
 
-def split_overrides(overrides: Dict[str, Any]) -> Tuple[Dict[str, Any], Dict[str, Any]]:
+def split_overrides(overrides: Dict[str, Any], apart: Sequence[str] = ()
+                    ) -> Tuple[Dict[str, Any], Dict[str, Any]]:
   """``(stackable, rest)``: a sweep point's overrides that can share a program, and
-  the others (``paper.*`` counts with the rest: it names the point's own row)."""
-  stackable = {k: v for k, v in overrides.items() if is_stackable(k)}
+  the others (``paper.*`` counts with the rest: it names the point's own row; so do
+  the keys ``apart``, stackable keys that this point's model tests in Python)."""
+  stackable = {k: v for k, v in overrides.items() if is_stackable(k) and k not in apart}
   return stackable, {k: v for k, v in overrides.items() if k not in stackable}

@@ -542,7 +542,8 @@ def _pair_members(x):
 def stopped(best_epoch, epoch, patience: int):
   """``[members]`` bool: after ``epoch`` (an int), has each member (``best_epoch``
   ``[members]``) gone ``patience`` epochs without a better dev score (and so would
-  have stopped, trained alone)? False when off."""
-  if not patience:
-    return jnp.zeros_like(best_epoch, bool)
+  have stopped, trained alone)? False when off. NumPy in, NumPy out: the loop asks
+  on the host (run/epoch.py ``patience_spent``), with no transfer to a device."""
+  if not patience:  # no device array for a host question (in a trace: a constant)
+    return np.zeros(np.shape(best_epoch), bool)
   return epoch - best_epoch >= patience

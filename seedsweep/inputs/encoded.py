@@ -31,6 +31,7 @@ from seedsweep.inputs import vocabulary as vocab_lib
 
 HOLDOUT_SALT = 0xDE5  # seeds the held-out dev permutation (with the fold number)
 FOLD_SEED = 0         # seeds the cross-validation folds (inputs/folds.py)
+SUMMARY_CLASSES = 10  # class names a run's first line shows (EncodedDataset.summary)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -82,6 +83,19 @@ class EncodedDataset:
   def sizes(self) -> Dict[str, int]:
     """Examples per split (of the first view)."""
     return {s: int(len(self.views[0].rows[s])) for s in self.split_names()}
+
+  def summary(self) -> str:
+    """The line a run starts with, so that a misread dataset shows before training:
+    "dataset 'files': 2 classes ('neg', 'pos'); examples: train 6920, dev 872, test
+    1821" (the first fold's for a cross-validated one; its tags when it has them)."""
+    shown = ', '.join(repr(n) for n in self.label_names[:SUMMARY_CLASSES])
+    more = len(self.label_names) - SUMMARY_CLASSES
+    classes = f'{shown}, ... {more} more' if more > 0 else shown
+    sizes = ', '.join(f'{split} {n}' for split, n in self.sizes().items())
+    folds = (f' (fold 1 of {len(self.views)})' if self.cross_validated else '')
+    tags = f'; {len(self.tag_names)} tags' if self.tag_names else ''
+    return (f'dataset {self.name!r}: {self.num_classes} classes ({classes}); '
+            f'examples: {sizes}{folds}{tags}')
 
 
 def holdout(train_rows: np.ndarray, amount: float, fold: int,

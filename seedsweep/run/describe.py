@@ -5,6 +5,7 @@ sizes without embeddings).
 """
 import inspect
 import json
+import keyword
 import re
 from typing import Dict, List, Optional
 
@@ -13,6 +14,7 @@ import numpy as np
 from flax import traverse_util
 
 from seedsweep import data as data_lib
+from seedsweep import models
 from seedsweep.config import base
 from seedsweep.config import stacking
 from seedsweep.engine import optimizers
@@ -44,7 +46,8 @@ def describe(config) -> dict:
 
   Returns:
     A JSON-ready dict: ``config``, ``model``, ``model_fields`` (the model class's
-    field docs, :func:`attribute_docs`), ``members``, ``member_axis``,
+    field docs, :func:`attribute_docs`), ``model_defaults`` (its fields the config
+    does not set, with their defaults: each can be set), ``members``, ``member_axis``,
     ``vocab_size``, ``num_classes``, ``vectors``, ``modules`` (one row per module, see
     :func:`parameter_rows`), ``params_total``, ``params_embeddings``,
     ``params_without_embeddings`` and ``memory_mib``."""
@@ -77,6 +80,7 @@ def describe(config) -> dict:
                          'seed_parallel': placement.form, 'lanes': placement.lanes},
           'config': checked.as_dict, 'model': type(model).__name__,
           'model_fields': attribute_docs(type(model)),
+          'model_defaults': models.class_defaults(config.model),
           'members': len(members), 'member_axis': member_axis(members),
           'vocab_size': dataset.vocab_size, 'num_classes': dataset.num_classes,
           'vectors': dataset.vectors, 'modules': rows, 'params_total': total, 'params_embeddings': embeddings,
@@ -102,16 +106,23 @@ def member_axis(members) -> str:
 
 
 def config_lines(config, prefix: str = '', model: str = '',
-                 model_docs: Optional[Dict[str, str]] = None) -> List[str]:
+                 model_docs: Optional[Dict[str, str]] = None,
+                 model_defaults: Optional[Dict[str, object]] = None) -> List[str]:
   """``key = value  # what it is`` per leaf, in the spelling of ``--config.key=value``
   overrides; the doc is the field's declaration (seedsweep/config/base.py), a model
   field's its line in ``model_docs`` (:func:`attribute_docs` of the ``model``
-  class) or the class it goes to."""
-  pairs = _config_pairs(config, prefix)
+  class) or the class it goes to. ``model_defaults``: the class's fields the config
+  does not set, by their defaults, among them (marked so)."""
+  defaults = {f'{prefix}model.{k}': v for k, v in (model_defaults or {}).items()}
+  pairs = sorted(_config_pairs(config, prefix)
+                 + [(f'{key} = {value!r}', key) for key, value in defaults.items()],
+                 key=lambda pair: pair[1])
   width = min(max(len(text) for text, _ in pairs), 44)  # a long value pushes its doc
   lines = []
   for text, key in pairs:
     doc = field_doc(key, model, model_docs or {})
+    if key in defaults:  # not in config.json until set
+      doc = f'{doc}; its default, not in the config'
     lines.append(f'{text:<{width}}  # {doc}' if doc else text)
   return lines
 
@@ -144,9 +155,10 @@ def field_doc(key: str, model: str = '', model_docs: Optional[Dict[str, str]] = 
 
 def attribute_docs(cls) -> Dict[str, str]:
   """``{field: its text}`` from the ``Attributes:`` section of a class's
-  Google-style docstring (a model's fields, for :func:`config_lines`); {} without
-  one."""
-  docs, name, indent, inside = {}, None, None, False
+  Google-style docstring (a model's fields, for :func:`config_lines`), else from
+  the comment on or above the field's line (:func:`field_comments`, as the packaged
+  models document theirs); {} without either."""
+  docs, name, indent, inside = field_comments(cls), None, None, False
   for line in (inspect.getdoc(cls) or '').splitlines():
     if line.strip() == 'Attributes:':
       inside = True
@@ -166,12 +178,35 @@ def attribute_docs(cls) -> Dict[str, str]:
   return docs
 
 
+def field_comments(cls) -> Dict[str, str]:
+  """``{field: its comment}`` from the source of class ``cls`` (an NNX model's own
+  class): the ``# comment`` ending a field's line (``unroll: int = 1  # ...``), else
+  the comment lines right above it; {} where the source cannot be read."""
+  try:
+    lines = inspect.getsource(getattr(cls, 'nnx_class', cls)).splitlines()
+  except (OSError, TypeError):
+    return {}
+  docs, above = {}, []
+  for line in lines:
+    comment = re.fullmatch(r'\s*# ?(.*)', line)
+    if comment:
+      above.append(comment.group(1).strip())
+      continue
+    field = re.fullmatch(r'\s*(\w+)\s*:[^#]*?(?:#\s*(.*))?', line)
+    if (field and field.group(1) not in docs and not keyword.iskeyword(field.group(1))
+        and (field.group(2) or above)):
+      docs[field.group(1)] = (field.group(2) or ' '.join(above)).strip()
+    above = []
+  return docs
+
+
 def format_description(info: dict, config) -> str:
   """:func:`describe`'s dict as the command prints it: the config's lines, the members, the
   model, a table of parameters per module and the memory line."""
   lines = ['# config (override any line with --config.KEY=VALUE; docs/configuration.md)',
            *config_lines(config, model=info['model'],
-                         model_docs=info.get('model_fields')),
+                         model_docs=info.get('model_fields'),
+                         model_defaults=info.get('model_defaults')),
            f'# members: {info["members"]} in one program ({info["member_axis"]})',
            f'# model {info["model"]} (vocab {info["vocab_size"]}, '
            f'{info["num_classes"]} classes)']

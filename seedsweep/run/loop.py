@@ -79,6 +79,11 @@ def _finished(run: prepare.Prepared, print_fn) -> dict:
   results = run.finished
   print_fn(f'{run.workdir}: finished run found ({results.get("epochs_completed")} '
            'epochs); nothing to do.')
+  changed = provenance_lib.code_changes_now(results.get('provenance'))
+  if changed:
+    print_fn(f'warning: {run.workdir}: its numbers below come from code that has changed '
+             'since (' + '; '.join(changed) + '); to train the code as it is now, use '
+             'another --workdir')
   print_fn(outputs.format_table(results))
   if hosts.is_primary() and tracking.missing(run.config, run.workdir):
     with run.locked():
@@ -97,6 +102,7 @@ def _train_locked(run: prepare.Prepared, print_fn) -> dict:
   timer = timing.Timer()
   with timer('build'):
     pieces = pieces_lib.build(run.checked)
+  print_fn(pieces.data.summary())  # a misread dataset shows before training
   faults.reached('build')
   warning = runtime.gpu_determinism_warning(jax.default_backend(),
                                             os.environ.get('XLA_FLAGS', ''))
@@ -110,7 +116,7 @@ def _train_locked(run: prepare.Prepared, print_fn) -> dict:
     selected = _train_members(pieces, workdir, workdir, timer, print_fn)
   else:
     selected = _train_groups(pieces, workdir, bounds, timer, print_fn)
-  results = _results(pieces, selected)
+  results = _results(pieces, selected, workdir)
   # Training and evaluation up to the last checkpoint, over every session: what
   # that checkpoint records, so a report rebuilt from it shows the same time.
   results['wall_time'] = selected['elapsed']
@@ -229,13 +235,17 @@ def _train_members(pieces, folder: str, workdir: str, timer, print_fn) -> dict:
             'determinism': determinism}
 
 
-def _results(pieces, selected: dict) -> dict:
+def _results(pieces, selected: dict, workdir: str) -> dict:
   """results.json of ``selected``'s numbers (:func:`_train_members`'s, of all the
-  run's members), its provenance the run's with their programs and machines."""
+  run's members), its provenance the run's with their programs and machines, and the
+  changes of inputs its resumes or evals went on with by the user's choice."""
   metrics = dict(selected['per_member'])
   nonfinite = metrics.pop('nonfinite_step')
   provenance = {**pieces.provenance, 'machines': selected['machines'],
                 'determinism': selected['determinism']}
+  accepted = workdir_lib.accepted_changes(workdir)
+  if accepted:
+    provenance['accepted_changes'] = accepted
   return outputs.stacked_results(
       pieces.members, metrics, pieces.checked.points,
       selection=pieces.config.train.selection,
@@ -387,7 +397,7 @@ def _evaluate(config, workdir: str, print_fn) -> dict:
     selected = groups_lib.merged_selected([
         _evaluate_members(part, folder, workdir)
         for part, folder in groups_lib.parts(pieces, workdir)])
-    results = _results(pieces, selected)
+    results = _results(pieces, selected, workdir)
     results['wall_time'] = selected['elapsed']
     outputs.write_json(os.path.join(workdir, outputs.RESULTS), results)
   print_fn(f'{workdir}: re-evaluated the checkpoint of epoch '

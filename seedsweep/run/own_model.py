@@ -1,12 +1,16 @@
 """A user's own model (``config.model.name = 'file.py:Class'``) checked against the
 model contract (seedsweep.models.contract) when the run is built, before anything
-trains or compiles: one ``UserError`` line per violation, naming the file and class.
+trains or compiles: one ``UserError`` line per violation, naming the file and class;
+its randomness too (host randomness refused; a warning when its parameters ignore the
+init key, a hint when its logits look like probabilities: through the run's
+``print_fn``, seedsweep.notices).
 
 Registered models are not checked here: their own tests hold them to the contract.
 """
 import dataclasses
 from typing import Tuple
 
+from seedsweep import notices
 from seedsweep.config import python_files
 from seedsweep.config import stacking
 from seedsweep.engine import embedding_rows
@@ -37,6 +41,11 @@ def check(checked, data: encoded.EncodedDataset, model) -> Tuple[str, ...]:
       model, where, num_classes=data.num_classes, vocab_size=data.vocab_size,
       stackable=stackable, stacked=stacked,
       table_for='config.data.vectors.path' if vectors else None)
+  # Host randomness is refused; a key it ignores, probabilities as logits are told.
+  for line in contract.check_randomness(model, params, where,
+                                        num_classes=data.num_classes,
+                                        vocab_size=data.vocab_size):
+    notices.say(line)
   static = vectors and config.data.vectors.static
   update = embedding_rows.check(
       config.optimizer, optimizers.l2_mask(params, config.l2.params), static)

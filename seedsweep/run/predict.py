@@ -205,8 +205,8 @@ def answers(pieces, token_lists, per_member, epochs, checkpoint: int) -> dict:
 
 
 def columns_of(config, workdir: str):
-  """The text and label columns (config.data.files) the run was trained with: of
-  ``config``, or (None) of the config ``workdir`` stored."""
+  """The text and label columns and the encoding (config.data.files) the run was
+  trained with: of ``config``, or (None) of the config ``workdir`` stored."""
   from seedsweep.data import user_files  # pylint: disable=g-import-not-at-top
   if config is None:
     stored = outputs.read_json(workdir_lib.config_path(workdir)) if os.path.isfile(
@@ -214,14 +214,13 @@ def columns_of(config, workdir: str):
     files_config = ((stored.get('data') or {}).get('files') or {})
   else:
     files_config = config.data.files
-  return user_files.Columns(text=str(files_config.get('text_column') or ''),
-                            label=str(files_config.get('label_column') or ''))
+  return user_files.Columns.of(files_config)
 
 
 def read_inputs(path: str, columns=None):
   """The rows of ``path`` to predict (seedsweep.data.user_files.read_inputs: TSV,
-  CSV, JSONL and Parquet by training's column rules, a label optional; other files
-  one text a line), an empty row kept in its place."""
+  CSV, JSONL and Parquet by training's column rules and shape checks, a label
+  optional; other files one text a line), an empty row kept in its place."""
   from seedsweep.data import user_files  # pylint: disable=g-import-not-at-top
   files.refuse_folder(path, '--input', 'a file of texts')
   return user_files.read_inputs(path, columns or user_files.Columns())

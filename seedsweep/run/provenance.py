@@ -235,10 +235,22 @@ def portability_warning(record: dict) -> Optional[str]:
 def user_code(config) -> Dict[str, str]:
   """``{reference: sha256 of its file}`` for a model or dataset named by a
   ``file.py:Name`` reference ({} for registered names; a module reference records
-  the module's name only)."""
+  the module's name only), and ``{path: sha256}`` of every module of the user's own
+  that such a file imported (python_files.reference_imports): all of the user's
+  code a run ran."""
   refs = [str(config.model.name), str(config.data.name)]
-  return {ref: python_files.reference_digest(ref) or 'module'
-          for ref in refs if python_files.is_reference(ref)}
+  code = {}
+  for ref in refs:
+    if python_files.is_reference(ref):
+      code[ref] = python_files.reference_digest(ref) or 'module'
+      code.update(python_files.reference_imports(ref))
+  return code
+
+
+def user_file(key: str) -> str:
+  """The file a ``user_code`` key names: a reference's file, or an imported module's
+  path."""
+  return key.rpartition(':')[0] if python_files.is_reference(key) else key
 
 
 def input_digests(data: Optional[dict],
@@ -254,8 +266,23 @@ def input_digests(data: Optional[dict],
     digests['vectors'] = vectors
   for ref, digest in sorted((code or {}).items()):
     if digest != 'module':
-      digests[f'file {ref.rpartition(":")[0]}'] = digest
+      digests[f'file {user_file(ref)}'] = digest
   return digests
+
+
+def code_changes_now(provenance: Optional[dict]) -> List[str]:
+  """``'file X: recorded -> now'`` for each user file (model, reader, a module of
+  theirs) a run's ``provenance`` recorded whose bytes on disk differ now (gone: now
+  '(none)'); [] for none or no record."""
+  out = []
+  for key, digest in sorted(((provenance or {}).get('user_code') or {}).items()):
+    if digest == 'module':
+      continue
+    now = python_files.file_digest_now(key)
+    if now != digest:
+      out.append(f'file {user_file(key)}: {digest[:12]}... -> '
+                 + (f'{now[:12]}...' if now else '(none)'))
+  return out
 
 
 def test_identity(data: Optional[dict], folds: Sequence[int] = ()) -> Optional[dict]:

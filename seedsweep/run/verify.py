@@ -9,8 +9,9 @@ each of those numbers exactly; it also checks that every
 kept checkpoint still holds the parameters its epoch recorded, and that a checkpoint
 of a re-run epoch equals the re-run state leaf for leaf, and that the files the run
 read (its data, word vectors, the user's model and reader files) hold the bytes it
-recorded: an edited file is named among the differences. It writes nothing: a
-running workdir can be verified while it trains.
+recorded: an edited file is named apart from the bits (``inputs_changed``), which
+may agree all the same. It writes nothing: a running workdir can be verified while
+it trains.
 """
 import contextlib
 import os
@@ -137,8 +138,13 @@ def check_checkpoints(pieces, ckpts, rows_by_epoch, rerun_states):
 def verify(config, workdir: str, epochs: int = 1, print_fn=print) -> dict:
   """Re-runs epochs 1..``epochs`` of ``workdir`` and compares them bitwise.
 
-  Returns ``{'reproduced': bool, 'differences': [...], 'record_changes': [...]}``
-  and prints ``reproduced`` or what differs and which record field changed.
+  Returns ``{'reproduced': bool, 'differences': [...], 'inputs_changed': [...],
+  'record_changes': [...]}`` and prints ``reproduced`` or what differs and which
+  record field changed. The bits and the inputs are apart: ``reproduced`` says
+  whether the re-run numbers equal the recorded ones; ``inputs_changed`` which of
+  the files the run read (data, vectors, the user's model, its modules and reader)
+  hold other bytes now (the command's exit status: 0 both hold, 1 the bits differ,
+  3 they agree but an input changed).
   """
   if epochs < 1:
     raise UserError(f'--verify_epochs={epochs}; expected a positive number of epochs')
@@ -180,10 +186,10 @@ def _verify(config, workdir: str, epochs: int, print_fn) -> dict:
       kept += len(checkpoint_epochs)
     finally:
       ckpts.close()
-  # The files the run was trained on (the user's model and reader, the data) first:
-  # an edited one is a difference even where the bits happen to agree.
-  differences = [f'{change} (changed since the run was trained)' for change in
-                 provenance_lib.input_changes(recorded, pieces.provenance)] + differences
+  # The files the run was trained on (the user's model, its modules and reader, the
+  # data): an edited one is said apart from the bits, which may agree all the same
+  # (a class added to the model file changes its bytes, not the model).
+  inputs = provenance_lib.input_changes(recorded, pieces.provenance)
   record = recorded.get('determinism')
   changes = (provenance_lib.record_differences(
       record, current, provenance_lib.reproducing(record) + ('program',))
@@ -199,6 +205,10 @@ def _verify(config, workdir: str, epochs: int, print_fn) -> dict:
     elif changes:
       print_fn('  (the determinism record differs, yet the bits agree: '
                + '; '.join(changes) + ')')
+    if inputs:
+      print_fn(f'{workdir}: but {len(inputs)} input(s) changed since the run was '
+               'trained (the bits above come from them as they are now): '
+               + '; '.join(inputs))
   else:
     print_fn(f'{workdir}: NOT reproduced: {len(differences)} difference(s)')
     for d in differences[:20]:
@@ -212,5 +222,8 @@ def _verify(config, workdir: str, epochs: int, print_fn) -> dict:
       print_fn('  determinism record, recorded -> now: '
                + ('; '.join(changes) if changes else
               'no field changed' if record else 'none recorded (an older run)'))
+    if inputs:
+      print_fn('  inputs changed since the run was trained (a likely cause): '
+               + '; '.join(inputs))
   return {'reproduced': not differences, 'differences': differences,
-          'record_changes': changes}
+          'inputs_changed': inputs, 'record_changes': changes}

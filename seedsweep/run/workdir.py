@@ -9,6 +9,7 @@ for a run once, and :mod:`seedsweep.run.loop` trains in it.
 """
 import contextlib
 import dataclasses
+import datetime
 import fcntl
 import os
 from typing import Optional
@@ -17,8 +18,10 @@ import jax
 import numpy as np
 
 from seedsweep import files
+from seedsweep import notices
 from seedsweep.config import checks as config_checks
 from seedsweep.errors import UserError
+from seedsweep.engine import hosts
 from seedsweep.run import checkpoints as ckpt_lib
 from seedsweep.run import groups as groups_lib
 from seedsweep.run import outputs
@@ -147,19 +150,59 @@ def latest_epoch(workdir: str) -> int:
 # ------------------------------------------------------------ the checkpoints' records
 
 
+# workdir/accepted_changes.json: each change of inputs a resume or an eval went on
+# with, by the user's choice (accepting_changed_inputs); results.json lists them.
+ACCEPTED = 'accepted_changes.json'
+_accepting = [False]  # within accepting_changed_inputs(True)
+
+
+@contextlib.contextmanager
+def accepting_changed_inputs(accept: bool = True):
+  """Within the block a resume or an eval goes on from a checkpoint trained on other
+  input bytes than the files hold now (``--accept_changed_inputs``), saying so and
+  recording each change in ``workdir/accepted_changes.json``, instead of refusing."""
+  before, _accepting[0] = _accepting[0], bool(accept)
+  try:
+    yield
+  finally:
+    _accepting[0] = before
+
+
+def accepted_changes(workdir: str) -> list:
+  """The changes of inputs recorded as accepted in ``workdir`` (``[{'doing',
+  'changes', 'time'}]``; [] for none)."""
+  path = os.path.join(workdir, ACCEPTED)
+  if not os.path.exists(path):
+    return []
+  return outputs.read_json(path)
+
+
 def check_same_inputs(workdir: str, meta: dict, pieces, doing: str = 'resume') -> None:
   """Refuses to resume (or re-evaluate) a run whose checkpoint (its ``meta``) was
   trained on other input bytes (word vectors, dataset splits, the user's model or
-  reader file) than this build reads: that would mix two inputs or two models in one
-  seed's numbers, or record inputs the parameters were not trained on. A checkpoint
-  that recorded none passes."""
+  reader file or a module of theirs it imports) than this build reads: that would
+  mix two inputs or two models in one seed's numbers, or record inputs the
+  parameters were not trained on; within :func:`accepting_changed_inputs`, goes on,
+  said and recorded. A checkpoint that recorded none passes."""
   changed = provenance_lib.input_changes(meta, pieces.provenance)
-  if changed:
-    raise UserError(
-        f'{workdir}: cannot {doing}: its checkpoint was trained on other input bytes '
-        f'than {describe_inputs(pieces.provenance)} hold now ('
-        + '; '.join(changed) + '); put back the files it started with, or use '
-        'another --workdir')
+  if not changed:
+    return
+  if _accepting[0]:
+    notices.say(f'warning: {workdir}: {doing} from a checkpoint trained on other input '
+                'bytes than the files hold now (' + '; '.join(changed) + '), as asked '
+                f'(--accept_changed_inputs); recorded in {ACCEPTED} and results.json')
+    if hosts.is_primary():
+      outputs.write_json(os.path.join(workdir, ACCEPTED), accepted_changes(workdir) + [{
+          'doing': doing, 'changes': changed,
+          'time': datetime.datetime.now(datetime.timezone.utc).isoformat(
+              timespec='seconds')}])
+    return
+  raise UserError(
+      f'{workdir}: cannot {doing}: its checkpoint was trained on other input bytes '
+      f'than {describe_inputs(pieces.provenance)} hold now ('
+      + '; '.join(changed) + '); put back the files it started with, use '
+      'another --workdir, or go on with the new files by --accept_changed_inputs '
+      '(recorded in the run)')
 
 
 def warn_changed_inputs(workdir: str, meta: Optional[dict], pieces, doing: str,
@@ -201,7 +244,7 @@ def describe_inputs(provenance: dict) -> str:
   'dataset demo and file my_code/cnn.py'."""
   data = provenance.get('data') or {}
   vectors = (data.get('vectors') or {}).get('path')
-  code = [ref.rpartition(':')[0] for ref, digest in
+  code = [provenance_lib.user_file(ref) for ref, digest in
           (provenance.get('user_code') or {}).items() if digest != 'module']
   return ' and '.join([f'dataset {data.get("name")}']
                       + ([f'vectors {vectors}'] if vectors else [])

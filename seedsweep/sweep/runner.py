@@ -5,7 +5,9 @@ Points that differ only in values that change no shape (learning rate, clip norm
 L2, dropout rates, loss weights: seedsweep/config/stacking.py) run as ONE program,
 ``[points x seeds]`` members stacked (``config.stack``), in a folder named by the
 values stacked (``learning_rate=0.002+0.005+0.01``); the others each get their own
-run. :func:`plan_runs` groups them; a point's numbers are the same either way.
+run, and so does each value of a rate that an own model tests in Python (flax's
+dropout: :func:`tested_in_python`). :func:`plan_runs` groups them; a point's numbers
+are the same either way.
 
 ``python launch.py --config=E --sweep=sweeps/X.py[:arg] --workdir=ROOT`` trains each
 point in ``ROOT/<point name>``, a name built from the point's overrides
@@ -146,20 +148,26 @@ def plan_points(config, points: Sequence[Dict[str, Any]], names: Sequence[str],
                 where: str) -> List[Run]:
   """The runs that train ``points`` (named ``names``): points whose overrides agree
   outside :data:`stacking.STACKABLE` share one run (in the order of their first
-  point); a group of one is a plain run named by its point. Every point's overrides
-  are checked first (UserError naming ``where`` and the point)."""
+  point); a group of one is a plain run named by its point. A stackable model field
+  that the points' own model tests in Python (flax's dropout:
+  :func:`tested_in_python`) counts with the rest, so each of its values gets a
+  program of its own. Every point's overrides are checked first (UserError naming
+  ``where`` and the point)."""
   configs = [point_config(config, p, f'{where} point {i} ({names[i]})')
              for i, p in enumerate(points)]
-  groups = {}
-  for i, point in enumerate(points):
-    rest = stacking.split_overrides(point)[1]
-    groups.setdefault(json.dumps(rest, sort_keys=True, default=repr), []).append(i)
+  apart = {}
+  for indices in _grouped(points, {}).values():
+    if len(indices) > 1:
+      fields = tested_in_python(configs[indices[0]], [points[i] for i in indices],
+                                f'{where} points {indices}')
+      apart.update({i: fields for i in indices})
   runs = []
-  for indices in groups.values():
+  for indices in _grouped(points, apart).values():
     if len(indices) == 1:
       runs.append(Run(names[indices[0]], tuple(indices), configs[indices[0]]))
     else:
-      runs.append(_stacked_run(config, where, [points[i] for i in indices], indices))
+      runs.append(_stacked_run(config, where, [points[i] for i in indices], indices,
+                               apart[indices[0]]))
   taken = {}
   for r in runs:
     if r.name in taken:
@@ -167,6 +175,49 @@ def plan_points(config, points: Sequence[Dict[str, Any]], names: Sequence[str],
                       f'share the folder {r.name}; give them distinct overrides')
     taken[r.name] = r.indices
   return runs
+
+
+def _grouped(points, apart: Dict[int, Tuple[str, ...]]) -> Dict[str, List[int]]:
+  """``{the rest of a point's overrides: the points that have it}``, in the order of
+  their first point (``apart[i]``: point i's stackable keys that count with the
+  rest)."""
+  groups = {}
+  for i, point in enumerate(points):
+    rest = stacking.split_overrides(point, apart.get(i, ()))[1]
+    groups.setdefault(json.dumps(rest, sort_keys=True, default=repr), []).append(i)
+  return groups
+
+
+# The sizes a model is built at to find what it tests in Python, before any data is
+# read: what it traces does not depend on them (the run checks it again at its own).
+PROBE_VOCAB, PROBE_CLASSES = 16, 3
+
+
+def tested_in_python(config, points: Sequence[Dict[str, Any]], where: str
+                     ) -> Tuple[str, ...]:
+  """The stackable model fields ``points`` set (dropout rates, loss weights) that
+  their model tests in Python, so that they cannot differ inside one program
+  (flax's ``nn.Dropout`` and ``nnx.Dropout``: ``rate == 0``): found as the run's
+  model contract finds them (``contract.check`` on abstract shapes), for an own
+  model file (``FILE:Class``) of ``config`` (the first point's); () for a packaged
+  model (each traces its own) or one the check refuses (the run then names why, on
+  its data's sizes)."""
+  if not python_files.is_reference(config.model.name):
+    return ()
+  fields = [f for f in stacking.MODEL_FIELDS
+            if f in config.model and any(f'model.{f}' in p for p in points)]
+  if not fields:
+    return ()
+  from seedsweep import models  # pylint: disable=g-import-not-at-top
+  from seedsweep.models import contract  # pylint: disable=g-import-not-at-top
+  try:
+    model = models.build_model(config.model, vocab_size=PROBE_VOCAB,
+                               num_classes=PROBE_CLASSES)
+    traced, _ = contract.check(model, where, num_classes=PROBE_CLASSES,
+                               vocab_size=PROBE_VOCAB, stackable=fields)
+  except UserError:
+    return ()
+  return tuple(f'model.{f}' for f in fields if f not in traced)
 
 
 def point_config(config, point: Dict[str, Any], where: str):
@@ -203,11 +254,14 @@ def _needs_its_fields(config, name) -> bool:
   return any(k not in takes for k in config.model if k != 'name')
 
 
-def _stacked_run(config, where: str, points: List[Dict[str, Any]], indices) -> Run:
-  """The run of ``points`` (same non-stackable overrides) as one program."""
-  rest = stacking.split_overrides(points[0])[1]
+def _stacked_run(config, where: str, points: List[Dict[str, Any]], indices,
+                 apart: Tuple[str, ...] = ()) -> Run:
+  """The run of ``points`` (same non-stackable overrides, ``apart`` counted with
+  them) as one program."""
+  rest = stacking.split_overrides(points[0], apart)[1]
   base = point_config(config, rest, f'{where} point {indices[0]}')
-  fields = list(dict.fromkeys(k for p in points for k in stacking.split_overrides(p)[0]))
+  fields = list(dict.fromkeys(k for p in points
+                              for k in stacking.split_overrides(p, apart)[0]))
   rows = tuple(tuple(p.get(k, _value(base, k)) for k in fields) for p in points)
   stacked = keys.with_values(base, {'stack.fields': tuple(fields), 'stack.points': rows},
                              f'{where} points {list(indices)}')

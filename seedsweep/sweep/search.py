@@ -7,7 +7,8 @@ members fit one program), trains the points that differ only in shape-free value
 ONE stacked program with all their seeds (:func:`seedsweep.sweep.runner.plan_points`,
 as a sweep does), and tells Optuna each point's score over its seeds (:func:`score`):
 their mean dev score, or the pessimistic end of its 95 % t interval. The rule: test
-scores are never read here.
+scores are never read here. A search drawing ``model.name`` draws a model key only
+for the trials whose class has that field (:func:`conditions`: a conditional space).
 
 Under ROOT: ``study.db`` (Optuna's storage unless ``--study`` names another),
 ``trials_<numbers>/`` (a run per program of a round), ``sweep.json`` and
@@ -18,7 +19,7 @@ reproducible).
 """
 import json
 import os
-from typing import Dict, List, Sequence
+from typing import Any, Dict, List, Sequence, Tuple
 
 import numpy as np
 
@@ -60,7 +61,7 @@ def distributions(optuna, search: space_lib.Search) -> dict:
   out = {}
   for key, p in search.params.items():
     if isinstance(p, space_lib.Choice):
-      out[key] = optuna.distributions.CategoricalDistribution(p.values)
+      out[key] = optuna.distributions.CategoricalDistribution(stored_choices(p))
     elif isinstance(p, space_lib.Integer):
       out[key] = optuna.distributions.IntDistribution(p.low, p.high, log=p.log,
                                                       step=p.step)
@@ -68,6 +69,40 @@ def distributions(optuna, search: space_lib.Search) -> dict:
       out[key] = optuna.distributions.FloatDistribution(p.low, p.high, log=p.log,
                                                         step=p.step or None)
   return out
+
+
+def stored_choices(p: space_lib.Choice) -> tuple:
+  """A choice's values as Optuna keeps them: each as it is, a tuple as its JSON text
+  (Optuna's storage keeps numbers, strings, bools and None only; a tuple would come
+  back a list, another distribution than the one asked, and the study could not
+  resume)."""
+  return tuple(v if space_lib.is_plain(v) else json.dumps(v) for v in p.values)
+
+
+def conditions(config, search: space_lib.Search) -> Dict[Any, Tuple[str, ...]]:
+  """``{each model.name the search draws: the model keys a trial drawing it sets}``:
+  a ``model.X`` key applies only to the classes that have the field ``X`` (a
+  conditional space, as Optuna's define-by-run one); {} when the search draws no
+  ``model.name``, so that every key applies to every trial."""
+  name = search.params.get('model.name')
+  if name is None:
+    return {}
+  from seedsweep import models  # pylint: disable=g-import-not-at-top
+  out = {}
+  for value in name.values:
+    try:
+      takes = models.config_fields(*models.model_class(value))
+    except UserError:
+      takes = {}  # check_space names what is wrong with the name itself
+    out[value] = tuple(k for k in search.params if k != 'model.name'
+                       and k.startswith('model.') and k.split('.', 1)[1] in takes)
+  return out
+
+
+def conditional(key: str, applies: dict) -> bool:
+  """Whether ``key`` is set only by the trials whose class has it
+  (:func:`conditions`)."""
+  return bool(applies) and key != 'model.name' and key.startswith('model.')
 
 
 def score_metric(config, search: space_lib.Search) -> str:
@@ -105,22 +140,29 @@ def round_size(config, search: space_lib.Search, seeds: int) -> int:
 def check_space(config, search: space_lib.Search, where: str) -> None:
   """UserError, before the study opens, for a key that names no config field or a
   value the field cannot take (each range's ends, each choice), checked as a trial's
-  point is (runner.point_config): beside the first ``model.name`` the search draws,
-  since an own model file's class brings its own fields."""
+  point is (runner.point_config): beside each ``model.name`` the search draws whose
+  class has the field (:func:`conditions`), since an own model file's class brings its
+  own fields; a model key no drawn class has is named with the first one's fields."""
   ends = {key: p.values if isinstance(p, space_lib.Choice) else (p.low, p.high)
           for key, p in search.params.items()}
-  model = {'model.name': ends['model.name'][0]} if 'model.name' in ends else {}
+  applies = conditions(config, search)
   for key in sorted(ends, key=lambda k: k != 'model.name'):  # the name's own errors first
-    for value in ends[key]:
-      runner.point_config(config, {**model, key: value}, f'{where}: params[{key!r}]')
+    names = [n for n in applies if key in applies[n]] if conditional(key, applies) else []
+    if conditional(key, applies) and not names:
+      names = list(applies)[:1]  # no class has it: the first one's error names it
+    for name in names or [None]:
+      model = {} if name is None else {'model.name': name}
+      for value in ends[key]:
+        runner.point_config(config, {**model, key: value}, f'{where}: params[{key!r}]')
 
 
 def study_identity(config, search: space_lib.Search, metric: str, label: str) -> dict:
   """What a resumed study must have been made with."""
-  return {'search': label, 'space': search.describe(), 'metric': metric,
-          'score': search.score,
-          'sampler': search.sampler, 'seed': search.seed,
-          'config': config_checks.to_dict(config)}
+  # As JSON data, as it is stored (tuples come back lists): a rerun compares equals.
+  return json.loads(json.dumps({
+      'search': label, 'space': search.describe(), 'metric': metric,
+      'score': search.score, 'sampler': search.sampler, 'seed': search.seed,
+      'config': config_checks.to_dict(config)}))
 
 
 def open_study(optuna, storage: str, name: str, direction: str, identity: dict):
@@ -181,8 +223,10 @@ def pending_round(optuna, study, worker: int) -> list:
   return []
 
 
-def ask_round(optuna, study, search, worker: int, k: int) -> list:
-  """Asks up to ``k`` trials (fewer where the budget ends); [] when it has."""
+def ask_round(optuna, study, search, worker: int, k: int, applies=None) -> list:
+  """Asks up to ``k`` trials (fewer where the budget ends); [] when it has.
+  ``applies``: :func:`conditions` (a model key is drawn only for the classes that
+  have it)."""
   states = optuna.trial.TrialState
   taken = len(study.get_trials(deepcopy=False, states=(states.COMPLETE, states.RUNNING,
                                                       states.WAITING)))
@@ -198,7 +242,7 @@ def ask_round(optuna, study, search, worker: int, k: int) -> list:
   dists = distributions(optuna, search)
   trials = []
   for _ in range(n):
-    trial = study.ask(dists)
+    trial = ask_point(study, search, dists, applies or {})
     trial.set_user_attr(ROUND, number)
     trial.set_user_attr(WORKER, worker)
     trials.append(trial)
@@ -207,16 +251,48 @@ def ask_round(optuna, study, search, worker: int, k: int) -> list:
   return trials
 
 
+def ask_point(study, search, dists: dict, applies: dict):
+  """One trial: every key that applies to all trials drawn together (as
+  ``study.ask(dists)`` does), then the model keys of the class it drew."""
+  trial = study.ask({k: d for k, d in dists.items() if not conditional(k, applies)})
+  if applies:
+    name = value_of(trial.params['model.name'], search.params['model.name'])
+    for key in applies[name]:
+      suggest(trial, key, search.params[key])
+  return trial
+
+
+def suggest(trial, key: str, p) -> None:
+  """Draws ``key`` of the search's param ``p`` in ``trial``, from the distribution
+  :func:`distributions` gives it."""
+  if isinstance(p, space_lib.Choice):
+    trial.suggest_categorical(key, stored_choices(p))
+  elif isinstance(p, space_lib.Integer):
+    trial.suggest_int(key, p.low, p.high, step=p.step, log=p.log)
+  else:
+    trial.suggest_float(key, p.low, p.high, step=p.step or None, log=p.log)
+
+
+def value_of(stored, param):
+  """The value a trial's ``stored`` param stands for (a choice's tuple from its
+  JSON text, :func:`stored_choices`)."""
+  if isinstance(param, space_lib.Choice):
+    return param.values[stored_choices(param).index(stored)]
+  return stored
+
+
 # Significant digits a continuous value keeps: labels and folder names that read
 # (0.009105, not 0.009104804578291803); the point trained is the rounded one.
 DIGITS = 4
 
 
 def trial_point(search, trial) -> dict:
-  """A trial's config overrides, in the search file's order: a float on a grid as
-  the grid's decimal (0.35, not Optuna's 0.35000000000000003), any other float to
-  :data:`DIGITS` significant digits."""
-  return {k: readable(trial.params[k], p) for k, p in search.params.items()}
+  """A trial's config overrides, in the search file's order (the keys it drew: a
+  model key only where its class has the field): a float on a grid as the grid's
+  decimal (0.35, not Optuna's 0.35000000000000003), any other float to
+  :data:`DIGITS` significant digits, a choice's tuple as the tuple."""
+  return {k: readable(value_of(trial.params[k], p), p)
+          for k, p in search.params.items() if k in trial.params}
 
 
 def readable(value, param):
@@ -296,17 +372,21 @@ def summary(optuna, study, label: str, storage: str, metric: str, search,
 
 
 def importance(optuna, study, search) -> Dict[str, float]:
-  """fANOVA importances of the params ({} with fewer than two finished trials, or
-  without scikit-learn)."""
+  """fANOVA importances of the params every finished trial drew (a model key of a
+  conditional space is left out unless every trial's class had it; {} with fewer
+  than two finished trials, or without scikit-learn)."""
   states = optuna.trial.TrialState
-  if len(study.get_trials(deepcopy=False, states=(states.COMPLETE,))) < 2:
+  complete = study.get_trials(deepcopy=False, states=(states.COMPLETE,))
+  if len(complete) < 2:
     return {}
+  drawn = [k for k in search.params if all(k in t.params for t in complete)]
   try:
     evaluator = optuna.importance.FanovaImportanceEvaluator(seed=IMPORTANCE_SEED)
+    # Optuna's own choice of params: those every finished trial has (``drawn``).
     found = optuna.importance.get_param_importances(study, evaluator=evaluator)
   except (ImportError, RuntimeError, ValueError):
     return {}  # scikit-learn missing, or every point equal: nothing to apportion
-  return {k: round(float(found.get(k, 0.0)), 6) for k in search.params}
+  return {k: round(float(found.get(k, 0.0)), 6) for k in drawn}
 
 
 def _safe_url(storage: str) -> str:
@@ -351,6 +431,7 @@ def run(config, spec: str, root: str, storage: str = '', worker: str = '0/1',
     raise UserError(f'{where} with config.stack set: the search stacks its points by '
                     'itself')
   check_space(config, search, where)
+  applies = conditions(config, search)
   metric = score_metric(config, search)
   lower_better = outputs.lower_is_better(metric)
   workdir_lib.check_folder(root)
@@ -364,7 +445,7 @@ def run(config, spec: str, root: str, storage: str = '', worker: str = '0/1',
   info = None  # search.json as of the last tell
   while True:
     trials = pending_round(optuna, study, index) or ask_round(optuna, study, search,
-                                                              index, k)
+                                                              index, k, applies)
     if not trials:
       break
     runs = round_runs(config, search, trials, where)

@@ -6,6 +6,7 @@ Nothing here imports Optuna: a search file loads, and its mistakes are told, wit
 the ``[search]`` extra; ``seedsweep/sweep/search.py`` runs it.
 """
 import dataclasses
+import json
 import math
 from typing import Any, Dict, Tuple, Union
 
@@ -36,7 +37,7 @@ class Integer:
 
 @dataclasses.dataclass(frozen=True)
 class Choice:
-  """One of ``values`` (numbers, strings, bools or None)."""
+  """One of ``values`` (numbers, strings, bools, None, or tuples of them)."""
   values: Tuple[Any, ...]
 
 
@@ -63,8 +64,8 @@ def integer(low: int, high: int, step: int = 1, log: bool = False) -> Integer:
 
 
 def choice(*values) -> Choice:
-  """One of ``values`` (numbers, strings, bools or None), e.g. ``space.choice('adam',
-  'adagrad')``."""
+  """One of ``values`` (numbers, strings, bools, None, or tuples of them), e.g.
+  ``space.choice('adam', 'adagrad')`` or ``space.choice((3, 4, 5), (2, 3))``."""
   return Choice(tuple(values))
 
 
@@ -86,15 +87,30 @@ class Search:
   seed: int = 0
 
   def describe(self) -> dict:
-    """The space as JSON (what a resumed study must match)."""
-    return {k: {'kind': type(p).__name__.lower(), **dataclasses.asdict(p)}
-            for k, p in self.params.items()}
+    """The space as JSON data (what a resumed study must match): tuples are lists,
+    as the study's storage gives them back."""
+    return json.loads(json.dumps({k: {'kind': type(p).__name__.lower(),
+                                      **dataclasses.asdict(p)}
+                                  for k, p in self.params.items()}))
+
+
+def is_plain(value) -> bool:
+  """A value Optuna's storage keeps as it is: a number, a string, a bool or None."""
+  return value is None or isinstance(value, (bool, int, float, str))
 
 
 def _check_param(key: str, p, where: str) -> None:
   if isinstance(p, Choice):
     if not p.values:
       raise UserError(f'{where}: {key}: choice() of no values; expected at least one')
+    for v in p.values:
+      if not (is_plain(v) or isinstance(v, tuple) and all(map(is_plain, v))):
+        raise UserError(f'{where}: {key}: choice of {v!r} ({type(v).__name__}); '
+                        'expected numbers, strings, bools, None or tuples of them')
+    texts = [json.dumps(v) for v in p.values]
+    if len(set(texts)) < len(texts):
+      raise UserError(f'{where}: {key}: choice{p.values!r} repeats a value; expected '
+                      'each value once')
     return
   if not isinstance(p, (Uniform, Integer)):
     raise UserError(f'{where}: {key} is {type(p).__name__}; expected space.uniform, '
@@ -104,7 +120,7 @@ def _check_param(key: str, p, where: str) -> None:
                     'low < high')
   if p.log and p.low <= 0:
     raise UserError(f'{where}: {key}: a log scale from {p.low}; expected low > 0')
-  if p.log and isinstance(p, Uniform) and p.step:
+  if p.log and p.step != (1 if isinstance(p, Integer) else 0):
     raise UserError(f'{where}: {key}: a log scale with a step; expected one of them')
   if p.step < 0 or (isinstance(p, Integer) and p.step < 1):
     raise UserError(f'{where}: {key}: step {p.step}; expected a positive step')
