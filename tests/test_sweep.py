@@ -47,8 +47,9 @@ def test_a_bad_point_names_its_field_before_any_point_trains(tmp_path):
   typo = tmp_path / 'typo.py'
   typo.write_text('def sweep(arg):\n  return [{"model.hidden": 8}, {"model.hiden": 8}]\n')
   root = tmp_path / 'root'
-  with pytest.raises(UserError, match=r"point 1 \(hiden=8\): config.model has no field "
-                                      r"'hiden' \(did you mean 'hidden'\?\); its "
+  with pytest.raises(UserError, match=r"point 1 \(hiden=8\) sets model.hiden=8: model "
+                                      r"'bilstm' \(RecurrentClassifier\) has no field "
+                                      r"'hiden'; the closest it has is 'hidden'; its "
                                       r"fields are \["):
     sweep.run(small_config(), str(typo), str(root), print_fn=lambda *a: None)
   assert not root.exists()
@@ -361,3 +362,24 @@ def test_the_local_launcher_runs_each_shard_as_a_job_and_a_rerun_mends_failures(
   bad = run_launch('--config=experiments/demo.py:quick', f'--sweep={spec}',
                    f'--workdir={root}', '--sweep_shard=2/2')
   assert bad.returncode != 0 and '--sweep_shard=' in bad.stderr
+
+
+def test_a_point_sets_a_field_of_the_class_that_the_config_leaves_at_its_default():
+  """demo:quick's config names no ``unroll`` nor ``embed_dropout`` (the class's own
+  fields, at their defaults): a point setting one gets it added, stacked points too
+  (the base carries it for config.stack), and a misspelt one is one line naming the
+  closest field."""
+  from seedsweep.run import pieces  # pylint: disable=g-import-not-at-top
+  config = seedsweep.load_config('demo:quick', seeds=(1,))
+  assert 'unroll' not in config.model and 'embed_dropout' not in config.model
+  assert sweep.point_config(config, {'model.unroll': 2}, 'point 0').model.unroll == 2
+  [run] = sweep.plan_points(config, [{'model.embed_dropout': 0.1},
+                                      {'model.embed_dropout': 0.2}], ['a', 'b'], 'x')
+  assert tuple(run.config.stack.fields) == ('model.embed_dropout',)
+  assert tuple(run.config.stack.points) == ((0.1,), (0.2,))
+  exp = pieces.build(run.config)
+  assert exp.device.hparams['model.embed_dropout'].tolist() == pytest.approx([0.1, 0.2])
+  with pytest.raises(UserError, match=r"^point 0 sets model.unrol=2: model 'bilstm' "
+                     r"\(RecurrentClassifier\) has no field 'unrol'; the closest it "
+                     r"has is 'unroll'"):
+    sweep.point_config(config, {'model.unrol': 2}, 'point 0')

@@ -230,16 +230,26 @@ def point_config(config, point: Dict[str, Any], where: str):
   the class lacks is refused in one line. Always for an own model file
   (``FILE:Class``); for a packaged name only where the class lacks one of
   ``config``'s model fields (the point could not train otherwise), so that sweep
-  roots trained before, whose points all fit, keep their configs and resume.
+  roots trained before, whose points all fit, keep their configs and resume. A point
+  setting a field of the model's class that ``config.model`` lacks (a packaged
+  class's own ``unroll``, say) gets it added the same way.
   """
   name = point.get('model.name')
-  if name is None or not _needs_its_fields(config, name):
+  if not _absent_model_fields(config, point) and (
+      name is None or not _needs_its_fields(config, name)):
     return keys.with_values(config, point, where)
   from seedsweep import models  # pylint: disable=g-import-not-at-top
   named = config.copy_and_resolve_references()
   models.set_with_named_model(named, point, lambda _: where,
                               lambda key: f'{where} sets {key}={point[key]!r}')
   return named
+
+
+def _absent_model_fields(config, point: Dict[str, Any]) -> List[str]:
+  """The ``model.X`` keys of ``point`` (but ``model.name``) that ``config.model``
+  lacks: a field of the class the config leaves at its default."""
+  return [k for k in point if k.startswith('model.') and k != 'model.name'
+          and k.partition('.')[2] not in config.model]
 
 
 def _needs_its_fields(config, name) -> bool:
@@ -259,7 +269,11 @@ def _stacked_run(config, where: str, points: List[Dict[str, Any]], indices,
   """The run of ``points`` (same non-stackable overrides, ``apart`` counted with
   them) as one program."""
   rest = stacking.split_overrides(points[0], apart)[1]
-  base = point_config(config, rest, f'{where} point {indices[0]}')
+  # A stacked field the config lacks (a class's own, e.g. embed_dropout) is added to
+  # the base, at the first point's value, for config.stack to name.
+  absent = {k: points[0][k] for k in _absent_model_fields(config, points[0])
+            if k not in rest}
+  base = point_config(config, {**rest, **absent}, f'{where} point {indices[0]}')
   fields = list(dict.fromkeys(k for p in points
                               for k in stacking.split_overrides(p, apart)[0]))
   rows = tuple(tuple(p.get(k, _value(base, k)) for k in fields) for p in points)
