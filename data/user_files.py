@@ -30,6 +30,7 @@ from typing import Dict, List, NamedTuple, Optional, Sequence, Tuple
 
 import tensorflow_datasets as tfds
 
+from seedsweep.config import base
 from seedsweep.data.spec import DatasetSpec
 from seedsweep.errors import UserError
 from seedsweep.inputs import tfds_base
@@ -50,14 +51,10 @@ READER_VERSION = 3
 
 def codec(encoding: str) -> str:
   """Python's name of the text encoding ``encoding`` ('UTF8' -> 'utf-8'); one
-  UserError naming config.data.files.encoding for one Python does not know."""
-  try:
-    'x'.encode(encoding)  # a text encoding, not a bytes-to-bytes codec ('base64')
-    return codecs.lookup(encoding).name
-  except (LookupError, TypeError, ValueError):
-    raise UserError(f'config.data.files.encoding={encoding!r} is not a text encoding '
-                    "Python knows; expected e.g. 'utf-8', 'cp1252' or "
-                    "'latin-1'") from None
+  UserError naming config.data.files.encoding for one Python does not know (the
+  config's own check: a stored config is read without it)."""
+  base.check_text_encoding('data.files.encoding', encoding)
+  return codecs.lookup(encoding).name
 
 
 @dataclasses.dataclass(frozen=True)
@@ -114,10 +111,11 @@ def _undecodable(path: str, encoding: str) -> UserError:
   fix = (f'expected {encoding} text: set config.data.files.encoding to the '
          "file's encoding (e.g. 'cp1252' or 'latin-1'), or convert the file to "
          f'{encoding}')
+  name = codec(encoding)
   with open(path, 'rb') as f:
     for number, raw_line in enumerate(f, 1):
       try:
-        raw_line.decode(codec(encoding))
+        raw_line.decode(name)
       except UnicodeDecodeError as e:
         return UserError(f'{path}:{number}: not {encoding} text (byte {e.start + 1} of '
                          f'the line, {raw_line[e.start:e.end]!r}: {e.reason}); {fix}')

@@ -137,9 +137,15 @@ def _signature(parameters) -> str:
 
 def _abstract(fn, where: str, doing: str, *args, traced: bool = False):
   """``jax.eval_shape(fn, *args)``; an error the model raises becomes one line
-  (``traced``: but a value tested in Python, for :func:`traced_fields` to judge)."""
+  (:func:`_guarded`)."""
+  return _guarded(jax.eval_shape, where, doing, fn, *args, traced=traced)
+
+
+def _guarded(fn, where: str, doing: str, *args, traced: bool = False):
+  """``fn(*args)`` of a model's code; an error it raises becomes one line (``traced``:
+  but a value tested in Python, for :func:`traced_fields` to judge)."""
   try:
-    return jax.eval_shape(fn, *args)
+    return fn(*args)
   except UserError:
     raise
   except jax.errors.ConcretizationTypeError as e:
@@ -371,16 +377,6 @@ def check_randomness(model, params, where: str, *, num_classes: int,
                  'own softmax to the logits: return the scores before the softmax')
   return lines
 
-
-def _guarded(fn, where: str, doing: str, *args):
-  """``fn(*args)``; an error the model raises becomes one line."""
-  try:
-    return fn(*args)
-  except UserError:
-    raise
-  except Exception as e:  # pylint: disable=broad-except  (any error of user code)
-    raise UserError(f'{where}: {_first_line(e)}{_user_line(e, where)}, {doing} '
-                    + SEE) from e
 
 def check(model, where: str, *, num_classes: int, vocab_size: int,
           stackable: Sequence[str] = (), stacked: Sequence[str] = (),

@@ -277,18 +277,26 @@ def hold_run_overrides(argv):
   ``--config``, unchanged (config_flags applies them)."""
   if any(a == '--config' or a.startswith('--config=') for a in argv):
     return argv, {}
+  return _take_flags(argv, '--config.', lambda key: False, bare='True')
+
+
+def _take_flags(argv, prefix: str, keep, bare: Optional[str] = None):
+  """``(argv, {key: TEXT})``: ``argv`` without its ``<prefix><key>`` flags whose
+  ``key`` ``keep(key)`` does not keep, each ``=TEXT`` or the next word; ``bare``: a
+  flag's value when a flag or nothing follows it (None: the next word whatever it is,
+  a last flag dropped)."""
   out, held, i = [], {}, 0
   while i < len(argv):
     flag, eq, text = argv[i].partition('=')
-    key = flag[len('--config.'):] if flag.startswith('--config.') else ''
-    if not key:
+    key = flag[len(prefix):] if flag.startswith(prefix) else ''
+    if not key or keep(key):
       out.append(argv[i])
     elif eq:
       held[key] = text
-    elif i + 1 < len(argv) and not argv[i + 1].startswith('-'):
+    elif i + 1 < len(argv) and (bare is None or not argv[i + 1].startswith('-')):
       held[key], i = argv[i + 1], i + 1
-    else:
-      held[key] = 'True'
+    elif bare is not None:
+      held[key] = bare
     i += 1
   return out, held
 
@@ -366,18 +374,7 @@ def hold_model_fields(argv):
     models.model_class(values.get('--config.model.name', file_model.name))
   except UserError:
     return argv, {}
-  out, held, i = [], {}, 0
-  while i < len(argv):
-    flag, eq, text = argv[i].partition('=')
-    field = flag[len('--config.model.'):] if flag.startswith('--config.model.') else ''
-    if not field or field in file_model:
-      out.append(argv[i])
-    elif eq:
-      held[field] = text
-    elif i + 1 < len(argv):
-      held[field], i = argv[i + 1], i + 1
-    i += 1
-  return out, held
+  return _take_flags(argv, '--config.model.', lambda field: field in file_model)
 
 
 def predict(config, workdir: str) -> None:

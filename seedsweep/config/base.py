@@ -29,9 +29,9 @@ def _is_text_encoding(name) -> bool:
     return False
 
 
-def _text_encoding(key: str, value) -> None:
+def check_text_encoding(key: str, value) -> None:
   """A check: a text encoding's name (:func:`_is_text_encoding`), else one UserError
-  naming the closest."""
+  naming the closest (data/user_files.py's reader holds a stored config to it too)."""
   if _is_text_encoding(value):
     return
   known = sorted(n for n in set(aliases.aliases.values()) if _is_text_encoding(n))
@@ -112,7 +112,7 @@ DATA = Section('``config.data``: the dataset, its vocabulary, length buckets and
         # file and its first line that does not decode.
         'encoding': Field('utf-8', 'the text encoding of CSV, TSV, JSONL and text '
                           "files (e.g. 'cp1252', 'latin-1')", added='utf-8',
-                          check=_text_encoding),
+                          check=check_text_encoding),
     }),
 })
 

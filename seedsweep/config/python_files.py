@@ -224,9 +224,7 @@ def reference_digest(ref: str) -> Optional[str]:
   path = reference_file(ref)
   if path in _RAN:
     return _RAN[path][path]
-  if path is None or not os.path.isfile(path):
-    return None
-  return _file_digest(path)
+  return file_digest_now(ref)
 
 
 def reference_imports(ref: str) -> dict:

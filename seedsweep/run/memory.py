@@ -40,15 +40,14 @@ class Constants:
   """What a backend's process holds beside the arrays this module counts."""
   # The process before any array of the run, in the memory the budget counts (MiB).
   runtime_mib: float
-  # XLA's buffers beside the shared arrays (the data, under map one member's
-  # activations) counted here.
+  # XLA's buffers beside the dataset's arrays, in their bytes.
   overhead: float
   # What a member's state and step hold, in their bytes: copies XLA makes around
   # lax.map's stacked outputs, freed memory the allocator keeps, or (on a GPU, the
   # state donated) the new parameters written over the old.
   member_overhead: float
   # What a member's counted activations (TRAIN_ACTIVATIONS x the residuals) hold at
-  # peak: XLA:GPU fuses and frees most of them.
+  # peak, XLA's buffers around them included: XLA:GPU fuses and frees most of them.
   activations: float
 
 

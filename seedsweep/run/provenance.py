@@ -280,8 +280,7 @@ def code_changes_now(provenance: Optional[dict]) -> List[str]:
       continue
     now = python_files.file_digest_now(key)
     if now != digest:
-      out.append(f'file {user_file(key)}: {digest[:12]}... -> '
-                 + (f'{now[:12]}...' if now else '(none)'))
+      out.append(f'file {user_file(key)}: {_short(digest)} -> {_short(now)}')
   return out
 
 
@@ -325,10 +324,13 @@ def input_changes(recorded: Optional[dict], current: Optional[dict]) -> List[str
     record = record or {}
     return input_digests(record.get('data'), record.get('user_code'))
   before, now = digests(recorded), digests(current)
-  def short(digest):
-    return f'{digest[:12]}...' if digest else '(none)'
-  return [f'{k}: {short(v)} -> {short(now.get(k))}'
+  return [f'{k}: {_short(v)} -> {_short(now.get(k))}'
           for k, v in before.items() if now.get(k) != v]
+
+
+def _short(digest: Optional[str]) -> str:
+  """A sha256 as a change names it: its first 12 digits, or '(none)'."""
+  return f'{digest[:12]}...' if digest else '(none)'
 
 
 # Annotations of a compiled HLO text that do not change what it computes: shardings of
