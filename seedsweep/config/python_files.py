@@ -227,14 +227,15 @@ def reference_digest(ref: str) -> Optional[str]:
   return file_digest_now(ref)
 
 
-def reference_imports(ref: str) -> dict:
+def reference_imports(ref: str, given: Optional[str] = None) -> dict:
   """``{path: sha256}`` of the modules of the user's own that a loaded ``file.py:Name``
   reference's file imported, as this process ran them ({} for a module, or a file not
   loaded). Each path is written as the reference writes its file's (relative to the
   same folder, or absolute), so a record names the same keys from any folder the
-  reference is given from."""
+  reference is given from; ``given``: the reference as the config gave it, when
+  ``ref`` is its absolute form (config.paths)."""
   path = reference_file(ref)
-  target = ref.rpartition(':')[0]
+  target = (given or ref).rpartition(':')[0]
   if path not in _RAN:
     return {}
   base, real_base = os.path.dirname(target), os.path.dirname(os.path.realpath(path))

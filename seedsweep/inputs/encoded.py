@@ -250,3 +250,23 @@ def encode(name: str, pool: pool_lib.Pool, data_config, cross_validation: bool,
       vocab_size=max(len(v.vocab.words) for v in views),
       cross_validated=bool(protocol.get('folds')),
       tag_names=tag_names, tags=tags, embedding_tables=tables, vectors=vectors)
+
+
+def with_vectors(data: EncodedDataset, data_config,
+                 unk_found: bool = False) -> EncodedDataset:
+  """``data`` (a run's saved dataset: run/saved_data.py) with its pretrained tables
+  made again from ``config.data.vectors.path`` for its vocabularies, and the file's
+  record as it is now. The rows are those :func:`encode` gave: each word's row is a
+  function of the word and the file alone. ``unk_found``: the file gave ``<unk>`` a
+  row when the run was built (a dataset token of that spelling)."""
+  skip = {vocab_lib.PAD} | (set() if unk_found else {vocab_lib.UNK})
+  words = sorted({w for view in data.views for w in view.vocab.words} - skip)
+  cache_dir = os.path.join(cache.cache_root(), 'vectors')
+  looked_up = embeddings_lib.lookup(data_config, words, cache_dir)
+  tables = embeddings_lib.tables([v.vocab for v in data.views],
+                                 {w: i for i, w in enumerate(words)}, *looked_up,
+                                 data_config)
+  record = dict(data.vectors or {},
+                **vectors_lib.file_record(data_config.vectors.path, cache_dir))
+  return dataclasses.replace(data, embedding_tables=tables, vectors=record)
+

@@ -38,6 +38,7 @@ from seedsweep.run import pieces as pieces_lib
 from seedsweep.run import prepare
 from seedsweep.run import provenance as provenance_lib
 from seedsweep.run import runtime
+from seedsweep.run import saved_data
 from seedsweep.run import stop_signals
 from seedsweep.run import timing
 from seedsweep.run import tracking
@@ -79,7 +80,8 @@ def _finished(run: prepare.Prepared, print_fn) -> dict:
   results = run.finished
   print_fn(f'{run.workdir}: finished run found ({results.get("epochs_completed")} '
            'epochs); nothing to do.')
-  changed = provenance_lib.code_changes_now(results.get('provenance'))
+  changed = provenance_lib.code_changes_now(results.get('provenance'),
+                                            workdir_lib.started_in(run.workdir))
   if changed:
     print_fn(f'warning: {run.workdir}: its numbers below come from code that has changed '
              'since (' + '; '.join(changed) + '); to train the code as it is now, use '
@@ -101,7 +103,11 @@ def _train_locked(run: prepare.Prepared, print_fn) -> dict:
   files.remove_orphaned_temporaries(workdir, skip=ckpt_lib.FOLDERS)
   timer = timing.Timer()
   with timer('build'):
-    pieces = pieces_lib.build(run.checked)
+    # A run resumed goes on with the dataset it saved when it started, whatever its
+    # files hold now (a workdir from before that file: built from its files).
+    saved = (saved_data.load(workdir, config.data, tables='file')
+             if run.holds_config else None)
+    pieces = pieces_lib.build(run.checked, saved)
   print_fn(pieces.data.summary())  # a misread dataset shows before training
   faults.reached('build')
   warning = runtime.gpu_determinism_warning(jax.default_backend(),
@@ -110,8 +116,9 @@ def _train_locked(run: prepare.Prepared, print_fn) -> dict:
     print_fn(warning)
   primary = hosts.is_primary()  # under jax.distributed only process 0 writes files
   bounds = split_members(pieces, workdir, print_fn, write=primary)
-  if not run.holds_config and primary:
-    outputs.write_json(workdir_lib.config_path(workdir), run.checked.as_dict)
+  if not run.holds_config and primary:  # the dataset first: config.json marks a run
+    saved_data.save(workdir, pieces.data)
+    workdir_lib.write_config(workdir, run.checked)
   if bounds is None:
     selected = _train_members(pieces, workdir, workdir, timer, print_fn)
   else:
@@ -393,7 +400,8 @@ def _evaluate(config, workdir: str, print_fn) -> dict:
   run = prepare.prepare_existing(config, workdir,
                                  'a run (python launch.py --mode=train ... first)')
   with run.locked():
-    pieces = pieces_lib.build(run.checked)
+    pieces = pieces_lib.build(run.checked, saved_data.load(
+        workdir, run.config.data, tables='shape'))
     selected = groups_lib.merged_selected([
         _evaluate_members(part, folder, workdir)
         for part, folder in groups_lib.parts(pieces, workdir)])

@@ -346,15 +346,17 @@ def make_learner(config, data: encoded.EncodedDataset,
                            decay, make_tx=make_tx)
 
 
-def build(config) -> 'Pieces':
+def build(config, data: Optional[encoded.EncodedDataset] = None) -> 'Pieces':
   """Every piece of the run ``config`` describes, data loaded and on device.
 
   ``config``: a ConfigDict, checked here (seedsweep.run.prepare.check_config:
-  validated, the runtime pinned), or the ``Checked`` of a prepared run, trusted."""
+  validated, the runtime pinned), or the ``Checked`` of a prepared run, trusted.
+  ``data``: the dataset a run saved (run/saved_data.py); None: loaded from its
+  files."""
   checked = (config if isinstance(config, prepare_lib.Checked)
              else prepare_lib.check_config(config))
   config = checked.config
-  data = data_lib.load_dataset(config.data)
+  data = data_lib.load_dataset(config.data) if data is None else data
   members = select_members(config, data, checked.points)
   placement = place(config, len(members))
   schedule = make_schedule(config, data)
@@ -410,7 +412,7 @@ def provenance_of(checked, data: encoded.EncodedDataset, members: Members,
           'folds': [int(f) for f in members.folds],
           'data': record,
           'versions': provenance_lib.library_versions(),
-          'user_code': provenance_lib.user_code(checked.config),
+          'user_code': provenance_lib.user_code(checked.config, checked.as_dict),
           'git_commit': provenance_lib.git_commit(),
           'devices': provenance_lib.devices(),
           'determinism': provenance_lib.determinism_record(),

@@ -35,6 +35,7 @@ from seedsweep.run import groups as groups_lib
 from seedsweep.run import outputs
 from seedsweep.run import pieces as pieces_lib
 from seedsweep.run import prepare
+from seedsweep.run import saved_data
 from seedsweep.run import workdir as workdir_lib
 
 def predict(config, workdir: str, texts: Sequence[str], print_fn=print) -> dict:
@@ -52,7 +53,8 @@ def _predict(config, workdir: str, texts: List[str], print_fn) -> dict:
   if not latest:
     raise UserError(f'{workdir} holds no checkpoint of a finished epoch to predict '
                     'with; train it first')
-  pieces = pieces_lib.build(run.checked)
+  pieces = pieces_lib.build(run.checked, saved_data.load(workdir, config.data,
+                                                          tables='shape'))
   print_fn(f'{workdir}: predicting {len(texts)} texts with {len(pieces.members)} members '
            f'(checkpoint of epoch {latest}).')
   token_lists = vocab_lib.tokenize_texts(texts, config.data.lowercase,

@@ -19,6 +19,7 @@ from typing import Any, Optional, Tuple
 
 from seedsweep.config import checks as config_checks
 from seedsweep.config import keys
+from seedsweep.config import paths
 from seedsweep.config import stacking
 from seedsweep.errors import UserError
 from seedsweep.run import outputs
@@ -30,15 +31,22 @@ from seedsweep.run import workdir as workdir_lib
 class Checked:
   """A config validated, each point of ``config.stack`` as a run of its own would
   be, with this process's runtime pinned to it; and what is derived from it once."""
-  config: Any
+  config: Any                      # its file paths absolute (config.paths.resolved)
   points: Tuple[dict, ...]         # stacking.points(config): ({},) without a stack
   point_configs: Tuple[Any, ...]   # the config of each point (the config itself alone)
-  as_dict: dict                    # config_checks.to_dict(config)
+  as_dict: dict                    # config_checks.to_dict of the config as given: what
+                                   # config.json and the records hold
+  base: str = ''                   # the folder its relative paths were taken from
 
 
-def check_config(config) -> Checked:
+def check_config(config, base: Optional[str] = None) -> Checked:
   """``config`` checked (UserError naming its first bad value, before anything is
-  written) and the runtime pinned (before anything starts JAX's CPU client)."""
+  written) and the runtime pinned (before anything starts JAX's CPU client); its
+  relative file paths taken from ``base`` (None: the current folder; a workdir's:
+  the folder its run was started in, workdir.started_in)."""
+  base = os.getcwd() if base is None else base
+  as_dict = config_checks.to_dict(config)
+  config = paths.resolved(config, base)
   config_checks.validate(config)
   points = tuple(stacking.points(config))
   configs = []
@@ -54,7 +62,7 @@ def check_config(config) -> Checked:
       raise UserError(f'{where}: {e}') from e
     configs.append(one)
   runtime.pin_for(config)
-  return Checked(config, points, tuple(configs), config_checks.to_dict(config))
+  return Checked(config, points, tuple(configs), as_dict, base)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -82,7 +90,8 @@ class Prepared:
       if signature != self.signature:
         run = dataclasses.replace(self, signature=signature, holds_config=(
             workdir_lib.compare_config(workdir_lib.stored_config(self.workdir),
-                                       self.checked.as_dict, self.workdir)))
+                                       self.checked.as_dict, self.workdir,
+                                       self.checked.base)))
       yield run
 
 
@@ -96,7 +105,7 @@ def prepare_run(config, workdir: str) -> Prepared:
   os.makedirs(workdir, exist_ok=True)
   signature = workdir_lib.config_signature(workdir)  # before the read: see locked()
   holds = workdir_lib.compare_config(workdir_lib.stored_config(workdir),
-                                     checked.as_dict, workdir)
+                                     checked.as_dict, workdir, checked.base)
   return Prepared(checked, workdir, holds,
                   workdir_lib.finished_results(checked.config, workdir, holds), signature)
 
@@ -111,7 +120,10 @@ def prepare_existing(config, workdir: str, expected: str = 'a run') -> Prepared:
   if stored is None:
     raise UserError(f'{workdir} holds no {outputs.CONFIG}; expected the workdir of '
                     f'{expected}')
-  checked = check_config(config_checks.from_dict(stored) if config is None else config)
-  if config is not None:
-    workdir_lib.compare_config(stored, checked.as_dict, workdir)
+  if config is None:  # its paths as the folder it was started in gives them
+    checked = check_config(config_checks.from_dict(stored),
+                           workdir_lib.started_in(workdir))
+  else:
+    checked = check_config(config)
+    workdir_lib.compare_config(stored, checked.as_dict, workdir, checked.base)
   return Prepared(checked, workdir, True, None, signature)

@@ -12,6 +12,7 @@ from typing import Dict, List, Optional, Sequence, Tuple
 import jax
 import numpy as np
 
+from seedsweep.config import paths
 from seedsweep.config import python_files
 
 PACKAGES = ('jax', 'jaxlib', 'flax', 'optax', 'orbax-checkpoint', 'ml_collections',
@@ -232,18 +233,20 @@ def portability_warning(record: dict) -> Optional[str]:
           f'{record.get("xla_flags", "")!r}): these numbers may differ on another CPU')
 
 
-def user_code(config) -> Dict[str, str]:
+def user_code(config, as_given: Optional[dict] = None) -> Dict[str, str]:
   """``{reference: sha256 of its file}`` for a model or dataset named by a
   ``file.py:Name`` reference ({} for registered names; a module reference records
   the module's name only), and ``{path: sha256}`` of every module of the user's own
   that such a file imported (python_files.reference_imports): all of the user's
-  code a run ran."""
-  refs = [str(config.model.name), str(config.data.name)]
+  code a run ran. ``as_given``: the config as JSON data as it was given, whose
+  references name the keys (``config``'s are absolute: config.paths)."""
   code = {}
-  for ref in refs:
+  for section in ('model', 'data'):
+    ref = str(config[section].name)
+    given = str(as_given[section]['name']) if as_given else ref
     if python_files.is_reference(ref):
-      code[ref] = python_files.reference_digest(ref) or 'module'
-      code.update(python_files.reference_imports(ref))
+      code[given] = python_files.reference_digest(ref) or 'module'
+      code.update(python_files.reference_imports(ref, given))
   return code
 
 
@@ -270,15 +273,16 @@ def input_digests(data: Optional[dict],
   return digests
 
 
-def code_changes_now(provenance: Optional[dict]) -> List[str]:
+def code_changes_now(provenance: Optional[dict], base: Optional[str] = None) -> List[str]:
   """``'file X: recorded -> now'`` for each user file (model, reader, a module of
   theirs) a run's ``provenance`` recorded whose bytes on disk differ now (gone: now
-  '(none)'); [] for none or no record."""
+  '(none)'); [] for none or no record. ``base``: the folder its relative keys are
+  relative to (the run's, workdir.started_in; None: the current one)."""
   out = []
   for key, digest in sorted(((provenance or {}).get('user_code') or {}).items()):
     if digest == 'module':
       continue
-    now = python_files.file_digest_now(key)
+    now = python_files.file_digest_now(paths.absolute(key, base or os.getcwd()))
     if now != digest:
       out.append(f'file {user_file(key)}: {_short(digest)} -> {_short(now)}')
   return out

@@ -21,6 +21,7 @@ import jax
 import numpy as np
 from absl import logging
 
+from seedsweep import data as data_lib
 from seedsweep import notices
 from seedsweep.engine import hosts
 from seedsweep.errors import UserError
@@ -31,6 +32,7 @@ from seedsweep.run import outputs
 from seedsweep.run import pieces as pieces_lib
 from seedsweep.run import prepare
 from seedsweep.run import provenance as provenance_lib
+from seedsweep.run import saved_data
 
 COMPARED = ('train_loss', 'params_sha256')  # besides every dev_* and test_* metric
 
@@ -135,6 +137,22 @@ def check_checkpoints(pieces, ckpts, rows_by_epoch, rerun_states):
   return out, meta
 
 
+def inputs_now(run, pieces, saved, print_fn) -> dict:
+  """The provenance of the run's inputs as the files hold them now: the build's own,
+  or, for a run built from the dataset it saved, its data files read again (none
+  when they cannot be read: each then counts as changed)."""
+  if saved is None:
+    return pieces.provenance
+  try:
+    checksums = data_lib.load_dataset(run.config.data).checksums
+  except UserError as e:
+    print_fn(f'{run.workdir}: its data files cannot be read now ({e}); verified from '
+             f'the dataset it saved ({saved_data.FILE})')
+    checksums = {}
+  return {**pieces.provenance,
+          'data': {**pieces.provenance['data'], 'checksums': checksums}}
+
+
 def verify(config, workdir: str, epochs: int = 1, print_fn=print) -> dict:
   """Re-runs epochs 1..``epochs`` of ``workdir`` and compares them bitwise.
 
@@ -156,7 +174,8 @@ def _verify(config, workdir: str, epochs: int, print_fn) -> dict:
   """:func:`verify`'s work."""
   run = prepare.prepare_existing(config, workdir, 'a run to verify')
   all_rows = recorded_rows(workdir, epochs)
-  pieces = pieces_lib.build(run.checked)
+  saved = saved_data.load(workdir, run.config.data, tables='file')
+  pieces = pieces_lib.build(run.checked, saved)
   differences, kept, rerun, foreign, checkable = [], 0, epochs, [], epochs
   recorded = current = None
   for part, folder in groups_lib.parts(pieces, workdir):  # a split run: group by group
@@ -189,7 +208,8 @@ def _verify(config, workdir: str, epochs: int, print_fn) -> dict:
   # The files the run was trained on (the user's model, its modules and reader, the
   # data): an edited one is said apart from the bits, which may agree all the same
   # (a class added to the model file changes its bytes, not the model).
-  inputs = provenance_lib.input_changes(recorded, pieces.provenance)
+  inputs = provenance_lib.input_changes(recorded, inputs_now(run, pieces, saved,
+                                                            print_fn))
   record = recorded.get('determinism')
   changes = (provenance_lib.record_differences(
       record, current, provenance_lib.reproducing(record) + ('program',))
@@ -206,9 +226,10 @@ def _verify(config, workdir: str, epochs: int, print_fn) -> dict:
       print_fn('  (the determinism record differs, yet the bits agree: '
                + '; '.join(changes) + ')')
     if inputs:
+      source = ('the dataset the run saved' if saved is not None
+                else 'them as they are now')
       print_fn(f'{workdir}: but {len(inputs)} input(s) changed since the run was '
-               'trained (the bits above come from them as they are now): '
-               + '; '.join(inputs))
+               f'trained (the bits above come from {source}): ' + '; '.join(inputs))
   else:
     print_fn(f'{workdir}: NOT reproduced: {len(differences)} difference(s)')
     for d in differences[:20]:

@@ -20,6 +20,7 @@ import numpy as np
 from seedsweep import files
 from seedsweep import notices
 from seedsweep.config import checks as config_checks
+from seedsweep.config import paths
 from seedsweep.errors import UserError
 from seedsweep.engine import hosts
 from seedsweep.run import checkpoints as ckpt_lib
@@ -80,6 +81,42 @@ def stored_config(workdir: str) -> Optional[dict]:
                     f'run of seedsweep wrote') from e
 
 
+# workdir/started_in.json: the folder the run was started in, which its config's
+# relative paths are relative to (config.paths), written with its config.json. It is
+# kept relative to the workdir, so that a project moved or copied whole, its runs
+# inside, finds its own files; the absolute folder is there for the reader.
+STARTED_IN = 'started_in.json'
+
+
+def started_in(workdir: str) -> Optional[str]:
+  """The folder ``workdir``'s run was started in (its config's relative paths are
+  relative to it), found from where the workdir is now; None for a workdir that
+  records none (a run made before it was recorded, a published record: its paths
+  are taken from the current folder)."""
+  path = os.path.join(workdir, STARTED_IN)
+  if not os.path.isfile(path):
+    return None
+  try:
+    relative = outputs.read_json(path)['from_workdir']
+    if not isinstance(relative, str):
+      raise ValueError(f'from_workdir is {relative!r}')
+  except (ValueError, KeyError, TypeError) as e:
+    raise UserError(f'{path} is damaged ({type(e).__name__}: {e}); expected '
+                    '{"from_workdir": "../..", ...}: the folder the run was started '
+                    "in, relative to its workdir. Delete it if the run's paths are "
+                    'relative to the folder you use it from') from e
+  return os.path.normpath(os.path.join(os.path.abspath(workdir), relative))
+
+
+def write_config(workdir: str, checked) -> None:
+  """Writes a new run's config.json (the config as given) and the folder its paths
+  are relative to (:data:`STARTED_IN`)."""
+  outputs.write_json(os.path.join(workdir, STARTED_IN), {
+      'from_workdir': os.path.relpath(checked.base, os.path.abspath(workdir)),
+      'folder': checked.base})
+  outputs.write_json(config_path(workdir), checked.as_dict)
+
+
 def config_signature(workdir: str) -> Optional[tuple]:
   """What changes when config.json is written (atomically: a new inode), read
   without reading it; None while there is none."""
@@ -90,13 +127,17 @@ def config_signature(workdir: str) -> Optional[tuple]:
   return s.st_ino, s.st_mtime_ns, s.st_size
 
 
-def compare_config(stored: Optional[dict], requested: dict, workdir: str) -> bool:
+def compare_config(stored: Optional[dict], requested: dict, workdir: str,
+                   base: Optional[str] = None) -> bool:
   """Refuses a workdir holding another config; True if it holds this one (False:
   no config.json yet). ``stored``: :func:`stored_config`; ``requested``: the
-  config as JSON data."""
+  config as JSON data, its relative paths taken from ``base`` (None: the current
+  folder). Paths compare as the files they name: the stored ones from the folder
+  the run was started in (:func:`started_in`)."""
   if stored is None:
     return False
-  diff = config_checks.differences(stored, requested)
+  diff = config_checks.differences(paths.resolved_dict(stored, started_in(workdir)),
+                                   paths.resolved_dict(requested, base))
   if diff:
     raise UserError(
         f'workdir {workdir} holds a run of another config (stored != requested):\n  '
