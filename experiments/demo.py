@@ -11,9 +11,11 @@ cores); a model name, ``bilstm`` (default), ``lstm`` or ``bow`` (order-blind bas
 ``variance``: a factorial seed design, 3 init x 3 data-order x 3 dropout seeds = 27
 members in one program, whose report splits the seed variance by source.
 
-Measured 2026-12-02 (AMD EPYC, 2 cores; the same digits on any x86-64 CPU with AVX2
-and FMA): test 90.67 ± 2.93 over 10 seeds in 42.7 s with a cold compilation cache;
-``bow`` 50.93 ± 0.66; ``variance`` 91.34 ± 3.13 over 27 members (docs/log.md).
+Measured 2026-12-07 (AMD EPYC, 2 cores; the same digits on any x86-64 CPU with AVX2
+and FMA): test 90.52 ± 3.08 over 10 seeds (the README's table, and the golden run).
+On 2026-12-02, before the pool-free sums of 2026-12-04: 90.67 ± 2.93 in 42.7 s with a
+cold compilation cache; ``bow`` 50.93 ± 0.66; ``variance`` 91.34 ± 3.13 over 27
+members (docs/log.md).
 """
 from seedsweep.config import base
 

@@ -9,9 +9,8 @@ accuracy (seedsweep/sweep/search.py).
 ``searches/demo_search.py:quick`` is the tests' form (4 points, 2 a round, 2 seeds);
 ``:lcb`` scores a point by the lower end of its mean's 95 % interval instead.
 
-Measured 2026-12-02 (AMD EPYC, 2 cores; 163 s with a kill -9 in round 2 and its
-resume): trial 1 chosen (learning rate 0.009105, dropout 0.35, L2 1.029e-06), dev 96.80,
-test 96.20 ± 1.64 over its 3 seeds.
+Measured 2026-12-07 (AMD EPYC, 2 cores; 136 s): trial 1 chosen (learning rate
+0.009105, dropout 0.35, L2 1.029e-06), dev 96.33, test 95.57 ± 1.40 over its 3 seeds.
 """
 from seedsweep.config import base
 from seedsweep.sweep import space

@@ -8,11 +8,14 @@ import importlib.util
 import json
 import os
 import re
+import subprocess
+import sys
 
 import pytest
 
 from seedsweep import reports
 from seedsweep.config import checks as config_checks
+from seedsweep.run import verify
 from tests.conftest import REPO
 
 
@@ -297,3 +300,49 @@ def test_an_ablation_row_without_random_embeddings_has_no_random_run():
   assert dclstm.startswith('### DC-Bi-LSTM') and '| SST-1 (+phrases) |' in dclstm
   assert '| SST-1 (+phrases) | random |' not in dclstm
   assert campaign.ROWS_BY_KEY['dclstm/sst1'].settings() == ('random', 'w2v_static')
+
+
+def _records():
+  return sorted(os.path.dirname(p) for p in glob.glob(
+      os.path.join(REPO, 'results', '*', 'runs', '**', 'results.json'), recursive=True))
+
+
+def test_every_published_record_reads_as_verify_reads_it():
+  """What `--mode=verify --workdir=results/...` reads first: each record's config,
+  its metrics rows of epoch 1 and its provenance (issue 91)."""
+  records = _records()
+  assert len(records) >= 9
+  for record in records:
+    with open(os.path.join(record, 'config.json')) as f:
+      config_checks.validate(config_checks.from_dict(json.load(f)))
+    rows = verify.recorded_rows(record, 1)
+    provenance = verify.recorded_provenance(record, None)
+    assert rows[1] and provenance['git_commit'] and provenance['determinism'], record
+
+
+def _portable(record):
+  return verify.recorded_provenance(record, None)['determinism'].get(
+      'numerics') == 'portable'
+
+
+PORTABLE_ROWS = ('mtlstm/runs/sst2/', 'mtlstm/runs/sst1/', 'mtlstm/runs/trec/')
+
+
+def test_the_portable_rows_are_the_ones_the_papers_page_says_verify_from_main():
+  portable = [os.path.relpath(r, os.path.join(REPO, 'results')) for r in _records()
+              if _portable(r)]
+  assert sorted(portable) == sorted(f'{p}{s}' for p in PORTABLE_ROWS for s in (
+      'random', 'w2v_fine-tuned', 'w2v_static')), portable
+
+
+@pytest.mark.full
+def test_a_published_row_verifies_bit_for_bit_from_this_checkout(tmp_path):
+  """docs/papers.md's promise, on today's code: the MT-LSTM TREC row with random
+  embeddings (no vectors file to build), its first epoch re-trained (issue 91)."""
+  env = dict(os.environ, SEEDSWEEP_CACHE=str(tmp_path / 'cache'))
+  done = subprocess.run(
+      [sys.executable, '-m', 'seedsweep', '--mode=verify',
+       '--workdir=results/mtlstm/runs/trec/random'], cwd=REPO, env=env,
+      capture_output=True, text=True, timeout=900, check=False)
+  assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+  assert ('reproduced: epochs 1..1 of 10 members bitwise' in done.stdout), done.stdout
