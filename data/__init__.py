@@ -142,6 +142,15 @@ def _pool(name: str, spec: DatasetSpec,
                             spec.expected_checksums), raw_checksums
 
 
+def split_checksums(data_config) -> Dict[str, str]:
+  """``{split: sha256 of its decoded examples}`` of ``data_config``'s dataset as its
+  files hold them now, without encoding it: what a run's record compares
+  (seedsweep.run.verify)."""
+  name = data_config.name
+  pool, _ = _pool(name, spec_of(name), data_config)
+  return pool.checksums
+
+
 def read_split(data_config, split: str) -> Tuple[List[str], List[str]]:
   """``(texts, label names)`` of one split of ``data_config``'s dataset, as its files
   hold them (before tokenisation and vocabulary): what ``seedsweep.predict`` takes."""

@@ -64,8 +64,9 @@ def resolved(config, base: Optional[str] = None):
   changes = {}
   for key in FILE_KEYS + REFERENCE_KEYS:
     value = _get(config, key)
-    if value is not None and _resolve(key, value, base) != value:
-      changes[key] = _resolve(key, value, base)
+    absolute_value = _resolve(key, value, base)
+    if absolute_value != value:
+      changes[key] = absolute_value
   return keys.with_values(config, changes, 'the config') if changes else config
 
 

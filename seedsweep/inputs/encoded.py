@@ -168,6 +168,11 @@ def encode_view(name: str, rows: Dict[str, np.ndarray], token_lists: Sequence[Li
   return View(name, rows, vocab, tokens, starts.astype(np.int32), lengths)
 
 
+def _vectors_cache() -> str:
+  """Where looked-up vectors are cached (inputs/vectors.py)."""
+  return os.path.join(cache.cache_root(), 'vectors')
+
+
 def _vocabulary_words(data_config, token_lists):
   """What pretrained vectors (``config.data.vectors.path`` set) change in the
   vocabularies.
@@ -179,7 +184,7 @@ def _vocabulary_words(data_config, token_lists):
   """
   vcfg = data_config.vectors
   words = sorted({w for tokens in token_lists for w in tokens})
-  cache_dir = os.path.join(cache.cache_root(), 'vectors')
+  cache_dir = _vectors_cache()
   looked_up = embeddings_lib.lookup(data_config, words, cache_dir)
   with_vector = {w for w, f in zip(words, looked_up[1]) if f}
   record = dict(vectors_lib.file_record(vcfg.path, cache_dir),
@@ -261,7 +266,7 @@ def with_vectors(data: EncodedDataset, data_config,
   row when the run was built (a dataset token of that spelling)."""
   skip = {vocab_lib.PAD} | (set() if unk_found else {vocab_lib.UNK})
   words = sorted({w for view in data.views for w in view.vocab.words} - skip)
-  cache_dir = os.path.join(cache.cache_root(), 'vectors')
+  cache_dir = _vectors_cache()
   looked_up = embeddings_lib.lookup(data_config, words, cache_dir)
   tables = embeddings_lib.tables([v.vocab for v in data.views],
                                  {w: i for i, w in enumerate(words)}, *looked_up,

@@ -144,7 +144,7 @@ def inputs_now(run, pieces, saved, print_fn) -> dict:
   if saved is None:
     return pieces.provenance
   try:
-    checksums = data_lib.load_dataset(run.config.data).checksums
+    checksums = data_lib.split_checksums(run.config.data)
   except UserError as e:
     print_fn(f'{run.workdir}: its data files cannot be read now ({e}); verified from '
              f'the dataset it saved ({saved_data.FILE})')
